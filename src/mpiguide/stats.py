@@ -1,0 +1,183 @@
+"""Statistics of the method (DESIGN.md §5), vectorised over many groups or tests at once.
+
+- `tukey_medians`: Tukey-filtered median of every group of a flat array (one sort, no loop).
+- `rank_sum_pvalues`: Wilcoxon rank-sum (Mann-Whitney U) p-values of many tests of one shape.
+- `hodges_lehmann_ratios`: Hodges-Lehmann estimate of the ratio lhs/rhs with a
+  distribution-free confidence interval, for many tests of one shape.
+- `adjust_pvalues`: Holm or Benjamini-Hochberg adjustment across a family of tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+Correction = Literal["none", "holm", "bh"]
+Alternative = Literal["greater", "two-sided"]
+
+# Tukey's fences: values outside [q1 - k*IQR, q3 + k*IQR] are outliers.
+TUKEY_K = 1.5
+
+# statsmodels' names of the corrections offered in `analysis: correction`.
+_MULTITEST_METHOD = {"holm": "holm", "bh": "fdr_bh"}
+
+# Upper bound of pairwise differences held in memory at once by `hodges_lehmann_ratios`.
+_HL_CHUNK_ELEMENTS = 4_000_000
+
+
+@dataclass(frozen=True)
+class GroupMedians:
+    """Per group (in the order of the sorted group codes): filtered median and values kept."""
+
+    codes: np.ndarray  # the group codes present, ascending
+    median: np.ndarray  # float64
+    n_kept: np.ndarray  # int64
+
+
+def _sorted_quantile(values: np.ndarray, start: np.ndarray, count: np.ndarray, q: float):
+    """Quantile q of each group of `values`, already sorted within contiguous groups.
+
+    Linear interpolation between order statistics, as numpy's default ('linear') method.
+    """
+    position = (count - 1) * q
+    low = np.floor(position).astype(np.int64)
+    high = np.ceil(position).astype(np.int64)
+    fraction = position - low
+    v_low = values[start + low]
+    v_high = values[start + high]
+    return v_low + (v_high - v_low) * fraction
+
+
+def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
+    """Median of each group after dropping values outside Tukey's fences.
+
+    `codes` labels each value with its group (any integer). One lexsort orders the values
+    within each group; because the kept values of a sorted group are a contiguous range, the
+    filtered median is read off by index arithmetic, without a per-group loop.
+    """
+    codes = np.asarray(codes)
+    values = np.asarray(values, dtype=np.float64)
+    if codes.shape != values.shape or codes.ndim != 1:
+        raise ValueError("codes and values must be 1-D arrays of the same length")
+    if values.size == 0:
+        empty = np.empty(0)
+        return GroupMedians(codes[:0], empty, empty.astype(np.int64))
+    order = np.lexsort((values, codes))
+    sorted_codes = codes[order]
+    sorted_values = values[order]
+    boundary = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
+    start = np.concatenate(([0], boundary))
+    count = np.diff(np.concatenate((start, [values.size])))
+
+    q1 = _sorted_quantile(sorted_values, start, count, 0.25)
+    q3 = _sorted_quantile(sorted_values, start, count, 0.75)
+    iqr = q3 - q1
+    group_of_value = np.repeat(np.arange(start.size), count)
+    below = sorted_values < (q1 - TUKEY_K * iqr)[group_of_value]
+    above = sorted_values > (q3 + TUKEY_K * iqr)[group_of_value]
+    n_below = np.add.reduceat(below, start)
+    n_kept = count - n_below - np.add.reduceat(above, start)
+    # The median always lies inside the fences, so every group keeps at least one value.
+    first = start + n_below
+    median = 0.5 * (sorted_values[first + (n_kept - 1) // 2] + sorted_values[first + n_kept // 2])
+    return GroupMedians(sorted_codes[start], median, n_kept.astype(np.int64))
+
+
+def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative) -> np.ndarray:
+    """p-values of the Wilcoxon rank-sum test per row: lhs (T, m) against rhs (T, n).
+
+    `greater`: lhs is shifted to the right of rhs (lhs slower). One scipy call per shape.
+    """
+    if lhs.shape[0] == 0:
+        return np.empty(0)
+    return np.asarray(
+        stats.mannwhitneyu(lhs, rhs, axis=1, alternative=alternative).pvalue, dtype=np.float64
+    )
+
+
+@lru_cache(maxsize=256)
+def _rank_sum_null_cdf(m: int, n: int) -> np.ndarray:
+    """P(U <= u) for u = 0 .. m*n under the null hypothesis (no ties), U = Mann-Whitney U.
+
+    Counts by the recurrence on the largest of the m+n values: if it belongs to the first
+    sample it beats all j values of the second, so f(i, j) = q^j f(i-1, j) + f(i, j-1).
+    Floats keep the large counts finite; only their ratios matter.
+    """
+    size = m * n + 1
+    # previous[j] = counts of U for (i-1, j); built row by row over i.
+    previous = [np.eye(1, size).ravel() for _ in range(n + 1)]
+    for _ in range(1, m + 1):
+        current = [np.eye(1, size).ravel()]
+        for j in range(1, n + 1):
+            counts = current[j - 1].copy()
+            counts[j:] += previous[j][: size - j]
+            current.append(counts)
+        previous = current
+    counts = previous[n]
+    return np.cumsum(counts) / counts.sum()
+
+
+def _rank_sum_ci_rank(m: int, n: int, confidence: float) -> int:
+    """k such that the k-th smallest and k-th largest of the m*n pairwise differences bound a
+    distribution-free confidence interval of level >= `confidence` for the shift.
+
+    k is the largest integer with P(U <= k-1) <= (1 - confidence)/2; 0 means the samples are
+    too small for an interval of that level.
+    """
+    cdf = _rank_sum_null_cdf(m, n)
+    alpha_half = (1.0 - confidence) / 2.0
+    # cdf[k-1] <= alpha_half  <=>  k-1 < number of cdf entries <= alpha_half
+    return int(np.searchsorted(cdf, alpha_half * (1 + 1e-12), side="right"))
+
+
+@dataclass(frozen=True)
+class RatioEstimates:
+    ratio: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -> RatioEstimates:
+    """Hodges-Lehmann estimate of the ratio lhs/rhs per row, with a confidence interval.
+
+    On logarithms the Hodges-Lehmann shift is the median of all m*n pairwise differences
+    log lhs_i - log rhs_j; its exponential is the median of the pairwise ratios. The interval
+    takes the k-th smallest and largest pairwise ratios with k from the exact null distribution
+    of the rank-sum statistic (Hollander & Wolfe, Nonparametric Statistical Methods, §4.3).
+    Without enough data for the level, the interval is (0, inf).
+    """
+    tests, m = lhs.shape
+    n = rhs.shape[1]
+    ratio = np.empty(tests)
+    low = np.empty(tests)
+    high = np.empty(tests)
+    k = _rank_sum_ci_rank(m, n, confidence)
+    pairs = m * n
+    rows_per_chunk = max(1, _HL_CHUNK_ELEMENTS // max(pairs, 1))
+    log_lhs = np.log(lhs)
+    log_rhs = np.log(rhs)
+    for begin in range(0, tests, rows_per_chunk):
+        end = min(tests, begin + rows_per_chunk)
+        diffs = (log_lhs[begin:end, :, None] - log_rhs[begin:end, None, :]).reshape(-1, pairs)
+        diffs.sort(axis=1)
+        ratio[begin:end] = np.exp(np.median(diffs, axis=1))
+        if k >= 1:
+            low[begin:end] = np.exp(diffs[:, k - 1])
+            high[begin:end] = np.exp(diffs[:, pairs - k])
+        else:
+            low[begin:end] = 0.0
+            high[begin:end] = np.inf
+    return RatioEstimates(ratio, low, high)
+
+
+def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
+    """p-values adjusted for multiple testing across one family (`none` returns a copy)."""
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    if correction == "none" or pvalues.size == 0:
+        return pvalues.copy()
+    return multipletests(pvalues, method=_MULTITEST_METHOD[correction])[1]
