@@ -1,0 +1,32 @@
+# mpiguide: campaign config -> shuffled runs -> timings -> guideline verdicts, tables, plots.
+# Rules live in workflow/rules; docs/workflow.md explains running and re-running.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/plan.smk"
+
+
+if not ANALYSIS_ONLY:
+
+    include: "workflow/rules/build.smk"
+    include: "workflow/rules/run.smk"
+
+
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/analyse.smk"
+include: "workflow/rules/plot.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        GUIDELINE_OUTPUTS.values(),
+        PLOTS,
+    default_target: True

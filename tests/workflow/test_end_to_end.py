@@ -1,0 +1,88 @@
+"""The tiny campaign with the local profile and real MPI: every output file is there and holds
+what the contracts say (DESIGN.md §3, §6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from .conftest import DEPLOYMENT, N_EXPERIMENTS, TINY_CAMPAIGN, snakemake
+
+pytestmark = pytest.mark.workflow
+
+MPIS = tuple(TINY_CAMPAIGN["mpi"])
+RUNS = ("00", "01")
+NREP = TINY_CAMPAIGN["nrep"]
+
+
+def results(project: Path) -> Path:
+    return project / "results" / "tiny"
+
+
+def test_grid_and_inputs(completed_campaign: Path) -> None:
+    root = results(completed_campaign)
+    grid = pd.read_csv(root / "grid.csv")
+    assert len(grid) == N_EXPERIMENTS
+    assert grid["exp_id"].is_unique
+    shuffles = []
+    for mpi in MPIS:
+        for run in RUNS:
+            run_input = pd.read_csv(root / "inputs" / mpi / DEPLOYMENT / f"run{run}.csv")
+            assert sorted(run_input["exp_id"]) == sorted(grid["exp_id"])
+            shuffles.append(tuple(run_input["exp_id"]))
+    assert len(set(shuffles)) > 1, "every run has the same experiment order"
+
+
+def test_raw_output_and_provenance(completed_campaign: Path) -> None:
+    root = results(completed_campaign)
+    for mpi in MPIS:
+        for run in RUNS:
+            raw = pd.read_csv(root / "raw" / mpi / DEPLOYMENT / f"run{run}.csv")
+            assert list(raw.columns) == ["exp_id", "rep", "time_s"]
+            assert len(raw) == N_EXPERIMENTS * NREP
+            assert (raw["time_s"] > 0).all()
+            provenance = json.loads((root / "raw" / mpi / DEPLOYMENT / f"run{run}.json").read_text())
+            assert provenance["nprocs"] == 2
+            assert (root / "logs" / "run" / mpi / DEPLOYMENT / f"run{run}.log").exists()
+        assert (root / "build" / mpi / "mpiguide-bench").exists()
+        assert (root / "logs" / "build" / f"{mpi}.log").exists()
+
+
+def test_timings_and_medians(completed_campaign: Path) -> None:
+    root = results(completed_campaign)
+    timings = pd.read_parquet(root / "timings.parquet")
+    assert len(timings) == len(MPIS) * len(RUNS) * N_EXPERIMENTS * NREP
+    assert set(timings["mpi"].astype(str)) == set(MPIS)
+    for column in ("nodes", "ppn", "run", "rep", "time_s", "op", "msg_size"):
+        assert column in timings.columns
+    medians = pd.read_parquet(root / "medians.parquet")
+    assert len(medians) == len(MPIS) * len(RUNS) * N_EXPERIMENTS
+
+
+def test_guideline_tables(completed_campaign: Path) -> None:
+    guidelines = results(completed_campaign) / "guidelines"
+    tests = pd.read_csv(guidelines / "tests.csv")
+    # GL4 pairs allgather with alltoall at each of 2 sizes, per MPI and deployment.
+    assert len(tests) == 2 * len(MPIS)
+    assert set(tests["guideline"]) == {"GL4"}
+    summary = pd.read_csv(guidelines / "summary.csv")
+    assert len(summary) >= 1
+    assert "GL4" in (guidelines / "summary.md").read_text()
+    assert (guidelines / "slowdown.csv").stat().st_size > 0
+
+
+def test_plots(completed_campaign: Path) -> None:
+    plots = results(completed_campaign) / "plots"
+    assert plots.is_dir()
+    assert (plots / "heatmap.png").exists()
+
+
+def test_report(campaign_copy: Path) -> None:
+    report = campaign_copy / "results" / "tiny" / "report.html"
+    snakemake(campaign_copy, "--profile", "profiles/local", "--report", str(report))
+    html = report.read_text(errors="replace")
+    for expected in ("tests.csv", "summary.csv", "slowdown.csv", "Plots", "tiny"):
+        assert expected in html

@@ -1,0 +1,79 @@
+"""Re-run semantics after a complete campaign (issue 3 item 10), read from `snakemake -n`."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from .conftest import TINY_CAMPAIGN, new_project, read_config, scheduled_jobs, snakemake
+
+pytestmark = pytest.mark.workflow
+
+ANALYSIS = {"check_guidelines": 1, "plot": 1, "all": 1}
+EditConfig = Callable[[Callable[[dict[str, Any]], None]], None]
+
+
+def test_complete_campaign_is_up_to_date(campaign_copy: Path) -> None:
+    assert scheduled_jobs(campaign_copy) == {}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda config: config["analysis"].update(v_thres=1.5), id="analysis"),
+        pytest.param(lambda config: config.update(guidelines=["GL4", "GL12"]), id="guidelines"),
+    ],
+)
+def test_analysis_change_reruns_only_analysis(
+    campaign_copy: Path, edit_config: EditConfig, change: Callable[[dict[str, Any]], None]
+) -> None:
+    edit_config(change)
+    assert scheduled_jobs(campaign_copy) == ANALYSIS
+
+
+def test_more_runs_schedule_only_the_new_runs(campaign_copy: Path, edit_config: EditConfig) -> None:
+    edit_config(lambda config: config.update(runs=config["runs"] + 1))
+    per_mpi = {"inputs": len(TINY_CAMPAIGN["mpi"])}
+    runs = {f"run_{mpi}": 1 for mpi in TINY_CAMPAIGN["mpi"]}
+    assert scheduled_jobs(campaign_copy) == {**per_mpi, **runs, "aggregate": 1, **ANALYSIS}
+
+
+def test_new_deployment_schedules_only_its_runs(
+    campaign_copy: Path, edit_config: EditConfig
+) -> None:
+    edit_config(lambda config: config["deployments"].append({"nodes": 2, "ppn": 1}))
+    n_runs = TINY_CAMPAIGN["runs"]
+    runs = {f"run_{mpi}": n_runs for mpi in TINY_CAMPAIGN["mpi"]}
+    expected = {"inputs": n_runs * len(TINY_CAMPAIGN["mpi"]), **runs, "aggregate": 1, **ANALYSIS}
+    assert scheduled_jobs(campaign_copy) == expected
+
+
+def test_copied_raw_is_analysed_without_kernel(completed_campaign: Path, tmp_path: Path) -> None:
+    """A fresh clone (no .snakemake/, no build) with only results/<campaign>/raw copied in."""
+    clone = new_project(tmp_path / "clone", read_config(completed_campaign))
+    shutil.rmtree(clone / "src" / "kernel")
+    raw = Path("results") / "tiny" / "raw"
+    shutil.copytree(completed_campaign / raw, clone / raw)
+
+    analysis_only = ("--config", "analysis_only=true")
+    planned = scheduled_jobs(clone, *analysis_only)
+    assert planned == {
+        "grid": 1,
+        "inputs": len(TINY_CAMPAIGN["mpi"]) * TINY_CAMPAIGN["runs"],
+        "aggregate": 1,
+        **ANALYSIS,
+    }
+    snakemake(clone, "--profile", "profiles/local", "--cores", "2", *analysis_only)
+
+    assert not (clone / "results" / "tiny" / "build").exists()
+    for name in ("medians.parquet", "timings.parquet"):
+        original = pd.read_parquet(completed_campaign / "results" / "tiny" / name)
+        pd.testing.assert_frame_equal(pd.read_parquet(clone / "results" / "tiny" / name), original)
+    original_tests = pd.read_csv(completed_campaign / "results" / "tiny" / "guidelines" / "tests.csv")
+    clone_tests = pd.read_csv(clone / "results" / "tiny" / "guidelines" / "tests.csv")
+    pd.testing.assert_frame_equal(clone_tests, original_tests)

@@ -1,0 +1,25 @@
+# All raw runs joined with the grid: every repetition (timings) and the Tukey-filtered median per
+# experiment and run (medians). The inputs are re-read to check each run's provenance hash.
+
+
+rule aggregate:
+    input:
+        grid=f"{RESULTS}/grid.csv",
+        raw=raw_csvs,
+        provenance=raw_jsons,
+        inputs=run_inputs,
+    output:
+        timings=f"{RESULTS}/timings.parquet",
+        medians=f"{RESULTS}/medians.parquet",
+    params:
+        raw_root=f"{RESULTS}/raw",
+        inputs_root=f"{RESULTS}/inputs",
+    log:
+        f"{RESULTS}/logs/aggregate.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{MPIGUIDE} aggregate --grid {input.grid:q}"
+        " --raw-root {params.raw_root:q} --inputs-root {params.inputs_root:q}"
+        " --timings {output.timings:q} --medians {output.medians:q}"
+        " {input.raw:q} 2> {log:q}"

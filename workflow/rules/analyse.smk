@@ -1,0 +1,40 @@
+# Guideline verdicts. Only this rule and the plots see `analysis:` and `guidelines:`, so editing
+# them re-runs the analysis and never a benchmark.
+
+
+rule check_guidelines:
+    input:
+        medians=f"{RESULTS}/medians.parquet",
+        catalogue=CATALOGUE,
+    output:
+        tests=report(
+            GUIDELINE_OUTPUTS["tests.csv"],
+            caption="../report/tests.rst",
+            category="Tables",
+            labels={"table": "tests"},
+        ),
+        summary=report(
+            GUIDELINE_OUTPUTS["summary.csv"],
+            caption="../report/summary.rst",
+            category="Summary",
+            labels={"table": "violations per guideline and deployment"},
+        ),
+        summary_md=GUIDELINE_OUTPUTS["summary.md"],
+        slowdown=report(
+            GUIDELINE_OUTPUTS["slowdown.csv"],
+            caption="../report/slowdown.rst",
+            category="Tables",
+            labels={"table": "slowdown"},
+        ),
+    params:
+        guidelines=as_json(config["guidelines"]),
+        analysis=as_json(config["analysis"]),
+        outdir=f"{RESULTS}/guidelines",
+    log:
+        f"{RESULTS}/logs/check_guidelines.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{MPIGUIDE} check --medians {input.medians:q} --catalogue {input.catalogue:q}"
+        " --guidelines-json {params.guidelines:q} --analysis-json {params.analysis:q}"
+        " --outdir {params.outdir:q} 2> {log:q}"

@@ -1,0 +1,37 @@
+# One kernel build per MPI entry, with that entry's mpicc. Rules are generated per entry because
+# `envmodules:` is static per rule and each entry names its own site modules.
+
+KERNEL_SOURCES = sorted(
+    str(path)
+    for pattern in ("*.c", "*.h", "Makefile")
+    for path in Path("src/kernel").glob(pattern)
+)
+
+
+def kernel_binary(mpi: str) -> str:
+    return f"{RESULTS}/build/{mpi}/mpiguide-bench"
+
+
+for build_mpi, build_entry in MPI.items():
+
+    rule:
+        name:
+            f"build_{build_mpi}"
+        input:
+            KERNEL_SOURCES,
+        output:
+            kernel_binary(build_mpi),
+        params:
+            mpicc=build_entry["mpicc"],
+            builddir=f"{RESULTS}/build/{build_mpi}",
+        log:
+            f"{RESULTS}/logs/build/{build_mpi}.log",
+        envmodules:
+            *build_entry["modules"],
+        conda:
+            kernel_conda_env(build_mpi)
+        # make runs in src/kernel: BUILD must be absolute, but built at run time so that moving
+        # the project does not change params and trigger a rebuild.
+        shell:
+            'make -C src/kernel MPICC={params.mpicc:q} BUILD="$PWD"/{params.builddir:q}'
+            " > {log:q} 2>&1"

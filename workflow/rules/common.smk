@@ -1,0 +1,122 @@
+# Config loading and validation, campaign constants, target and input functions.
+# Everything here is evaluated at parse time, before any job starts: a bad config stops the
+# workflow with one message naming the file and key, never a traceback.
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from snakemake.settings.types import DeploymentMethod
+from snakemake.utils import validate
+
+from mpiguide.config import check_campaign
+from mpiguide.errors import MpiguideError
+from mpiguide.guidelines import load_catalogue
+from mpiguide.launch import env_prefix, launcher_words
+
+
+CONFIG_SOURCE = (
+    " + ".join(os.path.relpath(path) for path in workflow.overwrite_configfiles)
+    or "config/config.yaml"
+)
+CATALOGUE = "config/guidelines.yaml"
+
+# Schema first (types, required keys, defaults filled in), then what a schema cannot express
+# (op names, where expressions, guideline ids, selectors, the varied parameter, ranks >= 2).
+validate(config, "../schemas/config.schema.yaml")
+try:
+    check_campaign(config, load_catalogue(CATALOGUE), CONFIG_SOURCE)
+except MpiguideError as err:
+    sys.exit(str(err))
+
+RESULTS = f"results/{config['campaign']}"
+MPI = config["mpi"]
+DEPLOYMENTS = [f"{d['nodes']}x{d['ppn']}" for d in config["deployments"]]
+# Zero-based, at least two digits (architecture.md path conventions).
+RUNS = [f"{run:02d}" for run in range(config["runs"])]
+
+# Analysis-only mode: raw files copied from elsewhere are plain inputs; the build and run rules
+# are not defined, so nothing can rebuild the kernel or re-measure (docs/workflow.md).
+ANALYSIS_ONLY = config["analysis_only"]
+# `launch: slurm` (set by profiles/slurm) starts each run with the entry's `srun` command
+# instead of its local `launcher`.
+LAUNCH_KEY = {"local": "launcher", "slurm": "srun"}[config["launch"]]
+
+# Under --sdm conda the CLI runs with the analysis env's python and the package from the
+# source tree; otherwise with the interpreter running Snakemake, which has mpiguide installed.
+if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
+    MPIGUIDE = f"env PYTHONPATH={shlex.quote(str(Path(workflow.basedir) / 'src'))} python -m mpiguide"
+else:
+    MPIGUIDE = f"{shlex.quote(sys.executable)} -m mpiguide"
+
+
+wildcard_constraints:
+    mpi="|".join(re.escape(name) for name in MPI),
+    nodes=r"\d+",
+    ppn=r"\d+",
+    run=r"\d{2,}",
+
+
+def as_json(value) -> str:
+    """Canonical JSON of a config value: stable across runs, so params triggers fire only on
+    real changes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def grid_config_json() -> str:
+    """Only the keys that define the grid: editing anything else never re-plans."""
+    return as_json({"nrep": config["nrep"], "experiments": config["experiments"]})
+
+
+def mpi_env_prefix(mpi: str) -> str:
+    return env_prefix(MPI[mpi]["env"])
+
+
+def mpi_launch_command(mpi: str) -> str:
+    return launcher_words(MPI[mpi][LAUNCH_KEY])
+
+
+def kernel_conda_env(mpi: str) -> str | None:
+    """The conda toolchain+MPI env, unless the entry loads site modules: a benchmark must
+    measure the site's MPI, not conda's generic build."""
+    return None if MPI[mpi]["modules"] else "../envs/kernel.yaml"
+
+
+def deployment_nodes(wildcards) -> int:
+    return int(wildcards.nodes)
+
+
+def deployment_ranks(wildcards) -> int:
+    return int(wildcards.nodes) * int(wildcards.ppn)
+
+
+def campaign_files(tree: str, suffix: str) -> list[str]:
+    """Every (mpi, deployment, run) file of `tree` (inputs or raw)."""
+    return [
+        f"{RESULTS}/{tree}/{mpi}/{deployment}/run{run}.{suffix}"
+        for mpi in MPI
+        for deployment in DEPLOYMENTS
+        for run in RUNS
+    ]
+
+
+def raw_csvs(wildcards) -> list[str]:
+    return campaign_files("raw", "csv")
+
+
+def raw_jsons(wildcards) -> list[str]:
+    return campaign_files("raw", "json")
+
+
+def run_inputs(wildcards) -> list[str]:
+    return campaign_files("inputs", "csv")
+
+
+GUIDELINE_OUTPUTS = {
+    name: f"{RESULTS}/guidelines/{name}"
+    for name in ("tests.csv", "summary.csv", "summary.md", "slowdown.csv")
+}
+PLOTS = f"{RESULTS}/plots"

@@ -1,0 +1,33 @@
+# Plan: the campaign grid and one shuffled kernel input per (mpi, deployment, run). Each input
+# is its own job, seeded by (seed, mpi, deployment, run): adding runs or deployments creates new
+# files and never rewrites (and so never re-measures) existing ones.
+
+
+rule grid:
+    output:
+        f"{RESULTS}/grid.csv",
+    params:
+        grid_config=grid_config_json(),
+    log:
+        f"{RESULTS}/logs/grid.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{MPIGUIDE} grid --config-json {params.grid_config:q} --out {output:q} 2> {log:q}"
+
+
+rule inputs:
+    input:
+        grid=f"{RESULTS}/grid.csv",
+    output:
+        f"{RESULTS}/inputs/{{mpi}}/{{nodes}}x{{ppn}}/run{{run}}.csv",
+    params:
+        seed=config["seed"],
+    log:
+        f"{RESULTS}/logs/inputs/{{mpi}}/{{nodes}}x{{ppn}}/run{{run}}.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{MPIGUIDE} inputs --grid {input.grid:q} --seed {params.seed:q}"
+        " --mpi {wildcards.mpi:q} --nodes {wildcards.nodes} --ppn {wildcards.ppn}"
+        " --run {wildcards.run} --out {output:q} 2> {log:q}"

@@ -1,0 +1,24 @@
+# Which groups are violated is known only after the analysis: one job writes the whole plot
+# directory, and the report picks the files up by pattern.
+
+
+rule plot:
+    input:
+        timings=f"{RESULTS}/timings.parquet",
+        tests=GUIDELINE_OUTPUTS["tests.csv"],
+    output:
+        report(
+            directory(PLOTS),
+            patterns=["{name}.png"],
+            caption="../report/plots.rst",
+            category="Plots",
+        ),
+    params:
+        analysis=as_json(config["analysis"]),
+    log:
+        f"{RESULTS}/logs/plot.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{MPIGUIDE} plot --timings {input.timings:q} --tests {input.tests:q}"
+        " --analysis-json {params.analysis:q} --outdir {output:q} 2> {log:q}"

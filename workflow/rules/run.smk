@@ -1,0 +1,37 @@
+# One job per (mpi, deployment, run): one launch of the kernel over one shuffled input.
+# Generated per MPI entry (its envmodules, env and launcher are static per rule).
+#
+# threads = ranks: locally Snakemake never runs more ranks at once than --cores, and caps a job
+# asking for more at --cores (a deliberately oversubscribed deployment then runs alone).
+# Under SLURM, nodes/tasks size the allocation and cpus_per_task=1 keeps threads out of it.
+# The kernel is `ancient`: rebuilding it (e.g. after touching a source file) never re-measures
+# existing runs.
+
+for run_mpi in MPI:
+
+    rule:
+        name:
+            f"run_{run_mpi}"
+        input:
+            kernel=ancient(kernel_binary(run_mpi)),
+            csv=f"{RESULTS}/inputs/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.csv",
+        output:
+            csv=f"{RESULTS}/raw/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.csv",
+            json=f"{RESULTS}/raw/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.json",
+        params:
+            env=mpi_env_prefix(run_mpi),
+        log:
+            f"{RESULTS}/logs/run/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.log",
+        threads: deployment_ranks
+        resources:
+            nodes=deployment_nodes,
+            tasks=deployment_ranks,
+            mpi=mpi_launch_command(run_mpi),
+            cpus_per_task=1,
+        envmodules:
+            *MPI[run_mpi]["modules"],
+        conda:
+            kernel_conda_env(run_mpi)
+        shell:
+            "{params.env} {resources.mpi} -n {resources.tasks} {input.kernel:q}"
+            " --nprocs {resources.tasks} {input.csv:q} {output.csv:q} > {log:q} 2>&1"
