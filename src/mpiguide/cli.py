@@ -1,0 +1,163 @@
+"""Command line of mpiguide: the steps the Snakemake rules run, plus `validate` for users.
+
+Every subcommand validates its arguments before any work; an MpiguideError is printed as
+`mpiguide: error: <message>` and exits 2, as argparse does for bad flags. The analysis modules
+are imported inside their subcommands, so `grid`, `inputs` and `validate` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mpiguide.errors import MpiguideError
+
+NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _integer(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _name(text: str) -> str:
+    if not NAME.fullmatch(text) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a name (letters, digits, _ . -)")
+    return text
+
+
+def _json(text: str, flag: str, kind: type) -> Any:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MpiguideError(f"{flag}: invalid JSON: {exc}") from None
+    if not isinstance(value, kind):
+        raise MpiguideError(f"{flag}: expected a JSON {kind.__name__}, got {text!r}")
+    return value
+
+
+def cmd_validate(args: argparse.Namespace) -> None:
+    from mpiguide.config import load_campaign
+
+    load_campaign(args.config, args.catalogue)
+    print(f"{args.config}: ok")
+
+
+def cmd_grid(args: argparse.Namespace) -> None:
+    from mpiguide.config import validate_grid_spec
+    from mpiguide.grid import build_grid, write_grid
+
+    spec = _json(args.config_json, "--config-json", dict)
+    validate_grid_spec(spec, "--config-json")
+    write_grid(build_grid(spec, "--config-json"), args.out)
+
+
+def cmd_inputs(args: argparse.Namespace) -> None:
+    from mpiguide.plan import write_run_input
+
+    write_run_input(args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out)
+
+
+def cmd_aggregate(args: argparse.Namespace) -> None:
+    from mpiguide.aggregate import aggregate
+
+    aggregate(args.grid, args.raw, args.raw_root, args.inputs_root, args.timings, args.medians)
+
+
+def cmd_check(args: argparse.Namespace) -> None:
+    from mpiguide import guidelines
+
+    selection = _json(args.guidelines_json, "--guidelines-json", list)
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    catalogue = guidelines.load_catalogue(args.catalogue)
+    resolved = guidelines.resolve(selection, catalogue, "--guidelines-json")
+    guidelines.check(args.medians, resolved, analysis, args.outdir)
+
+
+def cmd_plot(args: argparse.Namespace) -> None:
+    from mpiguide.plots import plot
+
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    plot(args.timings, args.tests, analysis, args.outdir)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], None], text: str) -> Any:
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    sub = command("validate", cmd_validate, "check a campaign config (schema and semantics)")
+    sub.add_argument("--config", type=Path, required=True, metavar="FILE")
+    sub.add_argument(
+        "--catalogue",
+        type=Path,
+        metavar="FILE",
+        help="guideline catalogue (default: config/guidelines.yaml of the config's checkout)",
+    )
+
+    sub = command("grid", cmd_grid, "write grid.csv from the grid keys of a config")
+    sub.add_argument(
+        "--config-json", required=True, metavar="JSON", help='{"nrep": N, "experiments": [...]}'
+    )
+    sub.add_argument("--out", type=Path, required=True, metavar="FILE")
+
+    sub = command("inputs", cmd_inputs, "write the shuffled kernel input of one run")
+    sub.add_argument("--grid", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--seed", type=_integer(0), required=True)
+    sub.add_argument("--mpi", type=_name, required=True, metavar="NAME")
+    sub.add_argument("--nodes", type=_integer(1), required=True)
+    sub.add_argument("--ppn", type=_integer(1), required=True)
+    sub.add_argument("--run", type=_integer(0), required=True)
+    sub.add_argument("--out", type=Path, required=True, metavar="FILE")
+
+    sub = command("aggregate", cmd_aggregate, "join raw kernel outputs with the grid")
+    sub.add_argument("--grid", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--raw-root", type=Path, required=True, metavar="DIR")
+    sub.add_argument("--inputs-root", type=Path, required=True, metavar="DIR")
+    sub.add_argument("--timings", type=Path, required=True, metavar="OUT")
+    sub.add_argument("--medians", type=Path, required=True, metavar="OUT")
+    sub.add_argument("raw", type=Path, nargs="+", metavar="RAW.csv")
+
+    sub = command("check", cmd_check, "test the selected guidelines on the run medians")
+    sub.add_argument("--medians", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--catalogue", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--guidelines-json", required=True, metavar="JSON")
+    sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command("plot", cmd_plot, "plot violated groups and the overview heatmap")
+    sub.add_argument("--timings", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--tests", type=Path, required=True, metavar="CSV")
+    sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except MpiguideError as exc:
+        print(f"mpiguide: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,274 @@
+"""Campaign config: loading, schema validation (defaults filled in) and the semantic checks a
+schema cannot express. Every error names the config file and the key path and says what is
+allowed.
+
+The schema is workflow/schemas/config.schema.yaml, the file common.smk validates with, found
+from the config file's checkout or else from the package's (src/mpiguide → repository root):
+there is one schema, never a packaged copy that could drift from it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from mpiguide.errors import ConfigError
+from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
+from mpiguide.launch import command_words
+
+SCHEMA = Path("workflow/schemas/config.schema.yaml")
+CATALOGUE = Path("config/guidelines.yaml")
+DEPLOYMENT_PARAMETERS = ("mpi", "nodes", "ppn")
+MAX_REPORTED_ERRORS = 10
+
+
+def find_repository_file(relative: Path, start: Path) -> Path:
+    """`relative` in the nearest checkout above `start`, else in the package's checkout."""
+    package_root = Path(__file__).resolve().parents[2]
+    for directory in (*start.resolve().parents, package_root):
+        if (directory / relative).is_file():
+            return directory / relative
+    raise ConfigError(
+        f"cannot find {relative} above {start} nor in the mpiguide checkout {package_root}"
+    )
+
+
+def load_yaml(path: Path) -> Any:
+    try:
+        with path.open(encoding="utf-8") as stream:
+            return yaml.safe_load(stream)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}{where}: invalid YAML: {problem}") from None
+
+
+def key_path(path: Iterable[str | int]) -> str:
+    """['experiments', 0, 'op', 1] → 'experiments[0].op[1]'."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text or "(top level)"
+
+
+def _describe_schema_error(error: jsonschema.ValidationError) -> str:
+    if "propertyNames" in error.relative_schema_path:
+        return f"name {error.instance!r} is not allowed: {error.message}"
+    if error.validator == "additionalProperties":
+        allowed = ", ".join(error.schema.get("properties", {}))
+        return f"{error.message}; allowed: {allowed}" if allowed else error.message
+    return error.message
+
+
+def _default_filling_validator() -> type[jsonschema.protocols.Validator]:
+    """Draft 2020-12 validator that fills `default:` values in as it goes, as
+    snakemake.utils.validate does (python-jsonschema FAQ recipe)."""
+    base = jsonschema.Draft202012Validator
+    validate_properties = base.VALIDATORS["properties"]
+
+    def properties_with_defaults(
+        validator: Any, properties: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]
+    ) -> Iterator[jsonschema.ValidationError]:
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema:
+                    instance.setdefault(name, copy.deepcopy(subschema["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(base, {"properties": properties_with_defaults})
+
+
+def validate_schema(config: Any, schema: Mapping[str, Any], source: str) -> None:
+    """Validate `config` against the campaign schema, filling in defaults."""
+    validator = _default_filling_validator()(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [
+            f"{source}: {key_path(e.absolute_path)}: {_describe_schema_error(e)}"
+            for e in errors[:MAX_REPORTED_ERRORS]
+        ]
+        if len(errors) > MAX_REPORTED_ERRORS:
+            lines.append(f"{source}: ... and {len(errors) - MAX_REPORTED_ERRORS} more errors")
+        raise ConfigError("\n".join(lines))
+
+
+def load_schema(start: Path) -> dict[str, Any]:
+    return load_yaml(find_repository_file(SCHEMA, start))
+
+
+def validate_grid_spec(spec: Any, source: str) -> None:
+    """Validate the grid keys of a config (`grid_spec`) against their part of the schema."""
+    schema = load_schema(Path.cwd())
+    spec_schema = {
+        "$schema": schema["$schema"],
+        "$defs": schema["$defs"],
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(GRID_KEYS),
+        "properties": {key: schema["properties"][key] for key in GRID_KEYS},
+    }
+    validate_schema(spec, spec_schema, source)
+
+
+def _check_commands(config: Mapping[str, Any], source: str) -> None:
+    for name, entry in config["mpi"].items():
+        for key in ("mpicc", "launcher", "srun"):
+            command_words(entry[key], f"{source}: mpi.{name}.{key}")
+
+
+def _check_deployments(config: Mapping[str, Any], source: str) -> None:
+    seen: dict[tuple[int, int], int] = {}
+    for index, deployment in enumerate(config["deployments"]):
+        nodes, ppn = deployment["nodes"], deployment["ppn"]
+        if nodes * ppn < 2:
+            raise ConfigError(
+                f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} rank; "
+                "a measurement needs at least 2 ranks (nodes x ppn >= 2)"
+            )
+        if (nodes, ppn) in seen:
+            raise ConfigError(
+                f"{source}: deployments[{index}]: {nodes}x{ppn} repeats "
+                f"deployments[{seen[nodes, ppn]}]"
+            )
+        seen[nodes, ppn] = index
+
+
+def _check_roots(config: Mapping[str, Any], source: str) -> None:
+    ranks = min(d["nodes"] * d["ppn"] for d in config["deployments"])
+    for index, block in enumerate(config["experiments"]):
+        roots = block.get("root", [])
+        for root in roots if isinstance(roots, list) else [roots]:
+            if root >= ranks:
+                raise ConfigError(
+                    f"{source}: experiments[{index}].root: {root} is not a rank of the smallest "
+                    f"deployment ({ranks} ranks: 0 to {ranks - 1})"
+                )
+
+
+def _values_in_campaign(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+) -> dict[str, set[Any]]:
+    values: dict[str, set[Any]] = {p: {row[p] for row in rows} - {None} for p in PARAMETERS}
+    values["mpi"] = set(config["mpi"])
+    values["nodes"] = {d["nodes"] for d in config["deployments"]}
+    values["ppn"] = {d["ppn"] for d in config["deployments"]}
+    return values
+
+
+def _comparisons(entry: Mapping[str, Any]) -> Iterator[dict[str, Mapping[str, Any]]]:
+    """The comparisons of a catalogue entry (guidelines.schema.yaml), each as key path inside
+    the entry → selector: lhs/rhs, every pair of `pairs`, or `select`."""
+    if "pairs" in entry:
+        for index, pair in enumerate(entry["pairs"]):
+            yield {f"pairs[{index}].{side}": pair[side] for side in ("lhs", "rhs")}
+    else:
+        yield {side: entry[side] for side in ("lhs", "rhs", "select") if side in entry}
+
+
+def _unmatched(
+    selector: Mapping[str, Any], values: Mapping[str, set[Any]], where: str
+) -> str | None:
+    """Why the selector matches no experiment of the campaign, or None if it may match.
+
+    A list in a selector allows any of its values. A parameter no selector may name is an
+    error at once."""
+    for parameter, wanted in selector.items():
+        if parameter not in values:
+            raise ConfigError(
+                f"{where}.{parameter}: unknown parameter '{parameter}'; "
+                f"allowed: {', '.join((*PARAMETERS, *DEPLOYMENT_PARAMETERS))}"
+            )
+        allowed = wanted if isinstance(wanted, list) else [wanted]
+        if not values[parameter].intersection(allowed):
+            present = ", ".join(map(str, sorted(values[parameter], key=str)))
+            return (
+                f"{where}.{parameter}: {wanted!r} is not in this campaign "
+                f"(its values of {parameter}: {present or 'none, it never applies'})"
+            )
+    return None
+
+
+def _selected_guidelines(
+    config: Mapping[str, Any], catalogue: Mapping[str, Any], source: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(key path, catalogue entry) of every guideline the campaign selects."""
+    for index, item in enumerate(config["guidelines"]):
+        where = f"{source}: guidelines[{index}]"
+        if isinstance(item, str):
+            if item not in catalogue:
+                raise ConfigError(
+                    f"{where}: unknown guideline '{item}'; the catalogue has: "
+                    f"{', '.join(catalogue)}"
+                )
+            yield f"{where} ({item})", catalogue[item]
+        else:
+            yield where, item
+
+
+def _check_guidelines(
+    config: Mapping[str, Any],
+    catalogue: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    source: str,
+) -> None:
+    """Every selected guideline must have a comparison whose selectors all may match (a family
+    like GL11 may hold comparisons this campaign does not measure)."""
+    values = _values_in_campaign(config, rows)
+    for where, entry in _selected_guidelines(config, catalogue, source):
+        reasons = [
+            [_unmatched(selector, values, f"{where}.{side}") for side, selector in sides.items()]
+            for sides in _comparisons(entry)
+        ]
+        if all(any(reason for reason in comparison) for comparison in reasons):
+            first = next(reason for reason in reasons[0] if reason)
+            raise ConfigError(f"{first}; the guideline matches no experiment of this campaign")
+
+
+def _check_analysis(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+) -> None:
+    varied = config["analysis"]["varied"]
+    varying = [p for p in PARAMETERS if len({row[p] for row in rows} - {None}) > 1]
+    if varied not in varying:
+        what = "is not a grid parameter" if varied not in PARAMETERS else "takes one value only"
+        raise ConfigError(
+            f"{source}: analysis.varied: '{varied}' {what} in this campaign; "
+            f"parameters that vary: {', '.join(varying) or 'none'}"
+        )
+
+
+def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: str) -> None:
+    """Semantic checks of a schema-valid config (defaults filled in); `source` is the config
+    file named in every ConfigError."""
+    _check_commands(config, source)
+    _check_deployments(config, source)
+    rows = expand(config, source)
+    _check_roots(config, source)
+    _check_guidelines(config, catalogue, rows, source)
+    _check_analysis(config, rows, source)
+
+
+def load_campaign(path: Path, catalogue_path: Path | None = None) -> dict[str, Any]:
+    """Read, schema-validate (defaults filled in) and check a campaign config file."""
+    source = str(path)
+    config = load_yaml(path)
+    validate_schema(config, load_schema(path), source)
+    catalogue_file = catalogue_path or find_repository_file(CATALOGUE, path)
+    check_campaign(config, load_catalogue(catalogue_file), source)
+    return config
+
+
+def load_catalogue(path: Path) -> dict[str, Any]:
+    """The guideline catalogue (id → entry)."""
+    catalogue = load_yaml(path)
+    if not isinstance(catalogue, dict):
+        raise ConfigError(f"{path}: a guideline catalogue maps guideline ids to entries")
+    return catalogue
