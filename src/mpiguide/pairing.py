@@ -1,0 +1,143 @@
+"""Pair lhs experiments with rhs experiments for a guideline (DESIGN.md §5).
+
+A test pairs one experiment selected by the lhs selector with one selected by the rhs selector
+that agrees with it on every key the selectors do not fix — mpi, nodes, ppn and every grid
+parameter. An empty (not-applicable) value on either side matches any value. Tests that differ
+only in the varied parameter form a group.
+
+All comparisons are on canonical strings (`canonical_strings`), so a selector value `1` matches
+an integer column, `0` matches a float column holding 0.0, and "" is "not applicable".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+# Separates the lhs and rhs values of a key the selectors fix differently ("1|0" for reorder).
+PAIR_SEPARATOR = "|"
+DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
+
+
+def canonical_strings(column: pd.Series) -> pd.Series:
+    """Values as strings: integers without decimals (also in float columns), missing as ""."""
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
+        numbers = column.astype("float64")
+        integral = numbers.notna() & (numbers == np.round(numbers))
+        text = numbers.astype(str)
+        text[integral] = numbers[integral].astype("int64").astype(str)
+        text[numbers.isna()] = ""
+        return text.astype(object)
+    return column.astype(object).where(column.notna(), "").astype(str).astype(object)
+
+
+def canonical_value(value: object) -> str:
+    """A selector value in the form of `canonical_strings`."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def selector_mask(experiments: pd.DataFrame, selector: Mapping[str, Sequence[str]]) -> np.ndarray:
+    """Rows of `experiments` (canonical strings) whose values are allowed by the selector."""
+    mask = np.ones(len(experiments), dtype=bool)
+    for key, allowed in selector.items():
+        mask &= experiments[key].isin(list(allowed)).to_numpy()
+    return mask
+
+
+def _emptiness_patterns(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """One integer per row: bit i set when keys[i] has a value (is applicable)."""
+    present = frame[keys].to_numpy() != ""
+    weights = np.left_shift(np.int64(1), np.arange(len(keys), dtype=np.int64))
+    return present.astype(np.int64) @ weights
+
+
+def match(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """All (lhs_row, rhs_row) that agree on `keys`, an empty value on either side a wildcard.
+
+    `left`/`right` hold the keys as canonical strings and a `row` column. Rows are split by
+    which keys they have values for (a handful of patterns, set by parameter applicability);
+    each pattern pair is one equi-join on the keys both sides have.
+    """
+    pieces = []
+    left_patterns = _emptiness_patterns(left, keys)
+    right_patterns = _emptiness_patterns(right, keys)
+    for left_pattern in np.unique(left_patterns):
+        left_part = left.loc[left_patterns == left_pattern, ["row", *keys]]
+        for right_pattern in np.unique(right_patterns):
+            right_part = right.loc[right_patterns == right_pattern, ["row", *keys]]
+            common = left_pattern & right_pattern
+            on = [key for bit, key in enumerate(keys) if common >> bit & 1]
+            joined = pd.merge(
+                left_part[["row", *on]].rename(columns={"row": "lhs_row"}),
+                right_part[["row", *on]].rename(columns={"row": "rhs_row"}),
+                how="inner" if on else "cross",
+                on=on or None,
+            )
+            pieces.append(joined[["lhs_row", "rhs_row"]])
+    if not pieces:
+        return pd.DataFrame({"lhs_row": [], "rhs_row": []}, dtype=np.int64)
+    return pd.concat(pieces, ignore_index=True)
+
+
+def combined_values(
+    experiments: pd.DataFrame, lhs_rows: np.ndarray, rhs_rows: np.ndarray, keys: Sequence[str]
+) -> pd.DataFrame:
+    """Per test and key: the shared value, the non-empty one, or "lhs|rhs" where they differ."""
+    columns = {}
+    for key in keys:
+        values = experiments[key].to_numpy()
+        lhs, rhs = values[lhs_rows], values[rhs_rows]
+        differ = (lhs != rhs) & (lhs != "") & (rhs != "")
+        joined = np.where(lhs == "", rhs, lhs).astype(object)
+        if differ.any():
+            joined[differ] = lhs[differ] + PAIR_SEPARATOR + rhs[differ]
+        columns[key] = joined
+    return pd.DataFrame(columns)
+
+
+def split_pair(value: str) -> tuple[str, str]:
+    """Inverse of `combined_values` for one cell: (lhs value, rhs value)."""
+    lhs, separator, rhs = value.partition(PAIR_SEPARATOR)
+    return (lhs, rhs) if separator else (lhs, lhs)
+
+
+def pair_comparison(
+    experiments: pd.DataFrame,
+    keys: list[str],
+    lhs: Mapping[str, Sequence[str]],
+    rhs: Mapping[str, Sequence[str]],
+) -> pd.DataFrame:
+    """(lhs_row, rhs_row) of every test of one lhs/rhs comparison."""
+    left = experiments.loc[selector_mask(experiments, lhs)]
+    right = experiments.loc[selector_mask(experiments, rhs)]
+    free = [key for key in keys if key not in lhs and key not in rhs]
+    pairs = match(left, right, free)
+    # An experiment compared with itself is no test (selectors that fix nothing distinct).
+    return pairs.loc[pairs["lhs_row"] != pairs["rhs_row"]]
+
+
+def pair_monotone(
+    experiments: pd.DataFrame,
+    keys: list[str],
+    select: Mapping[str, Sequence[str]],
+    varied: str,
+) -> pd.DataFrame:
+    """Consecutive points of every series along `varied`: lhs = smaller value, rhs = next."""
+    chosen = experiments.loc[selector_mask(experiments, select) & (experiments[varied] != "")]
+    series_keys = [key for key in keys if key != varied]
+    position = pd.to_numeric(chosen[varied], errors="coerce")
+    ordered = chosen.assign(_position=position).sort_values([*series_keys, "_position"])
+    rows = ordered["row"].to_numpy()
+    series = ordered.groupby(series_keys, sort=False).ngroup().to_numpy()
+    same_series = series[1:] == series[:-1]
+    return pd.DataFrame({"lhs_row": rows[:-1][same_series], "rhs_row": rows[1:][same_series]})
+
+
+def group_ids(tests: pd.DataFrame, keys: Sequence[str], varied: str) -> np.ndarray:
+    """Group number per test: tests equal on every key but `varied` share it (0, 1, ...)."""
+    by = ["comparison", *(key for key in keys if key != varied)]
+    return tests.groupby(by, sort=True).ngroup().to_numpy()

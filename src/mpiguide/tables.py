@@ -1,0 +1,159 @@
+"""Tables from tests.csv: summary.csv, summary.md (Table 3 layout) and slowdown.csv.
+
+summary.md follows Table 3 of Lübbe's neighbourhood paper: one cell per guideline and
+deployment, "violated tests/tests (violated groups/groups)".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.atomic import atomic_path
+from mpiguide.pairing import DEPLOYMENT_KEYS, PAIR_SEPARATOR
+
+if TYPE_CHECKING:
+    from mpiguide.guidelines import Guideline
+
+SUMMARY_KEYS = ["guideline", *DEPLOYMENT_KEYS]
+# MPINPC-style severity of a slowdown: upper bounds (exclusive) and labels.
+SEVERITY_BOUNDS = (1.1, 1.5, 2.0, 5.0)
+SEVERITY_LABELS = ("low", "medium", "medium-high", "high", "very high")
+NO_TESTS = "-"
+
+
+def effect_ratio(tests: pd.DataFrame) -> pd.Series:
+    """How far each test is from its relation: v for le, max(v, 1/v) for approx."""
+    ratio = tests["violation_ratio"]
+    return ratio.where(tests["relation"] != "approx", np.maximum(ratio, 1 / ratio))
+
+
+def summarise(tests: pd.DataFrame) -> pd.DataFrame:
+    """Per guideline, mpi and deployment: tests, violated, groups, violated groups, and the
+    worst violation (largest effect ratio) with its Hodges-Lehmann ratio and interval."""
+    frame = tests.assign(_effect=effect_ratio(tests))
+    summary = frame.groupby(SUMMARY_KEYS, sort=False).agg(
+        tests=("violated", "size"),
+        violated=("violated", "sum"),
+        groups=("group", "nunique"),
+    )
+    violated = frame.loc[frame["violated"].astype(bool)]
+    by_deployment = violated.groupby(SUMMARY_KEYS, sort=False)
+    summary["violated_groups"] = (
+        by_deployment["group"].nunique().reindex(summary.index, fill_value=0).astype(int)
+    )
+    worst = violated.loc[by_deployment["_effect"].idxmax()].set_index(SUMMARY_KEYS)
+    worst = worst[["_effect", "hl_ratio", "hl_low", "hl_high"]]
+    worst.columns = ["worst_ratio", "worst_hl_ratio", "worst_hl_low", "worst_hl_high"]
+    return summary.join(worst).reset_index()
+
+
+def deployment_label(nodes: object, ppn: object) -> str:
+    return f"{nodes}x{ppn}"
+
+
+def table3_markdown(summary: pd.DataFrame, guideline_ids: Sequence[str]) -> str:
+    """One Markdown table per mpi: guidelines by deployments, "vio/tests (vioGroups/groups)"."""
+    lines = [
+        "# Guideline violations",
+        "",
+        "Each cell: violated tests/tests (violated groups/groups); "
+        f"{NO_TESTS} where the campaign has no test of the guideline.",
+    ]
+    summary = summary.assign(
+        deployment=[
+            deployment_label(n, p) for n, p in zip(summary["nodes"], summary["ppn"], strict=True)
+        ],
+        cell=[
+            f"{v}/{t} ({vg}/{g})"
+            for v, t, vg, g in zip(
+                summary["violated"],
+                summary["tests"],
+                summary["violated_groups"],
+                summary["groups"],
+                strict=True,
+            )
+        ],
+    )
+    for mpi, part in summary.groupby("mpi", sort=True):
+        deployments = sorted(part["deployment"].unique(), key=_deployment_order)
+        cells = part.pivot(index="guideline", columns="deployment", values="cell")
+        lines += ["", f"## {mpi}", "", "| Guideline | " + " | ".join(deployments) + " |"]
+        lines.append("|---|" + "---|" * len(deployments))
+        for guideline_id in guideline_ids:
+            row = [
+                cells.at[guideline_id, d]
+                if guideline_id in cells.index and isinstance(cells.at[guideline_id, d], str)
+                else NO_TESTS
+                for d in deployments
+            ]
+            lines.append(f"| {guideline_id} | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _deployment_order(label: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in label.split("x"))
+
+
+def severity(slowdown: pd.Series) -> pd.Series:
+    """low < 1.1 ≤ medium < 1.5 ≤ medium-high < 2 ≤ high < 5 ≤ very high."""
+    index = np.searchsorted(np.array(SEVERITY_BOUNDS), slowdown.to_numpy(), side="right")
+    return pd.Series(np.array(SEVERITY_LABELS)[index], index=slowdown.index)
+
+
+def lhs_values(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """The lhs experiment's value of every key (the part before "|" where the sides differ)."""
+    return pd.DataFrame(
+        {key: tests[key].astype(str).str.partition(PAIR_SEPARATOR)[0] for key in keys}
+    )
+
+
+def alternatives(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """Describe each test's rhs by guideline and the values where it differs from lhs."""
+    described = tests["guideline"].astype(str) + ":"
+    for key in keys:
+        parts = tests[key].astype(str).str.partition(PAIR_SEPARATOR)
+        differs = parts[1] == PAIR_SEPARATOR
+        described = described.where(~differs, described + f" {key}=" + parts[2])
+    return described
+
+
+def slowdowns(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """MPINPC-style: per lhs experiment of an `le` guideline, the fastest rhs alternative."""
+    le = tests.loc[(tests["relation"] == "le") & tests["median_rhs"].notna()]
+    columns = [*keys, "lhs_exp_id", "median_lhs", "alternative", "rhs_exp_id", "median_rhs",
+               "slowdown", "hl_ratio", "hl_low", "hl_high", "severity"]  # fmt: skip
+    if le.empty:
+        return pd.DataFrame(columns=columns)
+    frame = lhs_values(le, keys).assign(
+        lhs_exp_id=le["lhs_exp_id"].to_numpy(),
+        median_lhs=le["median_lhs"].to_numpy(),
+        alternative=alternatives(le, keys).to_numpy(),
+        rhs_exp_id=le["rhs_exp_id"].to_numpy(),
+        median_rhs=le["median_rhs"].to_numpy(),
+        hl_ratio=le["hl_ratio"].to_numpy(),
+        hl_low=le["hl_low"].to_numpy(),
+        hl_high=le["hl_high"].to_numpy(),
+    )
+    fastest = frame.groupby([*DEPLOYMENT_KEYS, "lhs_exp_id"], sort=False)["median_rhs"].idxmin()
+    frame = frame.loc[fastest]
+    frame["slowdown"] = frame["median_lhs"] / frame["median_rhs"]
+    frame["severity"] = severity(frame["slowdown"])
+    return frame.sort_values("slowdown", ascending=False)[columns].reset_index(drop=True)
+
+
+def write_tables(tests: pd.DataFrame, guidelines: Sequence[Guideline], outdir: Path) -> None:
+    """summary.csv, summary.md and slowdown.csv of `tests` into outdir."""
+    keys = list(tests.columns[2 : tests.columns.get_loc("group")])
+    summary = summarise(tests)
+    with atomic_path(outdir / "summary.csv") as temporary:
+        summary.to_csv(temporary, index=False)
+    markdown = table3_markdown(summary, [g.id for g in guidelines])
+    with atomic_path(outdir / "summary.md") as temporary:
+        temporary.write_text(markdown)
+    with atomic_path(outdir / "slowdown.csv") as temporary:
+        slowdowns(tests, keys).to_csv(temporary, index=False)
