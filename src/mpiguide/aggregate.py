@@ -110,7 +110,7 @@ def read_grid(grid_csv: str | Path) -> pa.Table:
     return grid
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
@@ -134,7 +134,7 @@ def _expected_repetitions(run: RunFile, grid_rows: np.ndarray, grid: pa.Table) -
             raise DataError(f"{run.provenance}: key '{key}' missing")
     if not run.input_csv.is_file():
         raise DataError(f"{run.provenance}: its input {run.input_csv} does not exist")
-    actual_sha = _sha256(run.input_csv)
+    actual_sha = sha256_of(run.input_csv)
     if provenance[PROV_INPUT_SHA256] != actual_sha:
         raise DataError(
             f"{run.provenance}: {PROV_INPUT_SHA256} {provenance[PROV_INPUT_SHA256]!r} does not "

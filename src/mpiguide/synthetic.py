@@ -1,0 +1,98 @@
+"""Synthetic campaign output in the kernel's on-disk format, for tests and benchmarks.
+
+Writes grid.csv, the shuffled inputs (through plan.py, as the workflow does), raw outputs with
+lognormal noise around a chosen typical time per experiment, and the provenance JSON beside
+each raw file, with exactly the keys aggregate.py checks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from mpiguide import aggregate
+from mpiguide.atomic import atomic_path
+from mpiguide.grid import write_grid
+from mpiguide.plan import write_run_input
+
+
+@dataclass(frozen=True)
+class Deployment:
+    mpi: str
+    nodes: int
+    ppn: int
+
+    @property
+    def path(self) -> str:
+        return f"{self.mpi}/{self.nodes}x{self.ppn}"
+
+
+def run_name(run: int) -> str:
+    return f"run{run:02d}"
+
+
+def write_raw_run(
+    raw_csv: Path, input_csv: Path, nprocs: int, exp_ids: np.ndarray, times: np.ndarray
+) -> None:
+    """One raw output (exp_id, rep, time_s) and its provenance, for times (experiments, reps)."""
+    n_exp, n_rep = times.shape
+    table = pa.table({
+        "exp_id": np.repeat(exp_ids, n_rep),
+        "rep": np.tile(np.arange(n_rep), n_exp),
+        "time_s": times.ravel(),
+    })
+    with atomic_path(raw_csv) as temporary:
+        pacsv.write_csv(table, temporary, pacsv.WriteOptions(quoting_style="none"))
+    provenance = {
+        aggregate.PROV_INPUT_SHA256: aggregate.sha256_of(input_csv),
+        aggregate.PROV_NPROCS: nprocs,
+        aggregate.PROV_EXPERIMENTS: [
+            {aggregate.PROV_EXP_ID: int(e), aggregate.PROV_REPS: n_rep} for e in exp_ids
+        ],
+    }
+    with atomic_path(raw_csv.with_suffix(".json")) as temporary:
+        temporary.write_text(json.dumps(provenance))
+
+
+def write_campaign(
+    root: Path,
+    grid: pd.DataFrame,
+    typical_s: np.ndarray,
+    deployments: Sequence[Deployment],
+    runs: int,
+    sigma: float,
+    seed: int,
+) -> list[Path]:
+    """grid.csv, inputs/ and raw/ below root; returns the raw CSV paths.
+
+    Each repetition of experiment i takes typical_s[i] * exp(N(0, sigma)); all experiments
+    share nrep = grid["nrep"].max() repetitions (grid rows should agree on nrep).
+    """
+    rng = np.random.default_rng(seed)
+    write_grid(grid, str(root / "grid.csv"))
+    exp_ids = grid["exp_id"].to_numpy()
+    n_rep = int(grid["nrep"].max())
+    raw_csvs = []
+    for deployment in deployments:
+        for run in range(runs):
+            relative = Path(deployment.path) / f"{run_name(run)}.csv"
+            input_csv = root / "inputs" / relative
+            write_run_input(
+                root / "grid.csv", seed, deployment.mpi, deployment.nodes, deployment.ppn, run,
+                input_csv,
+            )  # fmt: skip
+            noise = rng.standard_normal((exp_ids.size, n_rep), dtype=np.float64) * sigma
+            times = typical_s[:, None] * np.exp(noise)
+            raw_csv = root / "raw" / relative
+            write_raw_run(
+                raw_csv, input_csv, deployment.nodes * deployment.ppn, exp_ids, times
+            )
+            raw_csvs.append(raw_csv)
+    return raw_csvs

@@ -1,0 +1,100 @@
+"""Known answers for the statistics: Tukey filter, rank-sum p-values, Hodges-Lehmann, multitest."""
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests
+
+from mpiguide.stats import (
+    _rank_sum_ci_rank,
+    _rank_sum_null_cdf,
+    adjust_pvalues,
+    hodges_lehmann_ratios,
+    rank_sum_pvalues,
+    tukey_medians,
+)
+
+
+def test_tukey_filter_hand_computed_case():
+    # Group 7: q1 = 2, q3 = 4, IQR = 2, fences [-1, 7] -> 100 is dropped, median of 1..4 = 2.5.
+    # Group 3: q1 = 10.95, q3 = 11.05, fences [10.8, 11.2] -> 9 and 13 dropped, median 11.
+    codes = np.array([7, 3, 7, 7, 3, 3, 7, 3, 7, 3, 3, 3])
+    values = np.array([4, 11, 100, 1, 10.9, 9, 3, 13, 2, 11.1, 11, 11.0])
+    result = tukey_medians(codes, values)
+    assert result.codes.tolist() == [3, 7]
+    assert result.median.tolist() == [11.0, 2.5]
+    assert result.n_kept.tolist() == [5, 4]
+
+
+def test_tukey_filter_equals_a_per_group_reference():
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 40, 3000)
+    values = rng.lognormal(0, 0.5, codes.size)
+    result = tukey_medians(codes, values)
+    for code, median, kept in zip(result.codes, result.median, result.n_kept, strict=True):
+        group = values[codes == code]
+        q1, q3 = np.percentile(group, [25, 75])
+        inside = group[(group >= q1 - 1.5 * (q3 - q1)) & (group <= q3 + 1.5 * (q3 - q1))]
+        assert median == pytest.approx(np.median(inside), rel=1e-12)
+        assert kept == inside.size
+
+
+@pytest.mark.parametrize("alternative", ["greater", "two-sided"])
+def test_rank_sum_pvalues_equal_scipy_per_test(alternative):
+    rng = np.random.default_rng(5)
+    lhs = rng.lognormal(0.05, 0.1, (25, 10))
+    rhs = rng.lognormal(0.0, 0.1, (25, 12))
+    vectorised = rank_sum_pvalues(lhs, rhs, alternative)
+    one_by_one = [
+        scipy_stats.mannwhitneyu(a, b, alternative=alternative).pvalue
+        for a, b in zip(lhs, rhs, strict=True)
+    ]
+    np.testing.assert_allclose(vectorised, one_by_one, rtol=1e-12)
+
+
+def test_rank_sum_null_distribution_equals_enumeration():
+    m, n = 4, 5
+    counts = np.zeros(m * n + 1)
+    for lhs_positions in combinations(range(m + n), m):
+        # U = number of (lhs, rhs) pairs with lhs above rhs
+        u = sum(p - i for i, p in enumerate(lhs_positions))
+        counts[u] += 1
+    np.testing.assert_allclose(_rank_sum_null_cdf(m, n), np.cumsum(counts) / counts.sum())
+
+
+def test_confidence_rank_matches_the_textbook_value():
+    # Hollander & Wolfe: m = n = 10, 95 %: the 24th smallest and largest differences.
+    assert _rank_sum_ci_rank(10, 10, 0.95) == 24
+    # too few values for any 95 % interval
+    assert _rank_sum_ci_rank(2, 2, 0.95) == 0
+
+
+def test_hodges_lehmann_ratio_hand_case():
+    # pairwise ratios 2/1, 2/2, 4/1, 4/2 = 2, 1, 4, 2 -> median 2
+    estimate = hodges_lehmann_ratios(np.array([[2.0, 4.0]]), np.array([[1.0, 2.0]]), 0.95)
+    assert estimate.ratio[0] == pytest.approx(2.0)
+    assert estimate.low[0] == 0.0 and estimate.high[0] == np.inf
+
+
+def test_hodges_lehmann_interval_uses_the_kth_pairwise_ratio():
+    rng = np.random.default_rng(2)
+    lhs = rng.lognormal(0.4, 0.2, (3, 10))
+    rhs = rng.lognormal(0.0, 0.2, (3, 10))
+    estimate = hodges_lehmann_ratios(lhs, rhs, 0.95)
+    for i in range(3):
+        ratios = np.sort((lhs[i][:, None] / rhs[i][None, :]).ravel())
+        assert estimate.ratio[i] == pytest.approx(np.exp(np.median(np.log(ratios))))
+        assert estimate.low[i] == pytest.approx(ratios[23])
+        assert estimate.high[i] == pytest.approx(ratios[100 - 24])
+        assert estimate.low[i] < np.exp(0.4) < estimate.high[i]
+
+
+@pytest.mark.parametrize(("correction", "method"), [("holm", "holm"), ("bh", "fdr_bh")])
+def test_corrections_equal_statsmodels(correction, method):
+    pvalues = np.array([0.0001, 0.02, 0.003, 0.5, 0.04, 0.0009])
+    np.testing.assert_allclose(
+        adjust_pvalues(pvalues, correction), multipletests(pvalues, method=method)[1]
+    )
+    np.testing.assert_array_equal(adjust_pvalues(pvalues, "none"), pvalues)
