@@ -111,7 +111,13 @@ def _validate_entry(entry: Any, where: str, validator: jsonschema.Validator) -> 
     error = jsonschema.exceptions.best_match(validator.iter_errors(entry))
     if error is not None:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        raise ConfigError(f"{where}{path}: {error.message}")
+        message = error.message
+        if not error.absolute_path and error.validator in ("oneOf", "not"):
+            message = (
+                "needs `lhs` and `rhs`, or `pairs` (relation le or approx), or only `select` "
+                "(relation monotone)"
+            )
+        raise ConfigError(f"{where}{path}: {message}")
     selectors = [(name, entry.get(name)) for name in ("lhs", "rhs", "select")]
     selectors += [
         (f"pairs[{i}].{side}", pair[side])

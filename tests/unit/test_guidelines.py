@@ -1,0 +1,235 @@
+"""Guideline catalogue, pairing and verdicts on synthetic run medians with known answers."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from mpiguide.errors import ConfigError
+from mpiguide.guidelines import (
+    AnalysisOptions,
+    Guideline,
+    evaluate,
+    load_catalogue,
+    resolve,
+)
+
+CATALOGUE = Path(__file__).resolve().parents[2] / "config" / "guidelines.yaml"
+RUNS = 10
+SIZES = (256, 1024, 4096)
+
+
+def experiment(exp_id: int, op: str, msg_size: int, **parameters) -> dict:
+    row = dict(
+        exp_id=exp_id, op=op, msg_size=msg_size, dtype="char", nrep=30, work=None,
+        topology="cart", ndim=2, nfin=0, radius=None, ordering=None, constructor="cart",
+        reorder=0, root=None, sync="dissemination", max_time=0.0,
+    )  # fmt: skip
+    row.update(parameters)
+    return row
+
+
+def run_medians(rows: list[dict], factor: dict[int, float], noise: float, seed: int = 0):
+    """medians.parquet-like frame: RUNS run medians per experiment, typical time 1 ms x factor."""
+    rng = np.random.default_rng(seed)
+    grid = pd.DataFrame(rows)
+    frames = []
+    for run in range(RUNS):
+        frame = grid.assign(mpi="openmpi", nodes=1, ppn=2, run=run, n_kept=30)
+        typical = 1e-3 * grid["exp_id"].map(factor).fillna(1.0).to_numpy()
+        frame["median_s"] = typical * np.exp(rng.normal(0, noise, len(grid)))
+        frames.append(frame)
+    medians = pd.concat(frames, ignore_index=True)
+    for column in ("work", "ndim", "nfin", "radius", "reorder", "root"):
+        medians[column] = medians[column].astype("Int64")
+    for column in ("op", "dtype", "topology", "ordering", "constructor", "sync", "mpi"):
+        medians[column] = medians[column].astype("category")
+    return medians
+
+
+def guideline(relation="le", **entry) -> Guideline:
+    entry = {"source": "test", "text": "test", "relation": relation, **entry}
+    return resolve([{"id": "G", **entry}], {}, "test.yaml")[0]
+
+
+def allgather_vs_alltoall(lhs_factor: float, noise: float = 0.01):
+    rows = [experiment(i, "neighbor_allgather", s) for i, s in enumerate(SIZES)]
+    rows += [experiment(10 + i, "neighbor_alltoall", s) for i, s in enumerate(SIZES)]
+    return run_medians(rows, {i: lhs_factor for i in range(len(SIZES))}, noise)
+
+
+GL4_LIKE = {"lhs": {"op": "neighbor_allgather"}, "rhs": {"op": "neighbor_alltoall"}}
+
+
+def test_planted_ratio_is_violated():
+    tests = evaluate(allgather_vs_alltoall(1.5), [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    assert len(tests) == 3
+    assert tests["violated"].all()
+    assert tests["violation_ratio"].to_numpy() == pytest.approx(1.5, rel=0.02)
+    assert tests["hl_ratio"].to_numpy() == pytest.approx(1.5, rel=0.02)
+    assert (tests["hl_low"] <= tests["hl_ratio"]).all()
+    assert (tests["hl_ratio"] <= tests["hl_high"]).all()
+    assert (tests["hl_high"] / tests["hl_low"] < 1.05).all()  # tight noise, narrow interval
+    assert tests["op"].tolist() == ["neighbor_allgather|neighbor_alltoall"] * 3
+    assert tests["msg_size"].tolist() == ["256", "1024", "4096"]
+    assert tests["group"].nunique() == 1  # differing only in msg_size
+    assert (tests["n_lhs"] == RUNS).all() and (tests["n_rhs"] == RUNS).all()
+
+
+def test_identical_distributions_are_not_violated():
+    tests = evaluate(allgather_vs_alltoall(1.0), [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    assert len(tests) == 3
+    assert not tests["violated"].any()
+
+
+def test_faster_lhs_violates_approx_but_not_le():
+    medians = allgather_vs_alltoall(1 / 1.5)
+    le = evaluate(medians, [guideline("le", **GL4_LIKE)], AnalysisOptions(), "t")
+    approx = evaluate(medians, [guideline("approx", **GL4_LIKE)], AnalysisOptions(), "t")
+    assert not le["violated"].any()
+    assert approx["violated"].all()
+
+
+def test_slower_lhs_violates_approx():
+    tests = evaluate(allgather_vs_alltoall(1.5), [guideline("approx", **GL4_LIKE)],
+                     AnalysisOptions(), "t")  # fmt: skip
+    assert tests["violated"].all()
+
+
+def test_ratio_below_v_thres_is_not_violated_even_when_significant():
+    tests = evaluate(
+        allgather_vs_alltoall(1.02, noise=0.001), [guideline(**GL4_LIKE)], AnalysisOptions(), "t"
+    )
+    assert (tests["p_value"] < 0.001).all()
+    assert not tests["violated"].any()
+
+
+def test_not_applicable_values_match_anything():
+    # allgather on MPI_COMM_WORLD has no ordering/constructor/ndim; the full topology has
+    # two orderings: each allgather pairs with both, and with nothing of another msg_size.
+    none = dict(topology="none", ndim=None, nfin=None, constructor=None, reorder=None)
+    full = dict(topology="full", ndim=None, nfin=None, constructor="graph_adj")
+    rows = [experiment(1, "allgather", 256, **none), experiment(2, "allgather", 1024, **none)]
+    rows += [experiment(3, "neighbor_allgather", 256, ordering="LINEAR", **full)]
+    rows += [experiment(4, "neighbor_allgather", 256, ordering="RAND", **full)]
+    rows += [experiment(5, "neighbor_allgather", 1024, ordering="RAND", **full)]
+    g = guideline(lhs={"op": "allgather", "topology": "none"},
+                  rhs={"op": "neighbor_allgather", "topology": "full"})  # fmt: skip
+    tests = evaluate(run_medians(rows, {}, 0.01), [g], AnalysisOptions(), "t")
+    pairs = sorted(zip(tests["lhs_exp_id"], tests["rhs_exp_id"], strict=True))
+    assert pairs == [(1, 3), (1, 4), (2, 5)]
+    assert sorted(tests["ordering"]) == ["LINEAR", "RAND", "RAND"]
+    # groups: the ordering distinguishes the series, msg_size does not
+    assert tests.groupby("ordering")["group"].nunique().to_dict() == {"LINEAR": 1, "RAND": 1}
+    assert tests["group"].nunique() == 2
+
+
+def test_free_parameters_must_agree():
+    rows = [experiment(1, "neighbor_allgather", 256, reorder=0)]
+    rows += [experiment(2, "neighbor_alltoall", 256, reorder=1)]
+    tests = evaluate(run_medians(rows, {}, 0.01), [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    assert tests.empty
+
+
+def test_pairs_and_list_selectors():
+    rows = [experiment(i, "neighbor_alltoall", 256, topology="vonneumann", radius=1,
+                       ordering=o, constructor="graph_adj")
+            for i, o in enumerate(["FMAJ", "LMAJ", "RAND"])]  # fmt: skip
+    pairs = guideline("approx", pairs=[
+        {"lhs": {"ordering": "FMAJ"}, "rhs": {"ordering": "RAND"}},
+        {"lhs": {"ordering": "LMAJ"}, "rhs": {"ordering": "RAND"}},
+    ])  # fmt: skip
+    listed = guideline("approx", lhs={"ordering": ["FMAJ", "LMAJ"]}, rhs={"ordering": "RAND"})
+    for g in (pairs, listed):
+        tests = evaluate(run_medians(rows, {0: 1.3}, 0.01), [g], AnalysisOptions(), "t")
+        assert sorted(tests["ordering"]) == ["FMAJ|RAND", "LMAJ|RAND"]
+        assert tests.set_index("lhs_exp_id")["violated"].to_dict() == {0: True, 1: False}
+
+
+def test_monotone_pairs_neighbouring_values():
+    rows = [experiment(i, "neighbor_alltoall", s) for i, s in enumerate(SIZES)]
+    g = guideline("monotone", select={"op": "neighbor_alltoall"})
+    tests = evaluate(run_medians(rows, {0: 1.0, 1: 2.0, 2: 1.0}, 0.01), [g],
+                     AnalysisOptions(), "t")  # fmt: skip
+    assert tests["msg_size"].tolist() == ["256|1024", "1024|4096"]
+    assert tests["violated"].tolist() == [False, True]
+    assert tests["group"].nunique() == 1
+
+
+def test_correction_adjusts_within_a_guideline():
+    medians = allgather_vs_alltoall(1.5)
+    plain = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    holm = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions(correction="holm"), "t")
+    assert (plain["p_adjusted"] == plain["p_value"]).all()
+    assert (holm["p_adjusted"] >= holm["p_value"]).all()
+    assert (holm["p_adjusted"] > holm["p_value"]).any()
+
+
+def test_catalogue_holds_the_papers_guidelines():
+    catalogue = load_catalogue(CATALOGUE)
+    assert {f"GL{i}" for i in range(1, 13)} <= set(catalogue)
+    for entry in catalogue.values():
+        assert entry["source"] and entry["text"]
+    resolved = {g.id: g for g in resolve(list(catalogue), catalogue, "c")}
+    assert resolved["GL10"].relation == resolved["GL11"].relation == "approx"
+    assert len(resolved["GL11"].comparisons) == 3
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"source": "s", "text": "t", "relation": "lt", "lhs": {"op": "a"}, "rhs": {"op": "b"}},
+            "GL0.relation",
+        ),
+        ({"source": "s", "text": "t", "relation": "le", "lhs": {"op": "a"}}, "GL0"),
+        (
+            {
+                "source": "s",
+                "text": "t",
+                "relation": "le",
+                "lhs": {"colour": "a"},
+                "rhs": {"op": "b"},
+            },
+            "GL0.lhs.colour",
+        ),
+        ({"text": "t", "relation": "le", "lhs": {"op": "a"}, "rhs": {"op": "b"}}, "source"),
+        (
+            {
+                "source": "s",
+                "text": "t",
+                "relation": "le",
+                "lhs": {"op": "a;rm"},
+                "rhs": {"op": "b"},
+            },
+            "GL0.lhs.op",
+        ),
+    ],
+)
+def test_bad_catalogue_entries_name_file_and_key(tmp_path, entry, message):
+    path = tmp_path / "guidelines.yaml"
+    path.write_text(yaml.safe_dump({"GL0": entry}))
+    with pytest.raises(ConfigError, match=str(path)) as error:
+        load_catalogue(path)
+    assert message in str(error.value)
+
+
+def test_resolve_rejects_unknown_ids_and_duplicates():
+    catalogue = load_catalogue(CATALOGUE)
+    with pytest.raises(ConfigError, match=r"cfg.yaml: guidelines\[1\]: unknown guideline 'GL99'"):
+        resolve(["GL4", "GL99"], catalogue, "cfg.yaml")
+    with pytest.raises(ConfigError, match="GL4' selected twice"):
+        resolve(["GL4", "GL4"], catalogue, "cfg.yaml")
+
+
+@pytest.mark.parametrize(
+    ("analysis", "key"),
+    [({"p_thres": 2}, "p_thres"), ({"correction": "bonferroni"}, "correction"),
+     ({"v_thres": 0.5}, "v_thres"), ({"confidence": 1}, "confidence"),
+     ({"varied": "colour"}, "varied"), ({"alpha": 1}, "alpha")],
+)  # fmt: skip
+def test_bad_analysis_options_name_the_key(analysis, key):
+    with pytest.raises(ConfigError, match=rf"cfg.yaml: analysis\.{key}"):
+        AnalysisOptions.from_mapping(analysis, "cfg.yaml")
