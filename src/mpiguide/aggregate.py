@@ -252,7 +252,7 @@ def aggregate(
 ) -> None:
     """Check and join every raw CSV with the grid; write timings and run medians (Parquet).
 
-    timings: every grid parameter, mpi, nodes, ppn, nprocs, run, rep, time_s (one row per
+    timings: exp_id, every grid parameter, mpi, nodes, ppn, nprocs, run, rep, time_s (one row per
     repetition). medians: exp_id, mpi, nodes, ppn, run, median_s, n_kept and the parameters
     (one row per experiment and run, Tukey-filtered median of its repetitions).
     """
@@ -264,7 +264,6 @@ def aggregate(
     if not runs:
         raise DataError(f"{raw_root}: no raw output files to aggregate")
     grid = read_grid(grid_csv)
-    parameters = grid.drop_columns(["exp_id"])
     grid_exp_ids = grid["exp_id"].to_numpy()
     grid_rows = np.full(int(grid_exp_ids.max()) + 1, -1, dtype=np.int64)
     grid_rows[grid_exp_ids] = np.arange(grid_exp_ids.size)
@@ -278,7 +277,7 @@ def aggregate(
                 raw = _read_raw(run)
                 exp_ids = raw["exp_id"].to_numpy()
                 rows = _check_rows(run, exp_ids, grid_rows, grid, expected)
-                timings = parameters.take(pa.array(rows))
+                timings = grid.take(pa.array(rows))
                 timings = _with_campaign_columns(timings, run, nprocs=True)
                 timings = timings.append_column("rep", raw["rep"])
                 timings = timings.append_column("time_s", raw["time_s"])

@@ -43,11 +43,13 @@ def write_raw_run(
 ) -> None:
     """One raw output (exp_id, rep, time_s) and its provenance, for times (experiments, reps)."""
     n_exp, n_rep = times.shape
-    table = pa.table({
-        "exp_id": np.repeat(exp_ids, n_rep),
-        "rep": np.tile(np.arange(n_rep), n_exp),
-        "time_s": times.ravel(),
-    })
+    table = pa.table(
+        {
+            "exp_id": np.repeat(exp_ids, n_rep),
+            "rep": np.tile(np.arange(n_rep), n_exp),
+            "time_s": times.ravel(),
+        }
+    )
     with atomic_path(raw_csv) as temporary:
         pacsv.write_csv(table, temporary, pacsv.WriteOptions(quoting_style="none"))
     provenance = {
@@ -91,8 +93,6 @@ def write_campaign(
             noise = rng.standard_normal((exp_ids.size, n_rep), dtype=np.float64) * sigma
             times = typical_s[:, None] * np.exp(noise)
             raw_csv = root / "raw" / relative
-            write_raw_run(
-                raw_csv, input_csv, deployment.nodes * deployment.ppn, exp_ids, times
-            )
+            write_raw_run(raw_csv, input_csv, deployment.nodes * deployment.ppn, exp_ids, times)
             raw_csvs.append(raw_csv)
     return raw_csvs
