@@ -39,7 +39,7 @@ PROV_INPUT_SHA256 = "input_sha256"
 PROV_NPROCS = "nprocs"
 PROV_EXPERIMENTS = "experiments"
 PROV_EXP_ID = "exp_id"
-PROV_REPS = "reps"
+PROV_REPS = "reps_done"
 
 _RAW_PATH = re.compile(
     r"^(?P<mpi>[^/]+)/(?P<nodes>[0-9]+)x(?P<ppn>[0-9]+)/run(?P<run>[0-9]{2,})\.csv$"

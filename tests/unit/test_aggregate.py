@@ -130,7 +130,7 @@ def test_time_budget_allows_fewer_repetitions(campaign, tmp_path):
     provenance_path = raw[0].with_suffix(".json")
     provenance = json.loads(provenance_path.read_text())
     first = provenance["experiments"][0]
-    first["reps"] = 3
+    first["reps_done"] = 3
     provenance_path.write_text(json.dumps(provenance))
     rewrite_lines(raw[0], lambda i, line: not line.startswith(f"{first['exp_id']},") or
                   int(line.split(",")[1]) < 3)  # fmt: skip
@@ -145,7 +145,7 @@ def test_more_repetitions_than_nrep_are_rejected(campaign):
     root, raw = campaign
     provenance_path = raw[0].with_suffix(".json")
     provenance = json.loads(provenance_path.read_text())
-    provenance["experiments"][0]["reps"] = NREP - 1
+    provenance["experiments"][0]["reps_done"] = NREP - 1
     provenance_path.write_text(json.dumps(provenance))
     with pytest.raises(DataError, match="no time budget"):
         run_aggregate(root, raw)
