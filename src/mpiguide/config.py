@@ -19,11 +19,12 @@ import yaml
 
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
+from mpiguide.guidelines import Guideline, Selector, load_catalogue, resolve
 from mpiguide.launch import command_words
+from mpiguide.pairing import canonical_value
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 CATALOGUE = Path("config/guidelines.yaml")
-DEPLOYMENT_PARAMETERS = ("mpi", "nodes", "ppn")
 MAX_REPORTED_ERRORS = 10
 
 
@@ -155,62 +156,40 @@ def _check_roots(config: Mapping[str, Any], source: str) -> None:
 
 def _values_in_campaign(
     config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
-) -> dict[str, set[Any]]:
-    values: dict[str, set[Any]] = {p: {row[p] for row in rows} - {None} for p in PARAMETERS}
+) -> dict[str, set[str]]:
+    """Every selectable parameter's values in the campaign, in the canonical form of
+    selectors (pairing.canonical_value)."""
+    values = {
+        p: {canonical_value(row[p]) for row in rows if row[p] is not None} for p in PARAMETERS
+    }
     values["mpi"] = set(config["mpi"])
-    values["nodes"] = {d["nodes"] for d in config["deployments"]}
-    values["ppn"] = {d["ppn"] for d in config["deployments"]}
+    values["nodes"] = {canonical_value(d["nodes"]) for d in config["deployments"]}
+    values["ppn"] = {canonical_value(d["ppn"]) for d in config["deployments"]}
     return values
 
 
-def _comparisons(entry: Mapping[str, Any]) -> Iterator[dict[str, Mapping[str, Any]]]:
-    """The comparisons of a catalogue entry (guidelines.schema.yaml), each as key path inside
-    the entry → selector: lhs/rhs, every pair of `pairs`, or `select`."""
-    if "pairs" in entry:
-        for index, pair in enumerate(entry["pairs"]):
-            yield {f"pairs[{index}].{side}": pair[side] for side in ("lhs", "rhs")}
-    else:
-        yield {side: entry[side] for side in ("lhs", "rhs", "select") if side in entry}
+def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
+    """Each comparison of a guideline as key path inside its catalogue entry → selector."""
+    for index, comparison in enumerate(guideline.comparisons):
+        if guideline.relation == "monotone":
+            yield {"select": comparison.lhs}
+        elif len(guideline.comparisons) > 1:
+            yield {f"pairs[{index}].lhs": comparison.lhs, f"pairs[{index}].rhs": comparison.rhs}
+        else:
+            yield {"lhs": comparison.lhs, "rhs": comparison.rhs}
 
 
-def _unmatched(
-    selector: Mapping[str, Any], values: Mapping[str, set[Any]], where: str
-) -> str | None:
-    """Why the selector matches no experiment of the campaign, or None if it may match.
-
-    A list in a selector allows any of its values. A parameter no selector may name is an
-    error at once."""
-    for parameter, wanted in selector.items():
-        if parameter not in values:
-            raise ConfigError(
-                f"{where}.{parameter}: unknown parameter '{parameter}'; "
-                f"allowed: {', '.join((*PARAMETERS, *DEPLOYMENT_PARAMETERS))}"
-            )
-        allowed = wanted if isinstance(wanted, list) else [wanted]
+def _unmatched(selector: Selector, values: Mapping[str, set[str]], where: str) -> str | None:
+    """Why the selector matches no experiment of the campaign, or None if it may match."""
+    for parameter, allowed in selector.items():
         if not values[parameter].intersection(allowed):
-            present = ", ".join(map(str, sorted(values[parameter], key=str)))
+            present = ", ".join(sorted(values[parameter])) or "none, it never applies"
+            wanted = allowed[0] if len(allowed) == 1 else list(allowed)
             return (
                 f"{where}.{parameter}: {wanted!r} is not in this campaign "
-                f"(its values of {parameter}: {present or 'none, it never applies'})"
+                f"(its values of {parameter}: {present})"
             )
     return None
-
-
-def _selected_guidelines(
-    config: Mapping[str, Any], catalogue: Mapping[str, Any], source: str
-) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(key path, catalogue entry) of every guideline the campaign selects."""
-    for index, item in enumerate(config["guidelines"]):
-        where = f"{source}: guidelines[{index}]"
-        if isinstance(item, str):
-            if item not in catalogue:
-                raise ConfigError(
-                    f"{where}: unknown guideline '{item}'; the catalogue has: "
-                    f"{', '.join(catalogue)}"
-                )
-            yield f"{where} ({item})", catalogue[item]
-        else:
-            yield where, item
 
 
 def _check_guidelines(
@@ -219,15 +198,17 @@ def _check_guidelines(
     rows: Sequence[Mapping[str, Any]],
     source: str,
 ) -> None:
-    """Every selected guideline must have a comparison whose selectors all may match (a family
-    like GL11 may hold comparisons this campaign does not measure)."""
+    """Ids, inline entries and selector keys are checked by guidelines.resolve; here every
+    selected guideline needs a comparison whose selectors may all match (a family such as
+    GL11 may hold comparisons that this campaign does not measure)."""
     values = _values_in_campaign(config, rows)
-    for where, entry in _selected_guidelines(config, catalogue, source):
+    for index, guideline in enumerate(resolve(config["guidelines"], catalogue, source)):
+        where = f"{source}: guidelines[{index}] ({guideline.id})"
         reasons = [
             [_unmatched(selector, values, f"{where}.{side}") for side, selector in sides.items()]
-            for sides in _comparisons(entry)
+            for sides in _comparison_sides(guideline)
         ]
-        if all(any(reason for reason in comparison) for comparison in reasons):
+        if all(any(comparison) for comparison in reasons):
             first = next(reason for reason in reasons[0] if reason)
             raise ConfigError(f"{first}; the guideline matches no experiment of this campaign")
 
@@ -264,11 +245,3 @@ def load_campaign(path: Path, catalogue_path: Path | None = None) -> dict[str, A
     catalogue_file = catalogue_path or find_repository_file(CATALOGUE, path)
     check_campaign(config, load_catalogue(catalogue_file), source)
     return config
-
-
-def load_catalogue(path: Path) -> dict[str, Any]:
-    """The guideline catalogue (id → entry)."""
-    catalogue = load_yaml(path)
-    if not isinstance(catalogue, dict):
-        raise ConfigError(f"{path}: a guideline catalogue maps guideline ids to entries")
-    return catalogue

@@ -195,6 +195,13 @@ class _Block:
         """The grid row of one combination, or None when it is dropped (see module doc)."""
         op = operations[chosen["op"][1]]
         topology = chosen["topology"][1] if "topology" in chosen else DEFAULTS["topology"]
+        if not suits("topology", topology, op, topology):
+            if "topology" not in chosen:
+                raise ConfigError(
+                    f"{self.key('op', chosen['op'][0])}: '{op.name}' needs a topology "
+                    f"({', '.join(TOPOLOGIES[1:])}); set `topology` in this block"
+                )
+            return None  # if no topology of the block serves the op, the op is reported unused
         row: dict[str, Any] = {}
         for p in PARAMETERS:
             if not applies(p, op, topology):
@@ -205,8 +212,6 @@ class _Block:
                 row[p] = chosen[p][1]
             elif any(suits(p, value, op, topology) for value in self.given[p]):
                 return None
-            elif p == "topology":
-                return None  # no topology of the block serves this op: reported as unused op
             else:
                 row[p] = self.default(p, op, topology)
         return row
@@ -217,26 +222,32 @@ class _Block:
         applicable: set[str],
         operations: Mapping[str, Operation],
     ) -> None:
-        for p in used:
+        """Every given parameter must apply to some row, every given value suit some row.
+
+        Unused ops and topologies are reported first: they are why other parameters apply
+        nowhere."""
+        for p in sorted(used, key=lambda p: p not in ("op", "topology")):
             if p not in applicable and p in APPLIES_WHEN:
                 raise ConfigError(
                     f"{self.path}.{p}: applies to no experiment of this block "
                     f"({p} applies when {APPLIES_WHEN[p]})"
                 )
-        for p, indices in used.items():
-            for index, value in enumerate(self.given[p]):
-                if index in indices:
-                    continue
-                if p == "op" and operations[value].topology_required:
-                    reason = "it needs a topology other than none"
-                elif p in BY_TOPOLOGY:
-                    owners = [t for t, values in BY_TOPOLOGY[p].items() if value in values]
-                    reason = f"it is a {p} of topology {', '.join(owners)}"
-                else:
-                    reason = "no op of the block can use it"
-                raise ConfigError(
-                    f"{self.key(p, index)}: '{value}' suits no experiment of this block ({reason})"
-                )
+            unused = [i for i in range(len(self.given[p])) if i not in used[p]]
+            if not unused:
+                continue
+            value = self.given[p][unused[0]]
+            if p == "op" and operations[value].topology_required:
+                reason = "it needs a topology other than none"
+            elif p == "topology":
+                reason = "every op of the block needs a topology"
+            elif p in BY_TOPOLOGY:
+                owners = [t for t, values in BY_TOPOLOGY[p].items() if value in values]
+                reason = f"it is a {p} of topology {', '.join(owners)}"
+            else:
+                reason = "no op of the block can use it"
+            raise ConfigError(
+                f"{self.key(p, unused[0])}: '{value}' suits no experiment of this block ({reason})"
+            )
 
     def _check_row(self, row: Mapping[str, Any]) -> None:
         if row["nfin"] is not None and row["nfin"] > row["ndim"]:

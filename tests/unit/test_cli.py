@@ -1,0 +1,104 @@
+"""The CLI the rules call: argument checks, exit codes, one-line errors without traceback."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mpiguide.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = {"nrep": 4, "experiments": [{"op": ["allgather", "bcast"], "msg_size": [8, 64]}]}
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_validate_prints_ok(capsys: pytest.CaptureFixture[str]) -> None:
+    config = REPO / "config" / "config.yaml"
+    assert run(["validate", "--config", str(config)], capsys) == (0, f"{config}: ok\n", "")
+
+
+def test_grid_then_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grid = tmp_path / "grid.csv"
+    assert run(["grid", "--config-json", json.dumps(SPEC), "--out", str(grid)], capsys)[0] == 0
+    assert len(grid.read_text().splitlines()) == 1 + 4
+    out = tmp_path / "inputs" / "openmpi" / "1x2" / "run00.csv"
+    argv = ["inputs", "--grid", str(grid), "--seed", "3", "--mpi", "openmpi", "--nodes", "1",
+            "--ppn", "2", "--run", "00", "--out", str(out)]  # fmt: skip
+    assert run(argv, capsys) == (0, "", "")
+    assert sorted(out.read_text().splitlines()) == sorted(grid.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["grid", "--config-json", "{nrep: 1}", "--out", "g.csv"],
+         "mpiguide: error: --config-json: invalid JSON"),
+        (["grid", "--config-json", "[]", "--out", "g.csv"],
+         "mpiguide: error: --config-json: expected a JSON dict"),
+        (["grid", "--config-json", '{"nrep": 1, "experiments": [{"op": "bcats"}]}', "--out", "g"],
+         "mpiguide: error: --config-json: experiments[0].op: unknown operation 'bcats'"),
+        (["grid", "--config-json", '{"nrep": 0, "experiments": []}', "--out", "g.csv"],
+         "mpiguide: error: --config-json: experiments: [] should be non-empty"),
+        (["inputs", "--grid", "missing.csv", "--seed", "1", "--mpi", "a", "--nodes", "1",
+          "--ppn", "2", "--run", "0", "--out", "x.csv"],
+         "mpiguide: error: missing.csv: cannot read"),
+        (["check", "--medians", "m", "--catalogue", "c", "--guidelines-json", "{}",
+          "--analysis-json", "{}", "--outdir", "d"],
+         "mpiguide: error: --guidelines-json: expected a JSON list"),
+        (["validate", "--config", "missing.yaml"], "mpiguide: error: missing.yaml: cannot read"),
+    ],
+)  # fmt: skip
+def test_errors_exit_2_with_one_message(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(argv, capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith(message)
+    assert "Traceback" not in err
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["inputs", "--grid", "g", "--seed", "1", "--mpi", "a;b", "--nodes", "1", "--ppn", "2",
+          "--run", "0", "--out", "x"], "argument --mpi: 'a;b' is not a name"),
+        (["inputs", "--grid", "g", "--seed", "1", "--mpi", "a", "--nodes", "0", "--ppn", "2",
+          "--run", "0", "--out", "x"], "argument --nodes: 0 is less than 1"),
+        (["inputs", "--grid", "g", "--seed", "x", "--mpi", "a", "--nodes", "1", "--ppn", "2",
+          "--run", "0", "--out", "x"], "argument --seed: 'x' is not an integer"),
+        (["grid", "--out", "x"], "the following arguments are required: --config-json"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)  # fmt: skip
+def test_bad_flags_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = run(argv, capsys)
+    assert code == 2 and message in err
+
+
+def test_python_dash_m_entry_point(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mpiguide", "grid", "--config-json", '{"nrep": 1}', "--out", "g"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == (
+        "mpiguide: error: --config-json: (top level): 'experiments' is a required property\n"
+    )

@@ -1,0 +1,181 @@
+"""Campaign config: schema (with defaults, as snakemake fills them) and semantic checks."""
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from snakemake.utils import validate as snakemake_validate
+
+from mpiguide.config import (
+    SCHEMA,
+    check_campaign,
+    find_repository_file,
+    load_campaign,
+    load_schema,
+    validate_schema,
+)
+from mpiguide.errors import ConfigError
+from mpiguide.guidelines import load_catalogue
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = "c.yaml"
+MINIMAL: dict[str, Any] = {
+    "campaign": "t",
+    "mpi": {"openmpi": {}},
+    "deployments": [{"nodes": 1, "ppn": 2}],
+    "experiments": [
+        {
+            "op": ["neighbor_allgather", "neighbor_alltoall"],
+            "topology": "cart",
+            "ndim": 2,
+            "reorder": [0, 1],
+            "msg_size": [8, 64],
+        },
+    ],
+    "guidelines": ["GL4"],
+}
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    return load_schema(REPO)
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> dict[str, Any]:
+    return load_catalogue(REPO / "config" / "guidelines.yaml")
+
+
+def checked(config: dict[str, Any], schema: dict[str, Any], catalogue: dict[str, Any]) -> None:
+    validate_schema(config, schema, SOURCE)
+    check_campaign(config, catalogue, SOURCE)
+
+
+def variant(**changes: Any) -> dict[str, Any]:
+    config = copy.deepcopy(MINIMAL)
+    config.update(copy.deepcopy(changes))
+    return config
+
+
+def test_defaults_are_filled_as_snakemake_fills_them(schema: dict[str, Any]) -> None:
+    ours, theirs = variant(), variant()
+    validate_schema(ours, schema, SOURCE)
+    snakemake_validate(theirs, str(REPO / SCHEMA))
+    assert ours == theirs
+    assert ours["mpi"]["openmpi"] == {
+        "mpicc": "mpicc", "launcher": "mpirun", "srun": "srun --mpi=pmix", "env": {},
+        "modules": [],
+    }  # fmt: skip
+    assert ours["analysis"] == {
+        "varied": "msg_size", "p_thres": 0.001, "v_thres": 1.03, "correction": "none",
+        "confidence": 0.95,
+    }  # fmt: skip
+    assert (ours["seed"], ours["runs"], ours["nrep"], ours["launch"]) == (1, 10, 50, "local")
+
+
+def test_the_demo_campaign_is_valid() -> None:
+    config = load_campaign(REPO / "config" / "config.yaml")
+    assert config["campaign"] == "demo"
+
+
+def test_schema_is_found_from_the_config_checkout_or_the_package(tmp_path: Path) -> None:
+    assert find_repository_file(SCHEMA, REPO / "config" / "config.yaml") == REPO / SCHEMA
+    assert find_repository_file(SCHEMA, tmp_path / "c.yaml") == REPO / SCHEMA
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"campaign": "demo; rm -rf ~"}, r"^c\.yaml: campaign: 'demo; rm -rf ~' does not match"),
+        ({"campaign": ".."}, r"c\.yaml: campaign: "),
+        ({"mpi": {"$(touch x)": {}}}, r"c\.yaml: mpi: name '\$\(touch x\)' is not allowed"),
+        ({"mpi": {"a\nb": {}}}, r"c\.yaml: mpi: name 'a\\nb' is not allowed"),
+        ({"mpi": {"a": {"env": {"A;B": "1"}}}}, r"c\.yaml: mpi\.a\.env: name 'A;B' is not allowed"),
+        ({"mpi": {"a": {"env": {"A": 1}}}}, r"c\.yaml: mpi\.a\.env\.A: 1 is not of type 'string'"),
+        ({"mpi": {"a": {"modules": ["x`id`"]}}}, r"c\.yaml: mpi\.a\.modules\[0\]: "),
+        ({"mpi": {"a": {"lancher": "x"}}}, r"mpi\.a: .*'lancher' was unexpected.*allowed: mpicc"),
+        ({"experiments": [{"op": "bcast", "dtype": ["char", "doble"]}]},
+         r"c\.yaml: experiments\[0\]\.dtype\[1\]: 'doble' is not one of"),
+        ({"experiments": [{"op": "bcast", "msg_size": [8, 8]}]},
+         r"experiments\[0\]\.msg_size: .* non-unique"),
+        ({"deployments": [{"nodes": 0, "ppn": 2}]}, r"deployments\[0\]\.nodes: 0 is less than"),
+        ({"analysis": {"correction": "bonferroni"}}, r"analysis\.correction: 'bonferroni' is not"),
+    ],
+)  # fmt: skip
+def test_schema_errors_name_the_key(
+    schema: dict[str, Any], changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        validate_schema(variant(**changes), schema, SOURCE)
+
+
+def test_all_schema_errors_are_reported_at_once(schema: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError) as error:
+        validate_schema(variant(seed=-1, runs=0), schema, SOURCE)
+    assert str(error.value).splitlines() == [
+        "c.yaml: runs: 0 is less than the minimum of 1",
+        "c.yaml: seed: -1 is less than the minimum of 0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"deployments": [{"nodes": 1, "ppn": 1}]},
+         r"^c\.yaml: deployments\[0\]: 1x1 is 1 rank; a measurement needs at least 2"),
+        ({"deployments": [{"nodes": 1, "ppn": 2}, {"nodes": 1, "ppn": 2}]},
+         r"deployments\[1\]: 1x2 repeats deployments\[0\]"),
+        ({"mpi": {"a": {"launcher": "mpirun 'unbalanced"}}},
+         r"c\.yaml: mpi\.a\.launcher: cannot split"),
+        ({"experiments": [{"op": "neigbor_alltoall", "topology": "cart", "ndim": 1}]},
+         r"c\.yaml: experiments\[0\]\.op: unknown operation 'neigbor_alltoall'; allowed: empty,"),
+        ({"experiments": [{"op": "bcast", "msg_size": 8, "root": [0, 2]}]},
+         r"experiments\[0\]\.root: 2 is not a rank of the smallest deployment \(2 ranks"),
+        ({"guidelines": ["GL4", "GL99"]}, r"c\.yaml: guidelines\[1\]: unknown guideline 'GL99'"),
+        ({"guidelines": ["GL7"]},
+         r"guidelines\[0\] \(GL7\)\.lhs\.op: 'allgather' is not in this campaign"),
+        ({"guidelines": [{"id": "mine", "source": "s", "text": "t", "relation": "le",
+                          "lhs": {"reorder": 1}, "rhs": {"oder": 0}}]},
+         r"c\.yaml: guidelines\[0\]\.rhs\.oder: not a parameter"),
+        ({"guidelines": [{"id": "mine", "source": "s", "text": "t", "relation": "le",
+                          "lhs": {"mpi": "openmpi"}, "rhs": {"mpi": "mpich"}}]},
+         r"guidelines\[0\] \(mine\)\.rhs\.mpi: 'mpich' is not in this campaign"),
+        ({"analysis": {"varied": "ndim"}},
+         r"c\.yaml: analysis\.varied: 'ndim' takes one value only .*vary: op, msg_size, reorder"),
+        ({"analysis": {"varied": "mpi"}}, r"analysis\.varied: 'mpi' is not a grid parameter"),
+    ],
+)  # fmt: skip
+def test_semantic_errors_name_the_key(
+    schema: dict[str, Any], catalogue: dict[str, Any], changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        checked(variant(**changes), schema, catalogue)
+
+
+def test_a_guideline_family_needs_only_one_matching_comparison(
+    schema: dict[str, Any], catalogue: dict[str, Any]
+) -> None:
+    # GL11 compares FMAJ, LMAJ and LINEAR with RAND; a campaign measuring FMAJ and RAND is fine
+    experiments = [{"op": "neighbor_alltoall", "topology": "moore", "ndim": 2, "msg_size": [8, 16],
+                    "ordering": ["FMAJ", "RAND"]}]  # fmt: skip
+    checked(variant(experiments=experiments, guidelines=["GL11"]), schema, catalogue)
+    experiments[0]["ordering"] = ["FMAJ"]
+    with pytest.raises(ConfigError, match=r"guidelines\[0\] \(GL11\)\.pairs\[0\]\.rhs\.ordering"):
+        checked(variant(experiments=experiments, guidelines=["GL11"]), schema, catalogue)
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_text("campaign: x\nmpi: {a: [\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml:3: invalid YAML"):
+        load_campaign(bad)
+    with pytest.raises(ConfigError, match=r"nope\.yaml: cannot read"):
+        load_campaign(tmp_path / "nope.yaml")
+
+
+def test_round_trip_through_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(MINIMAL))
+    assert load_campaign(path)["runs"] == 10

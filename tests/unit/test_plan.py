@@ -1,0 +1,109 @@
+"""Shuffled run inputs: reproducible, independent per (mpi, deployment, run), complete."""
+
+import csv
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from mpiguide.errors import DataError
+from mpiguide.grid import COLUMNS, build_grid, write_grid
+from mpiguide.plan import run_seed, write_run_input
+
+SPEC = {
+    "nrep": 3,
+    "experiments": [
+        {"op": ["allgather", "alltoall", "bcast"], "msg_size": [8, 64, 512, 4096], "root": [0, 1]}
+    ],
+}
+
+
+@pytest.fixture
+def grid_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "grid.csv"
+    write_grid(build_grid(SPEC), path)
+    return path
+
+
+def make_input(grid_csv: Path, out: Path, mpi: str = "openmpi", nodes: int = 1, ppn: int = 2,
+               run: int = 0) -> bytes:  # fmt: skip
+    write_run_input(grid_csv, 1, mpi, nodes, ppn, run, out)
+    return out.read_bytes()
+
+
+def test_seed_is_a_stable_digest_not_pythons_hash() -> None:
+    digest = hashlib.sha256(b'[1, "openmpi", 1, 2, 0]').digest()
+    assert run_seed(1, "openmpi", 1, 2, 0) == int.from_bytes(digest[:16], "little")
+    assert run_seed(1, "openmpi", 1, 2, 0) == 117326638355173977750705122786502463535
+
+
+def test_same_grid_twice_gives_identical_grid_and_inputs(tmp_path: Path, grid_csv: Path) -> None:
+    again = tmp_path / "again.csv"
+    write_grid(build_grid(SPEC), again)
+    assert again.read_bytes() == grid_csv.read_bytes()
+    assert make_input(grid_csv, tmp_path / "a.csv") == make_input(again, tmp_path / "b.csv")
+
+
+def test_each_run_holds_every_experiment_once_in_its_own_order(
+    tmp_path: Path, grid_csv: Path
+) -> None:
+    with grid_csv.open() as f:
+        grid_rows = sorted(f.read().splitlines()[1:])
+    orders = []
+    for run in range(3):
+        lines = make_input(grid_csv, tmp_path / f"run{run}.csv", run=run).decode().splitlines()
+        assert lines[0] == ",".join(COLUMNS)
+        assert sorted(lines[1:]) == grid_rows
+        orders.append(lines[1:])
+    assert len({tuple(order) for order in orders}) == 3
+
+
+def test_adding_runs_or_deployments_keeps_existing_inputs(tmp_path: Path, grid_csv: Path) -> None:
+    # a campaign of 2 runs on 1x2 ...
+    before = {run: make_input(grid_csv, tmp_path / f"x{run}.csv", run=run) for run in range(2)}
+    # ... grows to 4 runs and a second deployment: the first inputs are byte for byte the same
+    after = {run: make_input(grid_csv, tmp_path / f"y{run}.csv", run=run) for run in range(4)}
+    make_input(grid_csv, tmp_path / "z.csv", nodes=1, ppn=4)
+    assert {run: after[run] for run in before} == before
+    assert make_input(grid_csv, tmp_path / "other.csv", mpi="mpich") != before[0]
+
+
+def test_columns_come_out_in_kernel_order_whatever_the_grid_order(
+    tmp_path: Path, grid_csv: Path
+) -> None:
+    with grid_csv.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    shuffled = tmp_path / "shuffled.csv"
+    with shuffled.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(reversed(COLUMNS)))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert make_input(shuffled, tmp_path / "a.csv") == make_input(grid_csv, tmp_path / "b.csv")
+
+
+def test_root_beyond_the_deployment_is_refused(tmp_path: Path, grid_csv: Path) -> None:
+    grid_1rank_roots = tmp_path / "g.csv"
+    text = grid_csv.read_text().replace(",1,dissemination", ",5,dissemination")
+    grid_1rank_roots.write_text(text)
+    with pytest.raises(DataError, match=r"g\.csv:\d+: root 5 is not a rank of 1x2"):
+        make_input(grid_1rank_roots, tmp_path / "out.csv")
+    assert not list(tmp_path.glob("out.csv*"))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("exp_id,op\n0,bcast\n", r"bad\.csv:1: missing columns msg_size, dtype"),
+        (",".join(COLUMNS) + "\n", r"bad\.csv: holds no experiment"),
+    ],
+)
+def test_bad_grid_files(tmp_path: Path, content: str, message: str) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(content)
+    with pytest.raises(DataError, match=message):
+        make_input(bad, tmp_path / "out.csv")
+
+
+def test_missing_grid(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"nope\.csv: cannot read"):
+        make_input(tmp_path / "nope.csv", tmp_path / "out.csv")
