@@ -1,0 +1,50 @@
+/* One row of INPUT.csv after validation: plain data, broadcast from rank 0 as bytes. */
+#ifndef MPIGUIDE_EXPERIMENT_H
+#define MPIGUIDE_EXPERIMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KERNEL_VERSION "0.1.0"
+#define MAX_DIMS 8
+
+enum dtype { DTYPE_CHAR, DTYPE_INT, DTYPE_FLOAT, DTYPE_DOUBLE, DTYPE_COUNT };
+enum topology_kind { TOPO_NONE, TOPO_CART, TOPO_VONNEUMANN, TOPO_MOORE, TOPO_FULL, TOPO_COUNT };
+enum ordering { ORDER_NONE, ORDER_FMAJ, ORDER_LMAJ, ORDER_RAND, ORDER_LINEAR, ORDER_COUNT };
+enum constructor {
+    CONSTRUCTOR_NONE,
+    CONSTRUCTOR_CART,
+    CONSTRUCTOR_GRAPH,
+    CONSTRUCTOR_GRAPH_ADJ,
+    CONSTRUCTOR_NODECART,
+    CONSTRUCTOR_COUNT
+};
+enum sync_kind { SYNC_DISSEMINATION, SYNC_BARRIER, SYNC_COUNT };
+
+/* Parameters that do not apply hold their neutral value (0, *_NONE). */
+struct experiment {
+    int64_t exp_id;
+    int64_t line; /* line of INPUT.csv, for messages */
+    int op;       /* index into the operation table */
+    int64_t msg_size;
+    enum dtype dtype;
+    int nrep;
+    int64_t work;
+    enum topology_kind topology;
+    int ndim, nfin, radius;
+    enum ordering ordering;
+    enum constructor constructor;
+    int reorder;
+    int root;
+    enum sync_kind sync;
+    double max_time;
+};
+
+/* Bytes of one element of a dtype (char is one byte). */
+static inline size_t dtype_size(enum dtype d)
+{
+    static const size_t sizes[DTYPE_COUNT] = {1, sizeof(int), sizeof(float), sizeof(double)};
+    return sizes[d];
+}
+
+#endif

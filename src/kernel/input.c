@@ -1,0 +1,487 @@
+#include "input.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "operations.h"
+#include "sync.h"
+#include "topology.h"
+
+/* Repetitions are kept in memory per experiment (8 bytes each, twice on rank 0). */
+#define MAX_NREP 10000000
+/* Buffers are addressed with int counts and displacements. */
+#define MAX_BUFFER_BYTES INT32_MAX
+
+enum column {
+    COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
+    COL_NFIN, COL_RADIUS, COL_ORDERING, COL_CONSTRUCTOR, COL_REORDER, COL_ROOT, COL_SYNC,
+    COL_MAX_TIME, COL_COUNT
+};
+
+static const char *const column_names[COL_COUNT] = {
+    "exp_id", "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim",
+    "nfin", "radius", "ordering", "constructor", "reorder", "root", "sync", "max_time",
+};
+static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "double"};
+static const char *const topology_names[TOPO_COUNT] = {"none", "cart", "vonneumann", "moore",
+                                                       "full"};
+static const char *const ordering_names[ORDER_COUNT] = {"", "FMAJ", "LMAJ", "RAND", "LINEAR"};
+static const char *const constructor_names[CONSTRUCTOR_COUNT] = {"", "cart", "graph",
+                                                                 "graph_adj", "nodecart"};
+
+/* Where a message points: file and line. */
+struct source {
+    const char *path;
+    long long line;
+};
+
+__attribute__((format(printf, 2, 3))) static int reject(const struct source *at,
+                                                        const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    fprintf(stderr, "%s:%lld: ", at->path, at->line);
+    vfprintf(stderr, fmt, args);
+    fputc('\n', stderr);
+    va_end(args);
+    return -1;
+}
+
+/* ---- cells ---------------------------------------------------------------------------- */
+
+static int parse_integer(const struct source *at, enum column col, const char *cell,
+                         long long min, long long max, long long *out)
+{
+    const char *name = column_names[col];
+    const char *digits = cell[0] == '-' ? cell + 1 : cell;
+    if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits))
+        return reject(at, "column '%s': '%s' is not an integer", name, cell);
+    if (cell[0] == '-' && strspn(digits, "0") != strlen(digits))
+        return reject(at, "column '%s': %s is negative", name, cell);
+    errno = 0;
+    long long v = strtoll(cell, NULL, 10);
+    if (errno == ERANGE || v > max)
+        return reject(at, "column '%s': %s is too large (at most %lld)", name, cell, max);
+    if (v < min)
+        return reject(at, "column '%s': %s is too small (at least %lld)", name, cell, min);
+    *out = v;
+    return 0;
+}
+
+static int parse_seconds(const struct source *at, const char *cell, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(cell, &end);
+    if (cell[0] == '\0' || *end != '\0' || cell[0] == ' ' || errno == ERANGE || !isfinite(v))
+        return reject(at, "column 'max_time': '%s' is not a number of seconds", cell);
+    if (v < 0)
+        return reject(at, "column 'max_time': %s is negative", cell);
+    *out = v;
+    return 0;
+}
+
+/* Index of cell among names (empty names skipped), or a message listing the allowed ones. */
+static int parse_name(const struct source *at, enum column col, const char *cell,
+                      const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (names[i][0] != '\0' && strcmp(cell, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char allowed[256] = "";
+    for (int i = 0; i < n; i++)
+        if (names[i][0] != '\0') {
+            if (allowed[0])
+                strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
+            strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
+        }
+    return reject(at, "column '%s': unknown value '%s' (allowed: %s)", column_names[col], cell,
+                  allowed);
+}
+
+/* ---- rows ------------------------------------------------------------------------------ */
+
+static int is_grid(enum topology_kind t)
+{
+    return t == TOPO_CART || t == TOPO_VONNEUMANN || t == TOPO_MOORE;
+}
+
+static int is_stencil(enum topology_kind t)
+{
+    return t == TOPO_VONNEUMANN || t == TOPO_MOORE;
+}
+
+/* docs/architecture.md, "Parameter applicability". */
+static int column_applies(enum column col, const struct operation *op, enum topology_kind t)
+{
+    switch (col) {
+    case COL_MSG_SIZE:
+    case COL_DTYPE:
+        return op->msg_size != MSG_NONE;
+    case COL_ROOT:
+        return operation_has(op, OP_ROOT);
+    case COL_WORK:
+        return operation_has(op, OP_NONBLOCKING);
+    case COL_NDIM:
+    case COL_NFIN:
+        return is_grid(t);
+    case COL_RADIUS:
+        return is_stencil(t);
+    case COL_ORDERING:
+    case COL_CONSTRUCTOR:
+    case COL_REORDER:
+        return t != TOPO_NONE;
+    default:
+        return 1;
+    }
+}
+
+static int ordering_fits(enum ordering o, enum topology_kind t)
+{
+    if (is_stencil(t))
+        return o == ORDER_FMAJ || o == ORDER_LMAJ || o == ORDER_RAND;
+    return t == TOPO_FULL && (o == ORDER_LINEAR || o == ORDER_RAND);
+}
+
+static int constructor_fits(enum constructor c, enum topology_kind t)
+{
+    if (t == TOPO_CART)
+        return c == CONSTRUCTOR_CART || c == CONSTRUCTOR_NODECART;
+    return c == CONSTRUCTOR_GRAPH || c == CONSTRUCTOR_GRAPH_ADJ;
+}
+
+/* The cells of one row, by column; NULL for a column the file does not have. */
+typedef const char *row_cells[COL_COUNT];
+
+static int cell_given(const row_cells cells, enum column col)
+{
+    return cells[col] && cells[col][0] != '\0';
+}
+
+static int parse_row(const struct source *at, const row_cells cells, int nprocs,
+                     struct experiment *exp)
+{
+    long long v;
+    int choice;
+    memset(exp, 0, sizeof *exp);
+    exp->line = at->line;
+
+    if (!cell_given(cells, COL_EXP_ID))
+        return reject(at, "column 'exp_id' is empty");
+    if (parse_integer(at, COL_EXP_ID, cells[COL_EXP_ID], 0, INT64_MAX, &v))
+        return -1;
+    exp->exp_id = v;
+    if (!cell_given(cells, COL_OP))
+        return reject(at, "column 'op' is empty");
+    exp->op = operation_find(cells[COL_OP]);
+    if (exp->op < 0)
+        return reject(at, "column 'op': unknown operation '%s' (mpiguide-bench --list-ops)",
+                      cells[COL_OP]);
+    const struct operation *op = &operation_table[exp->op];
+    exp->topology = TOPO_NONE;
+    if (cell_given(cells, COL_TOPOLOGY)) {
+        if (parse_name(at, COL_TOPOLOGY, cells[COL_TOPOLOGY], topology_names, TOPO_COUNT,
+                       &choice))
+            return -1;
+        exp->topology = (enum topology_kind)choice;
+    }
+    const enum topology_kind t = exp->topology;
+    for (int col = 0; col < COL_COUNT; col++)
+        if (cell_given(cells, col) && !column_applies(col, op, t)) {
+            int by_op = col == COL_MSG_SIZE || col == COL_DTYPE || col == COL_ROOT ||
+                        col == COL_WORK;
+            return reject(at, "column '%s' does not apply to %s %s", column_names[col],
+                          by_op ? "op" : "topology", by_op ? op->name : topology_names[t]);
+        }
+    if (operation_has(op, OP_TOPOLOGY_REQUIRED) && t == TOPO_NONE)
+        return reject(at, "op %s needs a topology (column 'topology' is none)", op->name);
+
+    exp->dtype = DTYPE_CHAR;
+    if (cell_given(cells, COL_DTYPE)) {
+        if (parse_name(at, COL_DTYPE, cells[COL_DTYPE], dtype_names, DTYPE_COUNT, &choice))
+            return -1;
+        exp->dtype = (enum dtype)choice;
+    }
+    if (op->msg_size != MSG_NONE) {
+        if (!cell_given(cells, COL_MSG_SIZE))
+            return reject(at, "column 'msg_size' is required for op %s", op->name);
+        if (parse_integer(at, COL_MSG_SIZE, cells[COL_MSG_SIZE], 0, MAX_BUFFER_BYTES, &v))
+            return -1;
+        exp->msg_size = v;
+        if (v % (long long)dtype_size(exp->dtype) != 0)
+            return reject(at, "column 'msg_size': %lld is not a multiple of the size of %s (%zu)",
+                          v, dtype_names[exp->dtype], dtype_size(exp->dtype));
+    }
+    if (!cell_given(cells, COL_NREP))
+        return reject(at, "column 'nrep' is empty");
+    if (parse_integer(at, COL_NREP, cells[COL_NREP], 1, MAX_NREP, &v))
+        return -1;
+    exp->nrep = (int)v;
+    if (cell_given(cells, COL_WORK)) {
+        if (parse_integer(at, COL_WORK, cells[COL_WORK], 0, INT64_MAX, &v))
+            return -1;
+        exp->work = v;
+    }
+
+    if (is_grid(t)) {
+        if (!cell_given(cells, COL_NDIM))
+            return reject(at, "column 'ndim' is required for topology %s", topology_names[t]);
+        if (parse_integer(at, COL_NDIM, cells[COL_NDIM], 1, MAX_DIMS, &v))
+            return -1;
+        exp->ndim = (int)v;
+        if (cell_given(cells, COL_NFIN)) {
+            if (parse_integer(at, COL_NFIN, cells[COL_NFIN], 0, INT32_MAX, &v))
+                return -1;
+            if (v > exp->ndim)
+                return reject(at, "column 'nfin': %lld exceeds ndim (%d)", v, exp->ndim);
+            exp->nfin = (int)v;
+        }
+    }
+    if (is_stencil(t)) {
+        exp->radius = 1;
+        if (cell_given(cells, COL_RADIUS)) {
+            if (parse_integer(at, COL_RADIUS, cells[COL_RADIUS], 1, INT32_MAX, &v))
+                return -1;
+            exp->radius = (int)v;
+        }
+        exp->ordering = ORDER_FMAJ;
+    }
+    if (t == TOPO_FULL)
+        exp->ordering = ORDER_LINEAR;
+    if (cell_given(cells, COL_ORDERING)) {
+        if (parse_name(at, COL_ORDERING, cells[COL_ORDERING], ordering_names, ORDER_COUNT,
+                       &choice))
+            return -1;
+        exp->ordering = (enum ordering)choice;
+        if (!ordering_fits(exp->ordering, t))
+            return reject(at, "column 'ordering': %s does not exist for topology %s",
+                          cells[COL_ORDERING], topology_names[t]);
+    }
+    if (t != TOPO_NONE) {
+        exp->constructor = t == TOPO_CART ? CONSTRUCTOR_CART : CONSTRUCTOR_GRAPH_ADJ;
+        if (cell_given(cells, COL_CONSTRUCTOR)) {
+            if (parse_name(at, COL_CONSTRUCTOR, cells[COL_CONSTRUCTOR], constructor_names,
+                           CONSTRUCTOR_COUNT, &choice))
+                return -1;
+            exp->constructor = (enum constructor)choice;
+            if (!constructor_fits(exp->constructor, t))
+                return reject(at, "column 'constructor': %s does not fit topology %s",
+                              cells[COL_CONSTRUCTOR], topology_names[t]);
+        }
+        /* The hook for the node-aware Cartesian constructor (docs/kernel.md). */
+        if (exp->constructor == CONSTRUCTOR_NODECART)
+            return reject(at, "column 'constructor': nodecart is not yet implemented");
+        if (cell_given(cells, COL_REORDER)) {
+            if (parse_integer(at, COL_REORDER, cells[COL_REORDER], 0, 1, &v))
+                return -1;
+            exp->reorder = (int)v;
+        }
+    }
+    if (cell_given(cells, COL_ROOT)) {
+        if (parse_integer(at, COL_ROOT, cells[COL_ROOT], 0, INT32_MAX, &v))
+            return -1;
+        if (v >= nprocs)
+            return reject(at, "column 'root': %lld is not a rank (the run has %d ranks)", v,
+                          nprocs);
+        exp->root = (int)v;
+    }
+    exp->sync = SYNC_DISSEMINATION;
+    if (cell_given(cells, COL_SYNC)) {
+        const char *sync_names[SYNC_COUNT];
+        for (int k = 0; k < SYNC_COUNT; k++)
+            sync_names[k] = sync_method_get((enum sync_kind)k)->name;
+        if (parse_name(at, COL_SYNC, cells[COL_SYNC], sync_names, SYNC_COUNT, &choice))
+            return -1;
+        exp->sync = (enum sync_kind)choice;
+    }
+    if (cell_given(cells, COL_MAX_TIME) && parse_seconds(at, cells[COL_MAX_TIME], &exp->max_time))
+        return -1;
+
+    /* The largest buffer must stay addressable with int counts and displacements. */
+    long long blocks = op->msg_size == MSG_PER_NEIGHBOR  ? topology_max_degree(exp, nprocs)
+                       : op->msg_size == MSG_PER_PROCESS ? nprocs
+                                                         : 1;
+    if (blocks > 0 && exp->msg_size > MAX_BUFFER_BYTES / blocks)
+        return reject(at, "column 'msg_size': %lld bytes x %lld blocks exceeds %d bytes",
+                      (long long)exp->msg_size, blocks, MAX_BUFFER_BYTES);
+    if (is_stencil(t) && topology_max_degree(exp, nprocs) >= INT32_MAX / MAX_DIMS)
+        return reject(at, "column 'radius': a radius of %d in %d dimensions is too large",
+                      exp->radius, exp->ndim);
+    return 0;
+}
+
+/* ---- lines ------------------------------------------------------------------------------ */
+
+/* Removes the line end (LF or CRLF). */
+static void chomp(char *line)
+{
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+}
+
+/* Splits line in place at commas; returns the number of fields (at most max). */
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    for (char *p = line;; p++) {
+        if (n < max)
+            fields[n] = p;
+        n++;
+        p = strchr(p, ',');
+        if (!p)
+            return n;
+        *p = '\0';
+    }
+}
+
+static int parse_header(const struct source *at, char *line, int *column_of_field, int *nfields)
+{
+    char *fields[COL_COUNT + 1];
+    int n = split(line, fields, COL_COUNT + 1);
+    if (n > COL_COUNT)
+        return reject(at, "header has %d columns, more than the %d known ones", n, COL_COUNT);
+    int seen[COL_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        int col = -1;
+        for (int c = 0; c < COL_COUNT; c++)
+            if (strcmp(fields[i], column_names[c]) == 0)
+                col = c;
+        if (col < 0)
+            return reject(at, "unknown column '%s'", fields[i]);
+        if (seen[col]++)
+            return reject(at, "column '%s' appears twice", fields[i]);
+        column_of_field[i] = col;
+    }
+    static const enum column required[] = {COL_EXP_ID, COL_OP, COL_NREP};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!seen[required[i]])
+            return reject(at, "missing column '%s'", column_names[required[i]]);
+    *nfields = n;
+    return 0;
+}
+
+static int compare_by_id(const void *a, const void *b)
+{
+    const struct experiment *x = a, *y = b;
+    if (x->exp_id != y->exp_id)
+        return x->exp_id < y->exp_id ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int check_unique_ids(const char *path, const struct experiment *exps, size_t n)
+{
+    struct experiment *sorted = malloc(n * sizeof *sorted);
+    if (!sorted) {
+        fprintf(stderr, "%s: out of memory checking exp_id uniqueness\n", path);
+        return -1;
+    }
+    memcpy(sorted, exps, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, compare_by_id);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++)
+        if (sorted[i].exp_id == sorted[i - 1].exp_id) {
+            struct source at = {path, sorted[i].line};
+            rc = reject(&at, "duplicate exp_id %lld (first on line %lld)",
+                        (long long)sorted[i].exp_id, (long long)sorted[i - 1].line);
+        }
+    free(sorted);
+    return rc;
+}
+
+static int read_rows(FILE *file, struct source *at, struct experiment **out, size_t *count,
+                     int nprocs)
+{
+    char *line = NULL;
+    size_t capacity = 0, n = 0, allocated = 0;
+    struct experiment *exps = NULL;
+    int column_of_field[COL_COUNT], nfields = 0, rc = 0;
+    long long blank_line = 0; /* first empty line not yet followed by a row */
+
+    if (getline(&line, &capacity, file) < 0) {
+        at->line = 1;
+        rc = reject(at, "empty file (expected a header row)");
+        goto done;
+    }
+    at->line = 1;
+    chomp(line);
+    /* A UTF-8 byte order mark from a spreadsheet is not part of the first column's name. */
+    char *header = strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
+    if ((rc = parse_header(at, header, column_of_field, &nfields)) != 0)
+        goto done;
+
+    while (getline(&line, &capacity, file) >= 0) {
+        at->line++;
+        chomp(line);
+        if (line[0] == '\0') {
+            if (!blank_line)
+                blank_line = at->line;
+            continue;
+        }
+        if (blank_line) {
+            at->line = blank_line;
+            rc = reject(at, "empty line (only trailing empty lines are allowed)");
+            goto done;
+        }
+        char *fields[COL_COUNT + 1];
+        int found = split(line, fields, COL_COUNT + 1);
+        if (found != nfields) {
+            rc = reject(at, "%d fields, but the header has %d columns", found, nfields);
+            goto done;
+        }
+        row_cells cells = {0};
+        for (int i = 0; i < nfields; i++)
+            cells[column_of_field[i]] = fields[i];
+        if (n == allocated) {
+            allocated = allocated ? 2 * allocated : 256;
+            struct experiment *grown = realloc(exps, allocated * sizeof *exps);
+            if (!grown) {
+                rc = reject(at, "out of memory");
+                goto done;
+            }
+            exps = grown;
+        }
+        if ((rc = parse_row(at, cells, nprocs, &exps[n])) != 0)
+            goto done;
+        n++;
+    }
+    if (ferror(file)) {
+        rc = reject(at, "read error: %s", strerror(errno));
+        goto done;
+    }
+    if (n == 0) {
+        at->line = 1;
+        rc = reject(at, "no experiments (the file has only a header row)");
+        goto done;
+    }
+    rc = check_unique_ids(at->path, exps, n);
+done:
+    free(line);
+    if (rc != 0) {
+        free(exps);
+        return rc;
+    }
+    *out = exps;
+    *count = n;
+    return 0;
+}
+
+int input_read(const char *path, int nprocs, struct experiment **experiments, size_t *count)
+{
+    struct source at = {path, 0};
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int rc = read_rows(file, &at, experiments, count, nprocs);
+    fclose(file);
+    return rc;
+}

@@ -1,0 +1,13 @@
+/* INPUT.csv: parsing and validation (rank 0), before anything is measured. */
+#ifndef MPIGUIDE_INPUT_H
+#define MPIGUIDE_INPUT_H
+
+#include <stddef.h>
+
+#include "experiment.h"
+
+/* Reads and validates the whole file for a run on nprocs ranks. On success returns 0 and a
+   malloc'ed array; otherwise prints "PATH:LINE: message" to stderr and returns -1. */
+int input_read(const char *path, int nprocs, struct experiment **experiments, size_t *count);
+
+#endif

@@ -1,0 +1,323 @@
+/* mpiguide-bench: command line and the run of all experiments (DESIGN.md §2, §3). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "check.h"
+#include "input.h"
+#include "measure.h"
+#include "node.h"
+#include "operations.h"
+#include "output.h"
+#include "sha256.h"
+#include "topology.h"
+
+static const char usage_text[] =
+    "usage: mpiguide-bench [options] INPUT.csv OUTPUT.csv   (started by mpirun/srun)\n"
+    "       mpiguide-bench --dump-topology [options] INPUT.csv\n"
+    "       mpiguide-bench --list-ops\n"
+    "options:\n"
+    "  --nprocs N       fail unless MPI_COMM_WORLD has N ranks\n"
+    "  --verify         run every experiment once on patterned data and check it first\n"
+    "  --node-size K    treat each K consecutive ranks as one node (default: shared memory)\n"
+    "  --dump-topology  print every rank's neighbour lists instead of measuring\n"
+    "  --list-ops       print the operation table (TSV) and exit\n"
+    "  --help           print this text\n";
+
+struct options {
+    int nprocs, node_size, verify, dump_topology, list_ops, help;
+    const char *input, *output;
+    char error[256];
+};
+
+/* Value of an option "--name N" or "--name=N": a positive int. */
+static int option_count(int argc, char **argv, int *i, const char *name, int *out,
+                        struct options *opt)
+{
+    size_t len = strlen(name);
+    const char *value;
+    if (strcmp(argv[*i], name) == 0) {
+        if (*i + 1 >= argc) {
+            snprintf(opt->error, sizeof opt->error, "%s needs a value", name);
+            return -1;
+        }
+        value = argv[++*i];
+    } else if (strncmp(argv[*i], name, len) == 0 && argv[*i][len] == '=') {
+        value = argv[*i] + len + 1;
+    } else {
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (value[0] == '\0' || *end != '\0' || errno == ERANGE || v < 1 || v > 1 << 30) {
+        snprintf(opt->error, sizeof opt->error, "%s: '%s' is not a positive integer", name,
+                 value);
+        return -1;
+    }
+    *out = (int)v;
+    return 1;
+}
+
+static int parse_options(int argc, char **argv, struct options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    const char *positional[2];
+    int npositional = 0;
+    for (int i = 1; i < argc; i++) {
+        int taken = option_count(argc, argv, &i, "--nprocs", &opt->nprocs, opt);
+        if (taken == 0)
+            taken = option_count(argc, argv, &i, "--node-size", &opt->node_size, opt);
+        if (taken < 0)
+            return -1;
+        if (taken > 0)
+            continue;
+        if (strcmp(argv[i], "--verify") == 0)
+            opt->verify = 1;
+        else if (strcmp(argv[i], "--dump-topology") == 0)
+            opt->dump_topology = 1;
+        else if (strcmp(argv[i], "--list-ops") == 0)
+            opt->list_ops = 1;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            opt->help = 1;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            snprintf(opt->error, sizeof opt->error, "unknown option '%s'", argv[i]);
+            return -1;
+        } else if (npositional < 2) {
+            positional[npositional++] = argv[i];
+        } else {
+            snprintf(opt->error, sizeof opt->error, "unexpected argument '%s'", argv[i]);
+            return -1;
+        }
+    }
+    if (opt->list_ops || opt->help)
+        return 0;
+    int wanted = opt->dump_topology ? 1 : 2;
+    if (npositional != wanted) {
+        snprintf(opt->error, sizeof opt->error, "expected %s, got %d argument%s",
+                 wanted == 1 ? "INPUT.csv" : "INPUT.csv and OUTPUT.csv", npositional,
+                 npositional == 1 ? "" : "s");
+        return -1;
+    }
+    opt->input = positional[0];
+    opt->output = wanted == 2 ? positional[1] : NULL;
+    return 0;
+}
+
+/* Rank 0's status, shared so that every rank takes the same way out. */
+static int agree(int status)
+{
+    MPI_CHECK(MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    return status;
+}
+
+/* Rank 0 reads and validates; the others receive the experiments. Returns 0 or -1. */
+static int load_experiments(const char *path, struct experiment **exps, size_t *count)
+{
+    int rank, size;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    int status = rank == 0 ? input_read(path, size, exps, count) : 0;
+    if (agree(status) != 0)
+        return -1;
+    unsigned long long n = *count;
+    MPI_CHECK(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
+    if (rank != 0)
+        *exps = xmalloc((size_t)n * sizeof **exps);
+    *count = (size_t)n;
+    /* In pieces: a count is an int. */
+    const size_t piece = (size_t)1 << 30;
+    unsigned char *bytes = (unsigned char *)*exps;
+    for (size_t done = 0, total = *count * sizeof **exps; done < total; done += piece) {
+        size_t len = total - done < piece ? total - done : piece;
+        MPI_CHECK(MPI_Bcast(bytes + done, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD));
+    }
+    return 0;
+}
+
+/* Host name of every node (its leader's), on rank 0. */
+static char **node_hosts(const struct node_info *node)
+{
+    int rank, size, length;
+    char name[MPI_MAX_PROCESSOR_NAME] = "";
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    MPI_CHECK(MPI_Get_processor_name(name, &length));
+    char *all = rank == 0 ? xmalloc((size_t)size * MPI_MAX_PROCESSOR_NAME) : NULL;
+    MPI_CHECK(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
+                         MPI_CHAR, 0, MPI_COMM_WORLD));
+    if (rank != 0)
+        return NULL;
+    char **hosts = xcalloc((size_t)node->node_count, sizeof *hosts);
+    for (int r = 0; r < size; r++) {
+        const char *host = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
+        if (!hosts[node->node_of[r]]) {
+            hosts[node->node_of[r]] = xmalloc(strlen(host) + 1);
+            strcpy(hosts[node->node_of[r]], host);
+        }
+    }
+    free(all);
+    return hosts;
+}
+
+static void dump_topologies(const struct experiment *exps, size_t count, MPI_Comm world,
+                            const struct node_info *node)
+{
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(world, &rank));
+    if (rank == 0)
+        fputs("exp_id\trank\tworld_rank\tsources\tdestinations\n", stdout);
+    for (size_t i = 0; i < count; i++) {
+        if (exps[i].topology == TOPO_NONE)
+            continue;
+        struct topology topo;
+        topology_create(&exps[i], world, node, &topo);
+        topology_dump(stdout, &exps[i], &topo);
+        topology_free(&topo);
+    }
+}
+
+/* One experiment: build, verify, measure, write. Returns 0, or -1 if --verify failed. */
+static int run_experiment(const struct experiment *exp, const struct options *opt,
+                          MPI_Comm world, MPI_Comm sync_comm, const struct node_info *node,
+                          struct output *out)
+{
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(sync_comm, &rank));
+    struct topology topo;
+    const struct topology *topo_used = NULL;
+    MPI_Comm comm = world;
+    if (exp->topology != TOPO_NONE) {
+        topology_create(exp, world, node, &topo);
+        topo_used = &topo;
+        comm = topo.comm;
+    }
+    struct op_context ctx;
+    operations_context_create(&ctx, exp, comm, world, topo_used, node);
+    int status = 0;
+    if (opt->verify && measure_verify(&ctx, sync_comm) != 0)
+        status = -1;
+    if (status == 0) {
+        double *dt = xmalloc((size_t)exp->nrep * sizeof *dt);
+        double *max_dt = rank == 0 ? xmalloc((size_t)exp->nrep * sizeof *max_dt) : NULL;
+        int reps = measure_run(&ctx, sync_comm, dt);
+        MPI_CHECK(MPI_Reduce(dt, max_dt, reps, MPI_DOUBLE, MPI_MAX, 0, sync_comm));
+        struct locality loc;
+        if (topo_used)
+            node_locality(node, comm, topo.nb.destinations, topo.nb.outdegree, &loc);
+        if (rank == 0)
+            output_experiment(out, exp, operation_table[exp->op].name, reps, max_dt, topo_used,
+                              topo_used ? &loc : NULL);
+        free(dt);
+        free(max_dt);
+    }
+    operations_context_free(&ctx);
+    if (topo_used)
+        topology_free(&topo);
+    return status;
+}
+
+static int run(const struct options *opt, const struct experiment *exps, size_t count, int argc,
+               char **argv)
+{
+    int rank, size;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    /* Separate communicators, so synchronisation messages never meet an operation's. */
+    MPI_Comm world, sync_comm;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &world));
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &sync_comm));
+    struct node_info node;
+    node_info_create(MPI_COMM_WORLD, opt->node_size, &node);
+    int rc = EXIT_OK;
+
+    if (opt->dump_topology) {
+        dump_topologies(exps, count, world, &node);
+        goto done;
+    }
+    char **hosts = node_hosts(&node);
+    struct output out;
+    int status = 0;
+    if (rank == 0) {
+        struct run_info info = {.argc = argc, .argv = argv, .input_path = opt->input,
+                                .nprocs = size, .node = &node,
+                                .node_size_option = opt->node_size, .hosts = hosts,
+                                .verify = opt->verify};
+        if (sha256_file(opt->input, info.input_sha256) != 0) {
+            fprintf(stderr, "mpiguide-bench: cannot read %s again: %s\n", opt->input,
+                    strerror(errno));
+            status = -1;
+        } else {
+            status = output_open(&out, opt->output, &info);
+        }
+        for (int n = 0; n < node.node_count; n++)
+            free(hosts[n]);
+    }
+    free(hosts);
+    if (agree(status) != 0) {
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (run_experiment(&exps[i], opt, world, sync_comm, &node, &out) != 0) {
+            rc = EXIT_RUNTIME;
+            break;
+        }
+    if (rank == 0) {
+        if (rc == EXIT_OK)
+            output_commit(&out);
+        else
+            output_abandon(&out);
+    }
+done:
+    node_info_free(&node);
+    MPI_CHECK(MPI_Comm_free(&sync_comm));
+    MPI_CHECK(MPI_Comm_free(&world));
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    int parsed = parse_options(argc, argv, &opt);
+    /* --list-ops and --help need no MPI: they work without a launcher. */
+    if (parsed == 0 && (opt.list_ops || opt.help)) {
+        if (opt.list_ops)
+            operations_list(stdout);
+        else
+            fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    int orig_argc = argc;
+    char **orig_argv = argv;
+    MPI_CHECK(MPI_Init(&argc, &argv));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    int rank, size, rc = EXIT_OK;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    struct experiment *exps = NULL;
+    size_t count = 0;
+    if (parsed != 0) {
+        if (rank == 0)
+            fprintf(stderr, "mpiguide-bench: %s\n%s", opt.error, usage_text);
+        rc = EXIT_BAD_INPUT;
+    } else if (opt.nprocs && opt.nprocs != size) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "mpiguide-bench: --nprocs %d, but MPI_COMM_WORLD has %d rank%s (is the "
+                    "launcher that of the MPI library the kernel was built with?)\n",
+                    opt.nprocs, size, size == 1 ? "" : "s");
+        rc = EXIT_RUNTIME;
+    } else if (load_experiments(opt.input, &exps, &count) != 0) {
+        rc = EXIT_BAD_INPUT;
+    } else {
+        rc = run(&opt, exps, count, orig_argc, orig_argv);
+    }
+    free(exps);
+    MPI_CHECK(MPI_Finalize());
+    return rc;
+}

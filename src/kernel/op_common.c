@@ -1,0 +1,87 @@
+#include "op_common.h"
+
+#include "check.h"
+#include "work.h"
+
+void op_alloc_buffers(struct op_context *ctx, size_t send_bytes, size_t recv_bytes)
+{
+    ctx->sendbuf = xcalloc(send_bytes, 1);
+    ctx->recvbuf = xcalloc(recv_bytes, 1);
+    ctx->send_bytes = send_bytes;
+    ctx->recv_bytes = recv_bytes;
+}
+
+void op_alloc_inplace(struct op_context *ctx, size_t bytes)
+{
+    ctx->recvbuf = ctx->sendbuf = xcalloc(bytes, 1);
+    ctx->recv_bytes = ctx->send_bytes = bytes;
+}
+
+void op_work_and_wait(struct op_context *ctx, MPI_Request *request)
+{
+    work_spin(ctx->exp->work);
+    MPI_CHECK(MPI_Wait(request, MPI_STATUS_IGNORE));
+}
+
+void op_expect_blocks(struct op_context *ctx, const int *send_to, int nsend,
+                      const int *recv_from, int nrecv, int addressed)
+{
+    ctx->send_to = send_to;
+    ctx->nsend = nsend;
+    ctx->recv_from = recv_from;
+    ctx->nrecv = nrecv;
+    ctx->addressed = addressed;
+}
+
+void op_expect_reduction(struct op_context *ctx, size_t send_elems, size_t first, int lo, int hi)
+{
+    ctx->send_elems = send_elems;
+    ctx->result_first = first;
+    ctx->result_lo = lo;
+    ctx->result_hi = hi;
+}
+
+/* The receiver named in the pattern of a block sent to / received by `receiver`. */
+static int pattern_receiver(const struct op_context *ctx, int receiver)
+{
+    return ctx->addressed ? receiver : PATTERN_ANY_RECEIVER;
+}
+
+void op_fill_blocks(struct op_context *ctx)
+{
+    for (int i = 0; i < ctx->nsend; i++)
+        if (ctx->send_to[i] != MPI_PROC_NULL)
+            pattern_fill(ctx->sendbuf + (size_t)i * ctx->block, ctx->block, ctx->rank,
+                         pattern_receiver(ctx, ctx->send_to[i]));
+    for (int j = 0; j < ctx->nrecv; j++)
+        if (ctx->recv_from[j] != MPI_PROC_NULL)
+            pattern_poison(ctx->recvbuf + (size_t)j * ctx->block, ctx->block, ctx->recv_from[j],
+                           pattern_receiver(ctx, ctx->rank));
+}
+
+/* Blocks from MPI_PROC_NULL are not checked: MPI leaves them alone. */
+size_t op_check_blocks(struct op_context *ctx)
+{
+    for (int j = 0; j < ctx->nrecv; j++)
+        if (ctx->recv_from[j] != MPI_PROC_NULL)
+            pattern_check(ctx->recvbuf + (size_t)j * ctx->block, ctx->block, ctx->recv_from[j],
+                          pattern_receiver(ctx, ctx->rank), (size_t)j * ctx->block,
+                          &ctx->mismatch);
+    return ctx->mismatch.count;
+}
+
+void op_fill_reduction(struct op_context *ctx)
+{
+    reduction_fill(ctx->sendbuf, ctx->exp->dtype, ctx->send_elems, ctx->rank, 0);
+    if (ctx->result_lo <= ctx->result_hi)
+        reduction_poison(ctx->recvbuf, ctx->exp->dtype, ctx->recv_bytes / ctx->type_size,
+                         ctx->result_first, ctx->result_lo, ctx->result_hi);
+}
+
+size_t op_check_reduction(struct op_context *ctx)
+{
+    if (ctx->result_lo <= ctx->result_hi)
+        reduction_check(ctx->recvbuf, ctx->exp->dtype, ctx->recv_bytes / ctx->type_size,
+                        ctx->result_first, ctx->result_lo, ctx->result_hi, &ctx->mismatch);
+    return ctx->mismatch.count;
+}

@@ -1,0 +1,169 @@
+/* The operation table: the single source of truth for op names (--list-ops, operations.tsv). */
+#include "operations.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "op_common.h"
+#include "ops.h"
+
+#define REQ OP_TOPOLOGY_REQUIRED
+#define NB OP_NONBLOCKING
+
+/* name, family, msg_size, flags, setup, run, after_run, fill, check, free */
+const struct operation operation_table[] = {
+    {"empty", "overhead", MSG_NONE, 0, NULL, empty_run, NULL, NULL, NULL, NULL},
+    {"topo_create", "topology", MSG_NONE, REQ, topo_create_setup, topo_create_run,
+     topo_create_after_run, NULL, NULL, topo_create_free},
+#define NEIGHBOR(name, flags, setup)                                                           \
+    {#name, "neighbor", MSG_PER_NEIGHBOR, REQ | (flags), setup, name##_run, NULL,               \
+     op_fill_blocks, op_check_blocks, NULL}
+    NEIGHBOR(neighbor_allgather, 0, neighbor_gather_setup),
+    NEIGHBOR(neighbor_allgatherv, 0, neighbor_gather_setup),
+    NEIGHBOR(neighbor_alltoall, 0, neighbor_exchange_setup),
+    NEIGHBOR(neighbor_alltoallv, 0, neighbor_exchange_setup),
+    NEIGHBOR(neighbor_alltoallw, 0, neighbor_exchange_setup),
+    NEIGHBOR(ineighbor_allgather, NB, neighbor_gather_setup),
+    NEIGHBOR(ineighbor_allgatherv, NB, neighbor_gather_setup),
+    NEIGHBOR(ineighbor_alltoall, NB, neighbor_exchange_setup),
+    NEIGHBOR(ineighbor_alltoallv, NB, neighbor_exchange_setup),
+    NEIGHBOR(ineighbor_alltoallw, NB, neighbor_exchange_setup),
+#undef NEIGHBOR
+    {"barrier", "collective", MSG_NONE, 0, NULL, barrier_run, NULL, NULL, NULL, NULL},
+#define COLLECTIVE(name, msg, flags, setup)                                                    \
+    {#name, "collective", msg, flags, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,  \
+     NULL}
+#define REDUCTION(name, msg, flags, setup)                                                     \
+    {#name, "collective", msg, OP_REDUCTION | (flags), setup, name##_run, NULL,               \
+     op_fill_reduction, op_check_reduction, NULL}
+    COLLECTIVE(bcast, MSG_BUFFER, OP_ROOT, bcast_setup),
+    COLLECTIVE(scatter, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
+    COLLECTIVE(scatterv, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
+    COLLECTIVE(gather, MSG_PER_PROCESS, OP_ROOT, gather_setup),
+    COLLECTIVE(gatherv, MSG_PER_PROCESS, OP_ROOT, gather_setup),
+    COLLECTIVE(allgather, MSG_PER_PROCESS, 0, allgather_setup),
+    COLLECTIVE(allgatherv, MSG_PER_PROCESS, 0, allgather_setup),
+    COLLECTIVE(alltoall, MSG_PER_PROCESS, 0, alltoall_setup),
+    COLLECTIVE(alltoallv, MSG_PER_PROCESS, 0, alltoall_setup),
+    COLLECTIVE(alltoallw, MSG_PER_PROCESS, 0, alltoall_setup),
+    REDUCTION(reduce, MSG_BUFFER, OP_ROOT, reduce_setup),
+    REDUCTION(allreduce, MSG_BUFFER, 0, allreduce_setup),
+    REDUCTION(reduce_scatter, MSG_PER_PROCESS, 0, reduce_scatter_setup),
+    REDUCTION(reduce_scatter_block, MSG_PER_PROCESS, 0, reduce_scatter_setup),
+    REDUCTION(scan, MSG_BUFFER, 0, scan_setup),
+    REDUCTION(exscan, MSG_BUFFER, 0, exscan_setup),
+#undef COLLECTIVE
+#undef REDUCTION
+};
+const size_t operation_count = sizeof operation_table / sizeof operation_table[0];
+
+int operation_find(const char *name)
+{
+    for (size_t i = 0; i < operation_count; i++)
+        if (strcmp(operation_table[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int operation_has(const struct operation *op, unsigned flag)
+{
+    return (op->flags & flag) != 0;
+}
+
+const char *msg_semantics_name(enum msg_semantics m)
+{
+    static const char *const names[] = {"none", "per_neighbor", "per_process", "per_pair",
+                                        "buffer"};
+    return names[m];
+}
+
+void operations_list(FILE *out)
+{
+    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\n", out);
+    for (size_t i = 0; i < operation_count; i++) {
+        const struct operation *op = &operation_table[i];
+        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", op->name, op->family,
+                msg_semantics_name(op->msg_size), operation_has(op, OP_ROOT),
+                operation_has(op, OP_NONBLOCKING),
+                operation_has(op, OP_TOPOLOGY_REQUIRED) ? "required" : "optional",
+                operation_has(op, OP_REDUCTION));
+    }
+}
+
+MPI_Datatype dtype_mpi(enum dtype d)
+{
+    switch (d) {
+    case DTYPE_CHAR:
+        return MPI_UNSIGNED_CHAR;
+    case DTYPE_INT:
+        return MPI_INT;
+    case DTYPE_FLOAT:
+        return MPI_FLOAT;
+    default:
+        return MPI_DOUBLE;
+    }
+}
+
+void operations_context_create(struct op_context *ctx, const struct experiment *exp, MPI_Comm comm,
+                               MPI_Comm world, const struct topology *topo,
+                               const struct node_info *node)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->exp = exp;
+    ctx->comm = comm;
+    ctx->world = world;
+    MPI_CHECK(MPI_Comm_rank(comm, &ctx->rank));
+    MPI_CHECK(MPI_Comm_size(comm, &ctx->size));
+    ctx->topo = topo;
+    ctx->nb = topo ? &topo->nb : NULL;
+    ctx->node = node;
+    ctx->dtype = dtype_mpi(exp->dtype);
+    ctx->type_size = dtype_size(exp->dtype);
+    ctx->block = (size_t)exp->msg_size;
+    ctx->count = (int)(ctx->block / ctx->type_size);
+    ctx->root = exp->root;
+
+    int n = ctx->size;
+    if (ctx->nb && ctx->nb->indegree > n)
+        n = ctx->nb->indegree;
+    if (ctx->nb && ctx->nb->outdegree > n)
+        n = ctx->nb->outdegree;
+    int *all_ranks = xmalloc((size_t)ctx->size * sizeof *all_ranks);
+    ctx->counts = xmalloc((size_t)n * sizeof *ctx->counts);
+    ctx->displs = xmalloc((size_t)n * sizeof *ctx->displs);
+    ctx->byte_displs = xmalloc((size_t)n * sizeof *ctx->byte_displs);
+    ctx->aint_displs = xmalloc((size_t)n * sizeof *ctx->aint_displs);
+    ctx->types = xmalloc((size_t)n * sizeof *ctx->types);
+    for (int i = 0; i < n; i++) {
+        if (i < ctx->size)
+            all_ranks[i] = i;
+        /* Validation keeps the largest buffer below INT_MAX bytes. */
+        ctx->counts[i] = ctx->count;
+        ctx->displs[i] = i * ctx->count;
+        ctx->byte_displs[i] = (int)((size_t)i * ctx->block);
+        ctx->aint_displs[i] = (MPI_Aint)((size_t)i * ctx->block);
+        ctx->types[i] = ctx->dtype;
+    }
+    ctx->all_ranks = all_ranks;
+
+    const struct operation *op = &operation_table[exp->op];
+    if (op->setup)
+        op->setup(ctx);
+}
+
+void operations_context_free(struct op_context *ctx)
+{
+    const struct operation *op = &operation_table[ctx->exp->op];
+    if (op->free)
+        op->free(ctx);
+    if (ctx->sendbuf != ctx->recvbuf)
+        free(ctx->sendbuf);
+    free(ctx->recvbuf);
+    free((void *)ctx->all_ranks);
+    free(ctx->counts);
+    free(ctx->displs);
+    free(ctx->byte_displs);
+    free(ctx->aint_displs);
+    free(ctx->types);
+}

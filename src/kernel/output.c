@@ -1,0 +1,221 @@
+#include "output.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "check.h"
+#include "json.h"
+
+static char *concat(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = xmalloc(la + lb + 1);
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb + 1);
+    return s;
+}
+
+/* OUTPUT.json beside OUTPUT.csv: the .csv suffix replaced, or .json appended. */
+static char *json_path_for(const char *csv_path)
+{
+    size_t n = strlen(csv_path);
+    if (n >= 4 && strcmp(csv_path + n - 4, ".csv") == 0) {
+        char *stem = xmalloc(n - 3);
+        memcpy(stem, csv_path, n - 4);
+        stem[n - 4] = '\0';
+        char *path = concat(stem, ".json");
+        free(stem);
+        return path;
+    }
+    return concat(csv_path, ".json");
+}
+
+static void utc_now(char buf[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void json_env(FILE *json, const char *key, const char *name)
+{
+    const char *value = getenv(name);
+    fputs(",\n  ", json);
+    json_key(json, key);
+    if (value)
+        json_string(json, value);
+    else
+        fputs("null", json);
+}
+
+static void write_head(FILE *json, const struct run_info *info)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING], now[32];
+    int length, major, minor;
+    MPI_CHECK(MPI_Get_library_version(version, &length));
+    MPI_CHECK(MPI_Get_version(&major, &minor));
+    utc_now(now);
+    const struct node_info *node = info->node;
+
+    fputs("{\n  ", json);
+    json_key(json, "kernel_version");
+    json_string(json, KERNEL_VERSION);
+    fputs(",\n  ", json);
+    json_key(json, "mpi_library_version");
+    json_string(json, version);
+    fprintf(json, ",\n  \"mpi_standard_version\": \"%d.%d\"", major, minor);
+    fputs(",\n  ", json);
+    json_key(json, "command_line");
+    fputc('[', json);
+    for (int i = 0; i < info->argc; i++) {
+        if (i)
+            fputs(", ", json);
+        json_string(json, info->argv[i]);
+    }
+    fputc(']', json);
+    fputs(",\n  ", json);
+    json_key(json, "input");
+    json_string(json, info->input_path);
+    fprintf(json, ",\n  \"input_sha256\": \"%s\"", info->input_sha256);
+    fprintf(json, ",\n  \"nprocs\": %d,\n  \"nodes\": %d", info->nprocs, node->node_count);
+    int uniform = 1;
+    for (int n = 1; n < node->node_count; n++)
+        uniform &= node->ranks_per_node[n] == node->ranks_per_node[0];
+    if (uniform)
+        fprintf(json, ",\n  \"processes_per_node\": %d", node->ranks_per_node[0]);
+    else
+        fputs(",\n  \"processes_per_node\": null", json);
+    fputs(",\n  \"ranks_per_node\": [", json);
+    for (int n = 0; n < node->node_count; n++)
+        fprintf(json, "%s%d", n ? ", " : "", node->ranks_per_node[n]);
+    fputs("],\n  \"node_detection\": ", json);
+    if (info->node_size_option)
+        fprintf(json, "\"--node-size %d\"", info->node_size_option);
+    else
+        fputs("\"MPI_COMM_TYPE_SHARED\"", json);
+    fputs(",\n  \"hosts\": [", json);
+    for (int n = 0; n < node->node_count; n++) {
+        if (n)
+            fputs(", ", json);
+        json_string(json, info->hosts[n]);
+    }
+    fprintf(json, "],\n  \"wtick\": %.9g,\n  \"wtime_is_global\": ", MPI_Wtick());
+    int *global = NULL, flag = 0;
+    MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag));
+    fputs(flag && *global ? "true" : "false", json);
+    fprintf(json, ",\n  \"verify\": %s", info->verify ? "true" : "false");
+    json_env(json, "slurm_job_id", "SLURM_JOB_ID");
+    json_env(json, "slurm_job_nodelist", "SLURM_JOB_NODELIST");
+    fprintf(json, ",\n  \"start_time\": \"%s\",\n  \"experiments\": [", now);
+}
+
+int output_open(struct output *out, const char *csv_path, const struct run_info *info)
+{
+    char suffix[32];
+    memset(out, 0, sizeof *out);
+    snprintf(suffix, sizeof suffix, ".tmp-%ld", (long)getpid());
+    out->csv_path = concat(csv_path, "");
+    out->csv_tmp = concat(csv_path, suffix);
+    out->json_path = json_path_for(csv_path);
+    out->json_tmp = concat(out->json_path, suffix);
+    out->csv = fopen(out->csv_tmp, "w");
+    if (out->csv)
+        out->json = fopen(out->json_tmp, "w");
+    if (!out->csv || !out->json) {
+        fprintf(stderr, "mpiguide-bench: cannot create %s: %s\n",
+                out->csv ? out->json_tmp : out->csv_tmp, strerror(errno));
+        output_abandon(out);
+        return -1;
+    }
+    fputs("exp_id,rep,time_s\n", out->csv);
+    write_head(out->json, info);
+    return 0;
+}
+
+void output_experiment(struct output *out, const struct experiment *exp, const char *op_name,
+                       int reps, const double *times, const struct topology *topo,
+                       const struct locality *loc)
+{
+    for (int i = 0; i < reps; i++)
+        fprintf(out->csv, "%lld,%d,%.9e\n", (long long)exp->exp_id, i, times[i]);
+
+    FILE *json = out->json;
+    fprintf(json, "%s\n    {\"exp_id\": %lld, \"op\": ", out->experiments_written++ ? "," : "",
+            (long long)exp->exp_id);
+    json_string(json, op_name);
+    fprintf(json, ", \"nrep\": %d, \"reps_done\": %d, \"dims\": ", exp->nrep, reps);
+    if (topo && topo->ndims > 0) {
+        fputc('[', json);
+        for (int d = 0; d < topo->ndims; d++)
+            fprintf(json, "%s%d", d ? ", " : "", topo->dims[d]);
+        fputc(']', json);
+    } else {
+        fputs("null", json);
+    }
+    fputs(", \"reorder_changed\": ", json);
+    fputs(!topo ? "null" : topo->reordered ? "true" : "false", json);
+    fputs(", \"neighbours\": ", json);
+    if (loc)
+        fprintf(json,
+                "{\"on_node\": {\"min\": %d, \"max\": %d, \"mean\": %.6g}, "
+                "\"off_node\": {\"min\": %d, \"max\": %d, \"mean\": %.6g}}",
+                loc->on_min, loc->on_max, loc->on_mean, loc->off_min, loc->off_max,
+                loc->off_mean);
+    else
+        fputs("null", json);
+    fputc('}', json);
+}
+
+static void release(struct output *out);
+
+static void close_or_fail(FILE *f, const char *path)
+{
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0)
+        fail_runtime("cannot write %s: %s", path, strerror(errno));
+}
+
+void output_commit(struct output *out)
+{
+    char now[32];
+    utc_now(now);
+    fprintf(out->json, "\n  ],\n  \"end_time\": \"%s\"\n}\n", now);
+    close_or_fail(out->json, out->json_tmp);
+    close_or_fail(out->csv, out->csv_tmp);
+    out->json = out->csv = NULL;
+    /* The CSV last: its presence means the run is complete. */
+    if (rename(out->json_tmp, out->json_path) != 0)
+        fail_runtime("cannot rename %s to %s: %s", out->json_tmp, out->json_path,
+                     strerror(errno));
+    if (rename(out->csv_tmp, out->csv_path) != 0)
+        fail_runtime("cannot rename %s to %s: %s", out->csv_tmp, out->csv_path,
+                     strerror(errno));
+    release(out);
+}
+
+void output_abandon(struct output *out)
+{
+    if (out->csv) {
+        fclose(out->csv);
+        unlink(out->csv_tmp);
+    }
+    if (out->json) {
+        fclose(out->json);
+        unlink(out->json_tmp);
+    }
+    release(out);
+}
+
+static void release(struct output *out)
+{
+    free(out->csv_path);
+    free(out->csv_tmp);
+    free(out->json_path);
+    free(out->json_tmp);
+    memset(out, 0, sizeof *out);
+}

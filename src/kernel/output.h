@@ -1,0 +1,42 @@
+/* OUTPUT.csv (rows streamed per experiment) and OUTPUT.json (provenance), on rank 0, both
+   under temporary names until output_commit renames them. */
+#ifndef MPIGUIDE_OUTPUT_H
+#define MPIGUIDE_OUTPUT_H
+
+#include <stdio.h>
+
+#include "experiment.h"
+#include "node.h"
+#include "topology.h"
+
+struct output {
+    char *csv_path, *csv_tmp, *json_path, *json_tmp;
+    FILE *csv, *json;
+    int experiments_written;
+};
+
+/* What the provenance records about the run as a whole. */
+struct run_info {
+    int argc;
+    char **argv;
+    const char *input_path;
+    char input_sha256[65];
+    int nprocs;
+    const struct node_info *node;
+    int node_size_option; /* --node-size, 0 if MPI_COMM_TYPE_SHARED */
+    char **hosts;         /* host name of each node */
+    int verify;
+};
+
+/* Creates the temporary files and writes the JSON head. Returns 0, or -1 with a message. */
+int output_open(struct output *out, const char *csv_path, const struct run_info *info);
+/* One experiment: rows exp_id,rep,time_s and its provenance entry. topo/loc NULL: none. */
+void output_experiment(struct output *out, const struct experiment *exp, const char *op_name,
+                       int reps, const double *times, const struct topology *topo,
+                       const struct locality *loc);
+/* Finishes the JSON and renames both files into place. */
+void output_commit(struct output *out);
+/* Removes the temporary files (after a failure). */
+void output_abandon(struct output *out);
+
+#endif
