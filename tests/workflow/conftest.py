@@ -1,129 +1,15 @@
 """Fixtures for the workflow tests: a tiny campaign run once per session with the local profile
-and real MPI, and throw-away copies of it for the re-run tests.
-
-A project is a directory holding what the workflow reads relative to its working directory
-(Snakefile, workflow/, profiles/, config/guidelines.yaml, the kernel sources) plus a campaign
-config; the mpiguide package comes from the venv running the tests.
-"""
+and real MPI, and throw-away copies of it for the re-run tests."""
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-
-REPO = Path(__file__).resolve().parents[2]
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-PROJECT_FILES = ("Snakefile", "workflow", "profiles", "config/guidelines.yaml", "src/kernel")
-# Kernel builds inside src/kernel are not part of a project.
-IGNORED = shutil.ignore_patterns("build", "__pycache__", "*.o")
-
-ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-# Two MPI entries so that rules generated per entry are exercised; 2 ranks each (MPICH ≤ 2).
-TINY_CAMPAIGN: dict[str, Any] = {
-    "campaign": "tiny",
-    "seed": 7,
-    "runs": 2,
-    "nrep": 5,
-    "mpi": {
-        "openmpi": {
-            "mpicc": "mpicc.openmpi",
-            "launcher": "mpirun.openmpi --oversubscribe",
-            "env": {**ROOT_ENV, "OMPI_MCA_mpi_yield_when_idle": "1"},
-            "modules": [],
-        },
-        "mpich": {
-            "mpicc": "mpicc.mpich",
-            "launcher": "mpiexec.mpich",
-            "env": {},
-            "modules": [],
-        },
-    },
-    "deployments": [{"nodes": 1, "ppn": 2}],
-    "experiments": [
-        {
-            "op": ["neighbor_allgather", "neighbor_alltoall"],
-            "topology": ["cart"],
-            "ndim": [1],
-            "msg_size": [8, 1024],
-        }
-    ],
-    "guidelines": ["GL4"],
-    "analysis": {"varied": "msg_size", "p_thres": 0.5, "v_thres": 1.0},
-}
-N_EXPERIMENTS = 4
-DEPLOYMENT = "1x2"
-
-# Job summary of `snakemake -n`: "job  count" header, dashes, one "<rule> <count>" line per rule.
-JOB_LINE = re.compile(r"^(\S+)\s+(\d+)$")
-
-
-def snakemake_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = f"{SNAKEMAKE.parent}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
-def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run snakemake in `project`; on failure the assertion shows its output."""
-    result = subprocess.run(
-        [str(SNAKEMAKE), *args],
-        cwd=project,
-        env=snakemake_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if check:
-        assert result.returncode == 0, f"snakemake {' '.join(args)}:\n{result.stdout}\n{result.stderr}"
-    return result
-
-
-def scheduled_jobs(project: Path, *args: str) -> dict[str, int]:
-    """Rule -> number of jobs `snakemake -n` would run ({} when nothing is to be done)."""
-    result = snakemake(project, "--profile", "profiles/local", "-n", *args)
-    output = result.stdout + result.stderr
-    if "Nothing to be done" in output:
-        return {}
-    summary = output.split("Job stats:", 1)[1].splitlines()
-    jobs: dict[str, int] = {}
-    for line in summary[3:]:
-        match = JOB_LINE.match(line.strip())
-        if match is None or match[1] == "total":
-            break
-        jobs[match[1]] = int(match[2])
-    return jobs
-
-
-def write_config(project: Path, config: dict[str, Any]) -> None:
-    (project / "config").mkdir(exist_ok=True)
-    (project / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-
-
-def read_config(project: Path) -> dict[str, Any]:
-    return yaml.safe_load((project / "config" / "config.yaml").read_text())
-
-
-def new_project(root: Path, config: dict[str, Any]) -> Path:
-    """A fresh clone: project files and a config, no results, no .snakemake."""
-    root.mkdir(parents=True)
-    for name in PROJECT_FILES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=IGNORED)
-        else:
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, root / name)
-    write_config(root, config)
-    return root
+from workflow_project import TINY_CAMPAIGN, new_project, read_config, snakemake, write_config
 
 
 @pytest.fixture(scope="session")

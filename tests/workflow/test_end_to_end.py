@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from .conftest import DEPLOYMENT, N_EXPERIMENTS, TINY_CAMPAIGN, snakemake
+from workflow_project import DEPLOYMENT, N_EXPERIMENTS, TINY_CAMPAIGN, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -39,12 +38,13 @@ def test_grid_and_inputs(completed_campaign: Path) -> None:
 def test_raw_output_and_provenance(completed_campaign: Path) -> None:
     root = results(completed_campaign)
     for mpi in MPIS:
+        raw_dir = root / "raw" / mpi / DEPLOYMENT
         for run in RUNS:
-            raw = pd.read_csv(root / "raw" / mpi / DEPLOYMENT / f"run{run}.csv")
+            raw = pd.read_csv(raw_dir / f"run{run}.csv")
             assert list(raw.columns) == ["exp_id", "rep", "time_s"]
             assert len(raw) == N_EXPERIMENTS * NREP
             assert (raw["time_s"] > 0).all()
-            provenance = json.loads((root / "raw" / mpi / DEPLOYMENT / f"run{run}.json").read_text())
+            provenance = json.loads((raw_dir / f"run{run}.json").read_text())
             assert provenance["nprocs"] == 2
             assert (root / "logs" / "run" / mpi / DEPLOYMENT / f"run{run}.log").exists()
         assert (root / "build" / mpi / "mpiguide-bench").exists()

@@ -9,8 +9,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-
-from .conftest import TINY_CAMPAIGN, new_project, read_config, scheduled_jobs, snakemake
+from workflow_project import TINY_CAMPAIGN, new_project, read_config, scheduled_jobs, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -71,9 +70,9 @@ def test_copied_raw_is_analysed_without_kernel(completed_campaign: Path, tmp_pat
     snakemake(clone, "--profile", "profiles/local", "--cores", "2", *analysis_only)
 
     assert not (clone / "results" / "tiny" / "build").exists()
+    original, analysed = completed_campaign / "results" / "tiny", clone / "results" / "tiny"
     for name in ("medians.parquet", "timings.parquet"):
-        original = pd.read_parquet(completed_campaign / "results" / "tiny" / name)
-        pd.testing.assert_frame_equal(pd.read_parquet(clone / "results" / "tiny" / name), original)
-    original_tests = pd.read_csv(completed_campaign / "results" / "tiny" / "guidelines" / "tests.csv")
-    clone_tests = pd.read_csv(clone / "results" / "tiny" / "guidelines" / "tests.csv")
-    pd.testing.assert_frame_equal(clone_tests, original_tests)
+        expected = pd.read_parquet(original / name)
+        pd.testing.assert_frame_equal(pd.read_parquet(analysed / name), expected)
+    tests = Path("guidelines") / "tests.csv"
+    pd.testing.assert_frame_equal(pd.read_csv(analysed / tests), pd.read_csv(original / tests))

@@ -19,7 +19,7 @@ rule aggregate:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{MPIGUIDE} aggregate --grid {input.grid:q}"
+        "python -m mpiguide aggregate --grid {input.grid:q}"
         " --raw-root {params.raw_root:q} --inputs-root {params.inputs_root:q}"
         " --timings {output.timings:q} --medians {output.medians:q}"
         " {input.raw:q} 2> {log:q}"

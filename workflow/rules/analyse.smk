@@ -29,12 +29,12 @@ rule check_guidelines:
     params:
         guidelines=as_json(config["guidelines"]),
         analysis=as_json(config["analysis"]),
-        outdir=f"{RESULTS}/guidelines",
+        outdir=output_dir,
     log:
         f"{RESULTS}/logs/check_guidelines.log",
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{MPIGUIDE} check --medians {input.medians:q} --catalogue {input.catalogue:q}"
+        "python -m mpiguide check --medians {input.medians:q} --catalogue {input.catalogue:q}"
         " --guidelines-json {params.guidelines:q} --analysis-json {params.analysis:q}"
         " --outdir {params.outdir:q} 2> {log:q}"

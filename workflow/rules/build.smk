@@ -23,7 +23,7 @@ for build_mpi, build_entry in MPI.items():
             kernel_binary(build_mpi),
         params:
             mpicc=build_entry["mpicc"],
-            builddir=f"{RESULTS}/build/{build_mpi}",
+            builddir=output_dir,
         log:
             f"{RESULTS}/logs/build/{build_mpi}.log",
         envmodules:

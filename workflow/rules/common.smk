@@ -10,25 +10,32 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from mpiguide.config import check_campaign
+from mpiguide.config import check_campaign, load_yaml, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.guidelines import load_catalogue
 from mpiguide.launch import env_prefix, launcher_words
 
 
 CONFIG_SOURCE = (
-    " + ".join(os.path.relpath(path) for path in workflow.overwrite_configfiles)
+    ", ".join(os.path.relpath(path) for path in workflow.overwrite_configfiles)
     or "config/config.yaml"
 )
 CATALOGUE = "config/guidelines.yaml"
 
 # Schema first (types, required keys, defaults filled in), then what a schema cannot express
 # (op names, where expressions, guideline ids, selectors, the varied parameter, ranks >= 2).
-validate(config, "../schemas/config.schema.yaml")
+# Snakemake's schema error dumps the schema; the package restates it as "file: key: problem".
+SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 try:
-    check_campaign(config, load_catalogue(CATALOGUE), CONFIG_SOURCE)
+    try:
+        validate(config, str(SCHEMA))
+    except WorkflowError:
+        validate_schema(config, load_yaml(SCHEMA), CONFIG_SOURCE)
+        raise
+    check_campaign(config, load_catalogue(Path(CATALOGUE)), CONFIG_SOURCE)
 except MpiguideError as err:
     sys.exit(str(err))
 
@@ -45,19 +52,27 @@ ANALYSIS_ONLY = config["analysis_only"]
 # instead of its local `launcher`.
 LAUNCH_KEY = {"local": "launcher", "slurm": "srun"}[config["launch"]]
 
-# Under --sdm conda the CLI runs with the analysis env's python and the package from the
-# source tree; otherwise with the interpreter running Snakemake, which has mpiguide installed.
+# The rules call `python -m mpiguide`. Under --sdm conda that is the analysis env's python (conda
+# activation drops PYTHONPATH from the environment, so it is exported in the command) with the
+# package from this checkout; otherwise the venv running Snakemake, which has mpiguide installed,
+# whether or not it is activated.
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
-    MPIGUIDE = f"env PYTHONPATH={shlex.quote(str(Path(workflow.basedir) / 'src'))} python -m mpiguide"
+    PYTHON_SETUP = f"export PYTHONPATH={shlex.quote(str(Path(workflow.basedir) / 'src'))}; "
 else:
-    MPIGUIDE = f"{shlex.quote(sys.executable)} -m mpiguide"
+    PYTHON_SETUP = f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
+shell.prefix(f"set -euo pipefail; {PYTHON_SETUP}")
 
 
 wildcard_constraints:
     mpi="|".join(re.escape(name) for name in MPI),
     nodes=r"\d+",
     ppn=r"\d+",
-    run=r"\d{2,}",
+    run=r"\d\d+",
+
+
+def output_dir(wildcards, output) -> str:
+    """The directory of the rule's first output (for CLIs that take a directory)."""
+    return os.path.dirname(output[0])
 
 
 def as_json(value) -> str:
@@ -76,7 +91,7 @@ def mpi_env_prefix(mpi: str) -> str:
 
 
 def mpi_launch_command(mpi: str) -> str:
-    return launcher_words(MPI[mpi][LAUNCH_KEY])
+    return launcher_words(MPI[mpi][LAUNCH_KEY], f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}")
 
 
 def kernel_conda_env(mpi: str) -> str | None:

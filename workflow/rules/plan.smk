@@ -13,7 +13,7 @@ rule grid:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{MPIGUIDE} grid --config-json {params.grid_config:q} --out {output:q} 2> {log:q}"
+        "python -m mpiguide grid --config-json {params.grid_config:q} --out {output:q} 2> {log:q}"
 
 
 rule inputs:
@@ -28,6 +28,6 @@ rule inputs:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{MPIGUIDE} inputs --grid {input.grid:q} --seed {params.seed:q}"
+        "python -m mpiguide inputs --grid {input.grid:q} --seed {params.seed:q}"
         " --mpi {wildcards.mpi:q} --nodes {wildcards.nodes} --ppn {wildcards.ppn}"
         " --run {wildcards.run} --out {output:q} 2> {log:q}"

@@ -20,5 +20,5 @@ rule plot:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{MPIGUIDE} plot --timings {input.timings:q} --tests {input.tests:q}"
+        "python -m mpiguide plot --timings {input.timings:q} --tests {input.tests:q}"
         " --analysis-json {params.analysis:q} --outdir {output:q} 2> {log:q}"

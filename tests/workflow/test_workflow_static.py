@@ -1,0 +1,93 @@
+"""Cheap checks of the workflow itself: lint, conda env files, config errors at parse time."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from workflow_project import REPO, TINY_CAMPAIGN, new_project, snakemake
+
+pytestmark = pytest.mark.workflow
+
+ENVS = REPO / "workflow" / "envs"
+# Import name -> conda-forge package that provides it.
+CONDA_PACKAGE = {"yaml": "pyyaml", "matplotlib": "matplotlib-base", "seaborn": "seaborn-base"}
+
+
+def env_packages(name: str) -> set[str]:
+    env = yaml.safe_load((ENVS / name).read_text())
+    assert env["channels"][0] == "conda-forge"
+    packages = set()
+    for spec in env["dependencies"]:
+        package, _, version = spec.partition("=")
+        assert version.strip(), f"{name}: {spec} is not pinned"
+        packages.add(package.strip())
+    return packages
+
+
+def third_party_imports(package_dir: Path) -> set[str]:
+    modules = set()
+    for source in package_dir.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.Import):
+                modules.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules.add(node.module.split(".")[0])
+    return {m for m in modules if m not in sys.stdlib_module_names and m != "mpiguide"}
+
+
+def test_analysis_env_provides_every_package_import() -> None:
+    imports = third_party_imports(REPO / "src" / "mpiguide")
+    assert {"pandas", "scipy"} <= imports
+    missing = {CONDA_PACKAGE.get(m, m) for m in imports} - env_packages("analysis.yaml")
+    assert not missing, f"workflow/envs/analysis.yaml lacks {sorted(missing)}"
+
+
+def test_kernel_env_has_toolchain_and_mpi() -> None:
+    assert {"c-compiler", "make", "openmpi"} <= env_packages("kernel.yaml")
+
+
+def test_rules_name_existing_envs() -> None:
+    rules = REPO / "workflow" / "rules"
+    named = set()
+    for rule_file in rules.glob("*.smk"):
+        named.update(re.findall(r'"\.\./envs/([\w.-]+\.yaml)"', rule_file.read_text()))
+    assert named == {"analysis.yaml", "kernel.yaml"}
+    assert all((ENVS / name).is_file() for name in named)
+
+
+def test_lint_is_clean(tmp_path: Path) -> None:
+    project = new_project(tmp_path / "project", TINY_CAMPAIGN)
+    result = snakemake(project, "--lint")
+    assert "Lints for" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def bad_config(change: dict[str, Any]) -> dict[str, Any]:
+    return {**TINY_CAMPAIGN, **change}
+
+
+@pytest.mark.parametrize(
+    ("change", "named_key"),
+    [
+        ({"runs": 0}, "runs"),
+        ({"guidelines": ["GL4", "GL99"]}, "GL99"),
+        ({"deployments": [{"nodes": 1, "ppn": 1}]}, "deployments"),
+        ({"launch": "pbs"}, "launch"),
+    ],
+    ids=["schema", "unknown-guideline", "one-rank", "launch"],
+)
+def test_bad_config_stops_before_any_job(
+    tmp_path: Path, change: dict[str, Any], named_key: str
+) -> None:
+    project = new_project(tmp_path / "project", bad_config(change))
+    result = snakemake(project, "--profile", "profiles/local", "-n", check=False)
+    message = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert named_key in message
+    assert "Traceback" not in message
+    assert not (project / "results").exists()
