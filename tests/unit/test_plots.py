@@ -1,0 +1,77 @@
+"""plot(): overview and focus plots exactly for the violated groups, always a heatmap."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mpiguide.aggregate import aggregate
+from mpiguide.guidelines import check, resolve
+from mpiguide.grid import COLUMNS
+from mpiguide.plots import plot, safe_name
+from mpiguide.synthetic import Deployment, write_campaign
+
+GUIDELINES = {
+    "GL4": {"source": "s", "text": "t", "relation": "le",
+            "lhs": {"op": "neighbor_allgather"}, "rhs": {"op": "neighbor_alltoall"}},
+    "GL12": {"source": "s", "text": "t", "relation": "le",
+             "lhs": {"reorder": 1}, "rhs": {"reorder": 0}},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    """A campaign where allgather is 1.6x slower than alltoall at 1024 bytes only."""
+    root = tmp_path_factory.mktemp("campaign")
+    rows = [
+        dict(op=op, msg_size=size, dtype="char", nrep=10, work=None, topology="cart", ndim=1,
+             nfin=0, radius=None, ordering=None, constructor="cart", reorder=reorder, root=None,
+             sync="dissemination", max_time=0.0)
+        for op in ("neighbor_allgather", "neighbor_alltoall")
+        for reorder in (0, 1)
+        for size in (64, 1024, 16384)
+    ]  # fmt: skip
+    grid = pd.DataFrame(rows)
+    grid.insert(0, "exp_id", np.arange(len(grid)))
+    grid = grid.astype({c: "Int64" for c in ("msg_size", "nrep", "work", "ndim", "nfin",
+                                             "radius", "reorder", "root")})[list(COLUMNS)]  # fmt: skip
+    typical = 1e-6 * grid["msg_size"].astype(float).to_numpy()
+    planted = (grid["op"] == "neighbor_allgather") & (grid["msg_size"] == 1024)
+    typical[planted.to_numpy()] *= 1.6
+    raw = write_campaign(root, grid, typical, [Deployment("openmpi", 1, 2)], runs=8,
+                         sigma=0.02, seed=9)  # fmt: skip
+    aggregate(root / "grid.csv", raw, root / "raw", root / "inputs", root / "timings.parquet",
+              root / "medians.parquet")  # fmt: skip
+    guidelines = resolve(list(GUIDELINES), GUIDELINES, "c")
+    check(root / "medians.parquet", guidelines, {}, root / "guidelines")
+    plot(root / "timings.parquet", root / "guidelines" / "tests.csv", {}, root / "plots")
+    return root
+
+
+def test_violated_groups_get_overview_and_focus(analysed):
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    violated = tests.loc[tests["violated"]]
+    assert set(violated["guideline"]) == {"GL4"}
+    assert set(violated["msg_size"]) == {1024}
+    expected = sorted(
+        safe_name(g, f"group{int(n):04d}") + ".png"
+        for g, n in violated[["guideline", "group"]].drop_duplicates().itertuples(index=False)
+    )
+    assert len(expected) == 2  # reorder 0 and reorder 1
+    for sub in ("overview", "focus"):
+        assert sorted(p.name for p in (analysed / "plots" / sub).iterdir()) == expected
+        for png in (analysed / "plots" / sub).iterdir():
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (analysed / "plots" / "heatmap.png").stat().st_size > 1000
+
+
+def test_no_violation_still_writes_the_heatmap(analysed, tmp_path):
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    tests["violated"] = False
+    tests.to_csv(tmp_path / "tests.csv", index=False)
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", {}, tmp_path / "plots")
+    assert not list((tmp_path / "plots" / "overview").iterdir())
+    assert (tmp_path / "plots" / "heatmap.png").exists()
+
+
+def test_safe_names():
+    assert safe_name("GL 4/x;rm", "group0001") == "GL_4_x_rm-group0001"
