@@ -4,7 +4,7 @@
   parameter (log scales), violated points marked.
 - focus/<guideline>-group<NNNN>.png: box plots of every run's repetitions of lhs and rhs at the
   group's most violated value, normalised to lhs's median of run medians.
-- heatmap.png: median violation ratio per guideline and lhs operation × varied value.
+- heatmap.png: median violation ratio per guideline and lhs operation by varied value.
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display; must precede pyplot
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import seaborn as sns
 
-from mpiguide.atomic import atomic_path  # noqa: E402
-from mpiguide.errors import DataError  # noqa: E402
-from mpiguide.guidelines import AnalysisOptions  # noqa: E402
-from mpiguide.pairing import DEPLOYMENT_KEYS, PAIR_SEPARATOR, split_pair  # noqa: E402
-from mpiguide.tables import effect_ratio  # noqa: E402
+from mpiguide.atomic import atomic_path
+from mpiguide.errors import DataError
+from mpiguide.guidelines import AnalysisOptions
+from mpiguide.pairing import DEPLOYMENT_KEYS, PAIR_SEPARATOR, split_pair
+from mpiguide.tables import effect_ratio
 
 NUMERIC_COLUMNS = (
     "group", "lhs_exp_id", "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs",

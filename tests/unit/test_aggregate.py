@@ -11,7 +11,7 @@ from mpiguide.aggregate import aggregate
 from mpiguide.errors import DataError
 from mpiguide.grid import COLUMNS
 from mpiguide.stats import tukey_medians
-from mpiguide.synthetic import Deployment, write_campaign
+from mpiguide.synthetic import Deployment, grid_frame, write_campaign
 
 NREP = 8
 DEPLOYMENTS = (Deployment("openmpi", 1, 2), Deployment("openmpi", 1, 4))
@@ -31,10 +31,7 @@ def small_grid() -> pd.DataFrame:
                      topology="none", ndim=None, nfin=None, radius=None, ordering=None,
                      constructor=None, reorder=None, root=None, sync="dissemination",
                      max_time=0.0))  # fmt: skip
-    grid = pd.DataFrame(rows)
-    grid.insert(0, "exp_id", np.arange(len(grid)) * 3 + 1)  # ids need not be 0..n-1
-    integers = ["msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root"]
-    return grid.astype({c: "Int64" for c in integers})[list(COLUMNS)]
+    return grid_frame(rows, exp_ids=np.arange(len(rows)) * 3 + 1)  # ids need not be 0..n-1
 
 
 @pytest.fixture

@@ -1,14 +1,12 @@
 """plot(): overview and focus plots exactly for the violated groups, always a heatmap."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from mpiguide.aggregate import aggregate
 from mpiguide.guidelines import check, resolve
-from mpiguide.grid import COLUMNS
 from mpiguide.plots import plot, safe_name
-from mpiguide.synthetic import Deployment, write_campaign
+from mpiguide.synthetic import Deployment, grid_frame, write_campaign
 
 GUIDELINES = {
     "GL4": {"source": "s", "text": "t", "relation": "le",
@@ -30,10 +28,7 @@ def analysed(tmp_path_factory):
         for reorder in (0, 1)
         for size in (64, 1024, 16384)
     ]  # fmt: skip
-    grid = pd.DataFrame(rows)
-    grid.insert(0, "exp_id", np.arange(len(grid)))
-    grid = grid.astype({c: "Int64" for c in ("msg_size", "nrep", "work", "ndim", "nfin",
-                                             "radius", "reorder", "root")})[list(COLUMNS)]  # fmt: skip
+    grid = grid_frame(rows)
     typical = 1e-6 * grid["msg_size"].astype(float).to_numpy()
     planted = (grid["op"] == "neighbor_allgather") & (grid["msg_size"] == 1024)
     typical[planted.to_numpy()] *= 1.6
