@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from mpiguide.catalogue import canonical_value as canonical_value  # re-exported for config.py
+
 # Separates the lhs and rhs values of a key the selectors fix differently ("1|0" for reorder).
 PAIR_SEPARATOR = "|"
-DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 
 
 def canonical_strings(column: pd.Series) -> pd.Series:
@@ -31,13 +32,6 @@ def canonical_strings(column: pd.Series) -> pd.Series:
         text[numbers.isna()] = ""
         return text.astype(object)
     return column.astype(object).where(column.notna(), "").astype(str).astype(object)
-
-
-def canonical_value(value: object) -> str:
-    """A selector value in the form of `canonical_strings`."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def selector_mask(experiments: pd.DataFrame, selector: Mapping[str, Sequence[str]]) -> np.ndarray:

@@ -25,9 +25,10 @@ import pyarrow.parquet as pq
 import seaborn as sns
 
 from mpiguide.atomic import atomic_path
+from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.errors import DataError
 from mpiguide.guidelines import AnalysisOptions
-from mpiguide.pairing import DEPLOYMENT_KEYS, PAIR_SEPARATOR, split_pair
+from mpiguide.pairing import PAIR_SEPARATOR, split_pair
 from mpiguide.tables import effect_ratio
 
 NUMERIC_COLUMNS = (

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.atomic import atomic_path
-from mpiguide.pairing import DEPLOYMENT_KEYS, PAIR_SEPARATOR
+from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.pairing import PAIR_SEPARATOR
 
 if TYPE_CHECKING:
     from mpiguide.guidelines import Guideline
