@@ -1,0 +1,44 @@
+"""--list-ops is the single source of truth for op names: operations.tsv must equal it."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from kernel_files import KERNEL_SOURCES, OPERATIONS_TSV
+
+if TYPE_CHECKING:
+    from conftest import Kernel
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_list_ops_equals_operations_tsv(kernel_for: Callable[[str], Kernel], mpi: str) -> None:
+    kernel = kernel_for(mpi)
+    # --list-ops needs no launcher.
+    listed = subprocess.run(
+        [kernel.binary, "--list-ops"], capture_output=True, check=True
+    ).stdout
+    assert listed == OPERATIONS_TSV.read_bytes(), (
+        "src/mpiguide/data/operations.tsv differs from --list-ops: run make -C src/kernel ops-table"
+    )
+
+
+def test_ops_table_target_regenerates_the_tsv(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    kernel = kernel_for("openmpi")
+    table = tmp_path / "operations.tsv"
+    subprocess.run(
+        [
+            "make", "-s", "-C", KERNEL_SOURCES, "ops-table",
+            f"MPICC={kernel.mpi.mpicc}", f"BUILD={kernel.binary.parent}", f"OPS_TABLE={table}",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    assert table.read_bytes() == OPERATIONS_TSV.read_bytes()
