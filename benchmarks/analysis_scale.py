@@ -1,0 +1,157 @@
+"""Analysis at the neighbourhood paper's scale: aggregate → medians → tests → tables.
+
+Synthesises raw kernel output for 3 deployments x 30 runs x 3360 experiments x 50 repetitions
+(15.1 M timings, lognormal noise, planted violations), then times, each in a fresh process
+so that peak RSS is its own:
+
+- the pipeline: aggregate() (timings.parquet + medians.parquet) and check() (tests.csv,
+  summary.csv, summary.md, slowdown.csv) — plots excluded;
+- one plain `pd.read_parquet` of timings.parquet, for comparison.
+
+Goals (issue 3): pipeline ≤ 3 times the plain read, peak RSS ≤ 2 GB, on 2 cores.
+Usage: python benchmarks/analysis_scale.py [--workdir DIR] [--runs 30] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mpiguide.synthetic import Deployment, grid_frame, write_campaign
+
+OPS = ("neighbor_allgather", "neighbor_alltoall", "neighbor_allgatherv", "neighbor_alltoallv")
+SIZES = tuple(2**k for k in range(3, 13))
+DEPLOYMENTS = tuple(Deployment("openmpi", nodes, 8) for nodes in (4, 8, 16))
+NREP = 50
+GUIDELINES = ["GL1", "GL2", "GL4", "GL9", "GL10", "GL11", "GL12"]
+CATALOGUE = Path(__file__).resolve().parents[1] / "config" / "guidelines.yaml"
+
+
+def topologies() -> list[dict]:
+    """84 topology settings: 12 Cartesian, 72 von Neumann (r = 1) distributed graphs."""
+    settings = []
+    for ndim in (1, 2, 3):
+        for nfin, reorder in itertools.product((0, ndim), (0, 1)):
+            common = dict(ndim=ndim, nfin=nfin, reorder=reorder)
+            settings.append(dict(topology="cart", radius=None, ordering=None,
+                                 constructor="cart", **common))  # fmt: skip
+            for ordering, constructor in itertools.product(("FMAJ", "LMAJ", "RAND"),
+                                                           ("graph", "graph_adj")):  # fmt: skip
+                settings.append(dict(topology="vonneumann", radius=1, ordering=ordering,
+                                     constructor=constructor, **common))  # fmt: skip
+    return settings
+
+
+def campaign_grid():
+    rows = [
+        dict(op=op, msg_size=size, dtype="char", nrep=NREP, work=None, root=None,
+             sync="dissemination", max_time=0.0, **topology)
+        for op in OPS for topology in topologies() for size in SIZES
+    ]  # fmt: skip
+    return grid_frame(rows)
+
+
+def typical_times(grid) -> np.ndarray:
+    """Latency + bandwidth per neighbour; planted: allgather 1.3x slower from 1 KiB on,
+    RAND ordering 1.1x slower in 3-D."""
+    neighbours = 2 * grid["ndim"].astype(float).to_numpy()
+    size = grid["msg_size"].astype(float).to_numpy()
+    typical = 2e-6 + neighbours * (1e-6 + size * 2e-10)
+    typical[((grid["op"] == "neighbor_allgather") & (grid["msg_size"] >= 1024)).to_numpy()] *= 1.3
+    typical[((grid["ordering"] == "RAND") & (grid["ndim"] == 3)).to_numpy()] *= 1.1
+    return typical
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def stage_pipeline(workdir: Path) -> dict:
+    from mpiguide.aggregate import aggregate
+    from mpiguide.guidelines import check, load_catalogue, resolve
+
+    raw = sorted((workdir / "raw").rglob("run*.csv"))
+    start = time.perf_counter()
+    aggregate(workdir / "grid.csv", raw, workdir / "raw", workdir / "inputs",
+              workdir / "timings.parquet", workdir / "medians.parquet")  # fmt: skip
+    aggregated = time.perf_counter()
+    guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
+    check(workdir / "medians.parquet", guidelines, {}, workdir / "guidelines")
+    checked = time.perf_counter()
+    return {
+        "aggregate_s": aggregated - start,
+        "check_s": checked - aggregated,
+        "total_s": checked - start,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def stage_read(workdir: Path) -> dict:
+    import pandas as pd
+
+    start = time.perf_counter()
+    timings = pd.read_parquet(workdir / "timings.parquet")
+    return {"total_s": time.perf_counter() - start, "rows": len(timings),
+            "peak_rss_mb": peak_rss_mb()}  # fmt: skip
+
+
+STAGES = {"pipeline": stage_pipeline, "read": stage_read}
+
+
+def run_stage(stage: str, workdir: Path) -> dict:
+    output = subprocess.run(
+        [sys.executable, __file__, "--stage", stage, "--workdir", str(workdir)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, help="where to synthesise (default: a temp dir)")
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--keep", action="store_true", help="keep the synthesised campaign")
+    parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.stage:
+        print(json.dumps(STAGES[args.stage](args.workdir)))
+        return
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mpiguide-scale-"))
+    try:
+        grid = campaign_grid()
+        start = time.perf_counter()
+        write_campaign(workdir, grid, typical_times(grid), DEPLOYMENTS, args.runs,
+                       sigma=0.05, seed=1)  # fmt: skip
+        timings = len(grid) * NREP * args.runs * len(DEPLOYMENTS)
+        print(f"synthesised {len(DEPLOYMENTS)} deployments x {args.runs} runs x {len(grid)} "
+              f"experiments x {NREP} reps = {timings / 1e6:.1f} M timings "
+              f"in {time.perf_counter() - start:.1f} s")  # fmt: skip
+        pipeline = run_stage("pipeline", workdir)
+        read = run_stage("read", workdir)
+        print(f"pipeline: aggregate {pipeline['aggregate_s']:.1f} s + check "
+              f"{pipeline['check_s']:.1f} s = {pipeline['total_s']:.1f} s, "
+              f"peak RSS {pipeline['peak_rss_mb']:.0f} MB")  # fmt: skip
+        print(f"plain pd.read_parquet(timings.parquet): {read['total_s']:.1f} s "
+              f"({read['rows'] / 1e6:.1f} M rows), peak RSS {read['peak_rss_mb']:.0f} MB")
+        print(f"ratio pipeline / plain read: {pipeline['total_s'] / read['total_s']:.2f} "
+              "(goal <= 3); peak RSS goal <= 2048 MB")
+        tests = (workdir / "guidelines" / "tests.csv").read_text().count("\n") - 1
+        print(f"tests: {tests}; summary:\n" + (workdir / "guidelines" / "summary.md").read_text())
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
