@@ -107,7 +107,7 @@ def load_schema(start: Path) -> dict[str, Any]:
 
 
 def validate_grid_spec(spec: Any, source: str) -> None:
-    """Validate the grid keys of a config (`grid_spec`) against their part of the schema."""
+    """Validate the grid keys of a config (GRID_KEYS) against their part of the schema."""
     schema = load_schema(Path.cwd())
     spec_schema = {
         "$schema": schema["$schema"],

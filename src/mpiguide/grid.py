@@ -119,7 +119,7 @@ class _Block:
     def __init__(self, block: Mapping[str, Any], index: int, nrep: int, source: str) -> None:
         self.block = block
         self.path = f"{source}: experiments[{index}]"
-        self.nrep = nrep
+        self.nrep = _normalise("nrep", nrep)
         self.given = {
             p: [_normalise(p, v) for v in (block[p] if isinstance(block[p], list) else [block[p]])]
             for p in PARAMETERS
@@ -265,11 +265,6 @@ class _Block:
 
 def _sort_key(row: Mapping[str, Any]) -> tuple[tuple[int, Any], ...]:
     return tuple((0, 0) if row[p] is None else (1, row[p]) for p in PARAMETERS)
-
-
-def grid_spec(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a campaign config that defines the grid (input of `mpiguide grid`)."""
-    return {key: config[key] for key in GRID_KEYS}
 
 
 def expand(config: Mapping[str, Any], source: str = "config") -> list[dict[str, Any]]:
