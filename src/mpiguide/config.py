@@ -221,12 +221,16 @@ def _check_guidelines(
 def _check_analysis(
     config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
 ) -> None:
+    """The options as the analysis reads them (guidelines.AnalysisOptions), and a varied
+    parameter that varies in this campaign."""
+    from mpiguide.guidelines import AnalysisOptions
+
+    AnalysisOptions.from_mapping(config["analysis"], source)
     varied = config["analysis"]["varied"]
     varying = [p for p in PARAMETERS if len({row[p] for row in rows} - {None}) > 1]
     if varied not in varying:
-        what = "is not a grid parameter" if varied not in PARAMETERS else "takes one value only"
         raise ConfigError(
-            f"{source}: analysis.varied: '{varied}' {what} in this campaign; "
+            f"{source}: analysis.varied: '{varied}' takes one value only in this campaign; "
             f"parameters that vary: {', '.join(varying) or 'none'}"
         )
 
