@@ -30,9 +30,11 @@ MAX_REPORTED_ERRORS = 10
 
 
 def find_repository_file(relative: Path, start: Path) -> Path:
-    """`relative` in the nearest checkout above `start`, else in the package's checkout."""
+    """`relative` in the nearest checkout holding `start` (a file or directory), else in the
+    package's checkout."""
     package_root = Path(__file__).resolve().parents[2]
-    for directory in (*start.resolve().parents, package_root):
+    start = start.resolve()
+    for directory in (start, *start.parents, package_root):
         if (directory / relative).is_file():
             return directory / relative
     raise ConfigError(

@@ -81,7 +81,12 @@ def test_the_demo_campaign_is_valid() -> None:
 
 
 def test_schema_is_found_from_the_config_checkout_or_the_package(tmp_path: Path) -> None:
-    assert find_repository_file(SCHEMA, REPO / "config" / "config.yaml") == REPO / SCHEMA
+    other_checkout_schema = tmp_path / "checkout" / SCHEMA
+    other_checkout_schema.parent.mkdir(parents=True)
+    other_checkout_schema.write_text("{}")
+    config = tmp_path / "checkout" / "config" / "c.yaml"
+    assert find_repository_file(SCHEMA, config) == other_checkout_schema
+    assert find_repository_file(SCHEMA, tmp_path / "checkout") == other_checkout_schema
     assert find_repository_file(SCHEMA, tmp_path / "c.yaml") == REPO / SCHEMA
 
 
