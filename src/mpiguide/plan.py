@@ -25,8 +25,9 @@ def run_seed(seed: int, mpi: str, nodes: int, ppn: int, run: int) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:16], "little")
 
 
-def read_grid(grid_csv: Path) -> list[dict[str, str]]:
+def read_grid(grid_csv: str | Path) -> list[dict[str, str]]:
     """grid.csv rows with their cells as written (empty = not applicable)."""
+    grid_csv = Path(grid_csv)
     try:
         with grid_csv.open(newline="", encoding="utf-8") as stream:
             reader = csv.DictReader(stream)
@@ -42,7 +43,7 @@ def read_grid(grid_csv: Path) -> list[dict[str, str]]:
 
 
 def write_run_input(
-    grid_csv: Path, seed: int, mpi: str, nodes: int, ppn: int, run: int, out: Path
+    grid_csv: str | Path, seed: int, mpi: str, nodes: int, ppn: int, run: int, out: str | Path
 ) -> None:
     """Write the shuffled input of one run atomically, columns in the kernel's order."""
     rows = read_grid(grid_csv)
