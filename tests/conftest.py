@@ -74,11 +74,14 @@ class Kernel:
         *args: str | os.PathLike[str],
         env: dict[str, str] | None = None,
         timeout: float = 120,
+        launcher: MpiLibrary | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Launches the kernel on nprocs ranks and waits; never raises on a non-zero exit."""
+        """Launches the kernel on nprocs ranks and waits; never raises on a non-zero exit.
+        `launcher`: start it with another library's launcher (default: its own)."""
+        mpi = launcher or self.mpi
         return subprocess.run(
-            self.command(nprocs, args),
-            env=self.mpi.environment(nprocs, env),
+            mpi.command(nprocs, [self.binary, *args]),
+            env=mpi.environment(nprocs, env),
             capture_output=True,
             text=True,
             timeout=timeout,

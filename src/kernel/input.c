@@ -135,6 +135,7 @@ static int column_applies(enum column col, const struct operation *op, enum topo
     case COL_RADIUS:
         return is_stencil(t);
     case COL_ORDERING:
+        return is_stencil(t) || t == TOPO_FULL;
     case COL_CONSTRUCTOR:
     case COL_REORDER:
         return t != TOPO_NONE;
