@@ -12,17 +12,22 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jsonschema
 import yaml
 
+from mpiguide.catalogue import (
+    AnalysisOptions,
+    Guideline,
+    Selector,
+    canonical_value,
+    load_catalogue,
+    resolve,
+)
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
 from mpiguide.launch import command_words
-
-if TYPE_CHECKING:
-    from mpiguide.guidelines import Guideline, Selector
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 CATALOGUE = Path("config/guidelines.yaml")
@@ -162,7 +167,6 @@ def _values_in_campaign(
 ) -> dict[str, set[str]]:
     """Every selectable parameter's values in the campaign, in the canonical form of
     selectors (pairing.canonical_value)."""
-    from mpiguide.pairing import canonical_value
 
     values = {
         p: {canonical_value(row[p]) for row in rows if row[p] is not None} for p in PARAMETERS
@@ -206,7 +210,6 @@ def _check_guidelines(
     """Ids, inline entries and selector keys are checked by guidelines.resolve; here every
     selected guideline needs a comparison whose selectors may all match (a family such as
     GL11 may hold comparisons that this campaign does not measure)."""
-    from mpiguide.guidelines import resolve  # here: the analysis stack takes a second to import
 
     values = _values_in_campaign(config, rows)
     for index, guideline in enumerate(resolve(config["guidelines"], catalogue, source)):
@@ -225,8 +228,6 @@ def _check_analysis(
 ) -> None:
     """The options as the analysis reads them (guidelines.AnalysisOptions), and a varied
     parameter that varies in this campaign."""
-    from mpiguide.guidelines import AnalysisOptions
-
     AnalysisOptions.from_mapping(config["analysis"], source)
     varied = config["analysis"]["varied"]
     varying = [p for p in PARAMETERS if len({row[p] for row in rows} - {None}) > 1]
@@ -252,8 +253,6 @@ def load_campaign(path: Path, catalogue_path: Path | None = None) -> dict[str, A
     """Read, schema-validate (defaults filled in) and check a campaign config file."""
     source = str(path)
     config = load_yaml(path)
-    from mpiguide.guidelines import load_catalogue  # after the schema: it loads scipy
-
     validate_schema(config, load_schema(path), source)
     catalogue_file = catalogue_path or find_repository_file(CATALOGUE, path)
     check_campaign(config, load_catalogue(catalogue_file), source)

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from snakemake.utils import validate as snakemake_validate
 
+from mpiguide.catalogue import load_catalogue
 from mpiguide.config import (
     SCHEMA,
     check_campaign,
@@ -17,7 +18,6 @@ from mpiguide.config import (
     validate_schema,
 )
 from mpiguide.errors import ConfigError
-from mpiguide.guidelines import load_catalogue
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = "c.yaml"
