@@ -1,0 +1,101 @@
+"""Whole runs: a killed kernel leaves no OUTPUT.csv, max_time stops early, 100 000 experiments
+stream through, --node-size drives the node provenance."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from kernel_files import read_provenance, read_times, write_input
+
+if TYPE_CHECKING:
+    from conftest import Kernel
+
+pytestmark = pytest.mark.kernel
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_killed_run_leaves_no_output(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path, mpi: str
+) -> None:
+    rows = [
+        {"exp_id": i, "op": "allreduce", "msg_size": 8, "nrep": 1_000_000} for i in range(100)
+    ]
+    infile = write_input(tmp_path / "in.csv", rows)
+    outfile = tmp_path / "out.csv"
+    process = kernel_for(mpi).start(2, infile, outfile)
+    try:
+        # Measuring has begun once the temporary output exists.
+        wait_for(lambda: any(tmp_path.glob("out.csv.tmp-*")), timeout=60)
+        time.sleep(0.2)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=60)
+    assert not outfile.exists() and not (tmp_path / "out.json").exists()
+
+
+def test_max_time_stops_repeating_and_is_recorded(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    rows = [
+        {"exp_id": 1, "op": "empty", "nrep": 10_000_000, "max_time": 0.2},
+        {"exp_id": 2, "op": "barrier", "nrep": 5, "max_time": 0},
+    ]
+    infile = write_input(tmp_path / "in.csv", rows)
+    outfile = tmp_path / "out.csv"
+    started = time.monotonic()
+    result = kernel_for("mpich").run(2, infile, outfile)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 30
+    done = {e["exp_id"]: e["reps_done"] for e in read_provenance(outfile)["experiments"]}
+    times = read_times(outfile)
+    assert 0 < done[1] < 10_000_000 and len(times[1]) == done[1]
+    assert done[2] == 5 and len(times[2]) == 5
+
+
+def test_hundred_thousand_experiments(kernel_for: Callable[[str], Kernel], tmp_path: Path) -> None:
+    n = 100_000
+    rows = [{"exp_id": n - i, "op": "empty", "nrep": 1} for i in range(n)]
+    infile = write_input(tmp_path / "in.csv", rows, columns=["exp_id", "op", "nrep"])
+    outfile = tmp_path / "out.csv"
+    result = kernel_for("mpich").run(2, infile, outfile)
+    assert result.returncode == 0, result.stderr
+    lines = outfile.read_text().splitlines()
+    assert len(lines) == n + 1 and lines[1].startswith(f"{n},0,")
+    assert len(read_provenance(outfile)["experiments"]) == n
+
+
+def test_node_size_groups_ranks_into_nodes(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """4 ranks as 2 nodes of 2: on a periodic ring every rank has one neighbour on its node and
+    one off it."""
+    rows = [
+        {"exp_id": 1, "op": "neighbor_allgather", "msg_size": 8, "nrep": 2, "topology": "cart",
+         "ndim": 1},
+    ]
+    infile = write_input(tmp_path / "in.csv", rows)
+    outfile = tmp_path / "out.csv"
+    result = kernel_for("openmpi").run(4, "--node-size", "2", infile, outfile)
+    assert result.returncode == 0, result.stderr
+    prov = read_provenance(outfile)
+    assert prov["nodes"] == 2 and prov["processes_per_node"] == 2
+    assert prov["ranks_per_node"] == [2, 2] and prov["node_detection"] == "--node-size 2"
+    assert len(prov["hosts"]) == 2
+    neighbours = prov["experiments"][0]["neighbours"]
+    assert neighbours == {
+        "on_node": {"min": 1, "max": 1, "mean": 1},
+        "off_node": {"min": 1, "max": 1, "mean": 1},
+    }
