@@ -162,19 +162,48 @@ def _check_roots(config: Mapping[str, Any], source: str) -> None:
                 )
 
 
-def _values_in_campaign(
-    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
-) -> dict[str, set[str]]:
-    """Every selectable parameter's values in the campaign, in the canonical form of
-    selectors (pairing.canonical_value)."""
+class _Measured:
+    """What a campaign measures, in the canonical form of selector values
+    (catalogue.canonical_value): experiments, and deployments, on every mpi entry."""
 
-    values = {
-        p: {canonical_value(row[p]) for row in rows if row[p] is not None} for p in PARAMETERS
-    }
-    values["mpi"] = set(config["mpi"])
-    values["nodes"] = {canonical_value(d["nodes"]) for d in config["deployments"]}
-    values["ppn"] = {canonical_value(d["ppn"]) for d in config["deployments"]}
-    return values
+    def __init__(self, config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
+        self.experiments = [
+            {p: None if row[p] is None else canonical_value(row[p]) for p in PARAMETERS}
+            for row in rows
+        ]
+        self.deployments = [
+            {"nodes": canonical_value(d["nodes"]), "ppn": canonical_value(d["ppn"])}
+            for d in config["deployments"]
+        ]
+        self.values = {p: {e[p] for e in self.experiments} - {None} for p in PARAMETERS}
+        self.values["mpi"] = set(config["mpi"])
+        for key in ("nodes", "ppn"):
+            self.values[key] = {d[key] for d in self.deployments}
+
+    def unmatched(self, selector: Selector, where: str) -> str | None:
+        """Why the selector matches nothing measured, or None if it matches."""
+        for parameter, allowed in selector.items():
+            if not self.values[parameter].intersection(allowed):
+                present = ", ".join(sorted(self.values[parameter])) or "none, it never applies"
+                wanted = allowed[0] if len(allowed) == 1 else list(allowed)
+                return (
+                    f"{where}.{parameter}: {wanted!r} is not in this campaign "
+                    f"(its values of {parameter}: {present})"
+                )
+        # each value occurs somewhere; do they occur together in one experiment / deployment?
+        kinds = (
+            ("experiment", PARAMETERS, self.experiments),
+            ("deployment", ("nodes", "ppn"), self.deployments),
+        )
+        for kind, keys, candidates in kinds:
+            fixed = {k: v for k, v in selector.items() if k in keys}
+            if fixed and not any(
+                all(candidate[k] in allowed for k, allowed in fixed.items())
+                for candidate in candidates
+            ):
+                wanted = ", ".join(f"{k}={'|'.join(v)}" for k, v in fixed.items())
+                return f"{where}: no {kind} of this campaign has {wanted}"
+        return None
 
 
 def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
@@ -188,19 +217,6 @@ def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
             yield {"lhs": comparison.lhs, "rhs": comparison.rhs}
 
 
-def _unmatched(selector: Selector, values: Mapping[str, set[str]], where: str) -> str | None:
-    """Why the selector matches no experiment of the campaign, or None if it may match."""
-    for parameter, allowed in selector.items():
-        if not values[parameter].intersection(allowed):
-            present = ", ".join(sorted(values[parameter])) or "none, it never applies"
-            wanted = allowed[0] if len(allowed) == 1 else list(allowed)
-            return (
-                f"{where}.{parameter}: {wanted!r} is not in this campaign "
-                f"(its values of {parameter}: {present})"
-            )
-    return None
-
-
 def _check_guidelines(
     config: Mapping[str, Any],
     catalogue: Mapping[str, Any],
@@ -210,12 +226,11 @@ def _check_guidelines(
     """Ids, inline entries and selector keys are checked by guidelines.resolve; here every
     selected guideline needs a comparison whose selectors may all match (a family such as
     GL11 may hold comparisons that this campaign does not measure)."""
-
-    values = _values_in_campaign(config, rows)
+    measured = _Measured(config, rows)
     for index, guideline in enumerate(resolve(config["guidelines"], catalogue, source)):
         where = f"{source}: guidelines[{index}] ({guideline.id})"
         reasons = [
-            [_unmatched(selector, values, f"{where}.{side}") for side, selector in sides.items()]
+            [measured.unmatched(selector, f"{where}.{side}") for side, selector in sides.items()]
             for sides in _comparison_sides(guideline)
         ]
         if all(any(comparison) for comparison in reasons):
