@@ -16,6 +16,8 @@
 #define MAX_NREP 10000000
 /* Buffers are addressed with int counts and displacements. */
 #define MAX_BUFFER_BYTES INT32_MAX
+/* Offsets of a von Neumann / Moore neighbourhood, (2 radius + 1)^ndim - 1, are planned in memory. */
+#define MAX_STENCIL_OFFSETS (1LL << 20)
 
 enum column {
     COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
@@ -305,6 +307,10 @@ static int parse_row(const struct source *at, const row_cells cells, int nprocs,
     if (cell_given(cells, COL_MAX_TIME) && parse_seconds(at, cells[COL_MAX_TIME], &exp->max_time))
         return -1;
 
+    if (is_stencil(t) && topology_max_degree(exp, nprocs) > MAX_STENCIL_OFFSETS)
+        return reject(at,
+                      "column 'radius': radius %d in %d dimensions gives more than %lld offsets",
+                      exp->radius, exp->ndim, MAX_STENCIL_OFFSETS);
     /* The largest buffer must stay addressable with int counts and displacements. */
     long long blocks = op->msg_size == MSG_PER_NEIGHBOR  ? topology_max_degree(exp, nprocs)
                        : op->msg_size == MSG_PER_PROCESS ? nprocs
@@ -312,9 +318,6 @@ static int parse_row(const struct source *at, const row_cells cells, int nprocs,
     if (blocks > 0 && exp->msg_size > MAX_BUFFER_BYTES / blocks)
         return reject(at, "column 'msg_size': %lld bytes x %lld blocks exceeds %d bytes",
                       (long long)exp->msg_size, blocks, MAX_BUFFER_BYTES);
-    if (is_stencil(t) && topology_max_degree(exp, nprocs) >= INT32_MAX / MAX_DIMS)
-        return reject(at, "column 'radius': a radius of %d in %d dimensions is too large",
-                      exp->radius, exp->ndim);
     return 0;
 }
 

@@ -83,6 +83,10 @@ BAD_INPUTS = [
     ("blank-line-inside", rows(GOOD, "", MOORE), 3, "empty line"),
     ("max-time", rows("2,empty,3,soon", header="exp_id,op,nrep,max_time"), 2,
      "column 'max_time': 'soon' is not a number of seconds"),
+    ("radius-too-large", rows("2,neighbor_alltoall,8,char,3,moore,3,0,100,,,,"), 2,
+     "column 'radius': radius 100 in 3 dimensions gives more than 1048576 offsets"),
+    ("buffer-too-large", rows("2,alltoall,2000000000,char,3,none,,,,,,,"), 2,
+     "column 'msg_size': 2000000000 bytes x 2 blocks exceeds 2147483647 bytes"),
     ("reorder-two", rows("2,neighbor_alltoall,64,char,3,cart,1,0,,,,2,"), 2,
      "column 'reorder': 2 is too large (at most 1)"),
 ]
