@@ -119,6 +119,13 @@ class _Compiler:
         steps: list[tuple[Callable[[Any, Any], bool], bool, str]] = []
         for op, comparator in zip(ops, comparators, strict=True):
             segment = self.node_text(comparator)
+            if isinstance(op, ast.Is | ast.IsNot) and not (
+                isinstance(comparator, ast.Constant) and comparator.value is None
+            ):
+                # identity of strings and numbers is an implementation detail of Python
+                raise self.error(
+                    f"'is' compares with None only; use == or != instead (at {segment})"
+                )
             if type(op) in ORDER:
                 steps.append((ORDER[type(op)], True, segment))
             else:

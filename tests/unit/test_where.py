@@ -83,6 +83,11 @@ def test_runtime_errors_are_config_errors(expr: str, message: str) -> None:
         where(expr, op="bcast", msg_size=8)
 
 
+def test_is_compares_with_none_only() -> None:
+    with pytest.raises(ConfigError, match="'is' compares with None only; use == or !="):
+        compile_where("ordering is 'FMAJ'", KEY, NAMES)
+
+
 def test_overlong_expression() -> None:
     with pytest.raises(ConfigError, match="longer than"):
         compile_where("ndim == 1 or " * 500 + "True", KEY, NAMES)
