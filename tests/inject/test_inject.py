@@ -1,0 +1,173 @@
+"""libmpiguide-inject slows down exactly what MPIGUIDE_INJECT names, by the amount it names, and
+refuses a bad spec before MPI starts. Real mpirun, both MPI libraries.
+
+The timing tests run one rank: the library's arithmetic is per process, and on a loaded 2-core
+machine two busy-polling ranks are descheduled for milliseconds at a time, which would bury a
+200 µs delay. The tests that need a job (announcement, refusal) run two ranks."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from .conftest import INJECT_SOURCES, InjectBuild
+
+pytestmark = pytest.mark.kernel
+
+NREP = "200"
+# Completion functions and the request bookkeeping the library also wraps (not injectable).
+COMPLETION_WRAPPERS = {
+    "MPI_Wait",
+    "MPI_Test",
+    "MPI_Waitall",
+    "MPI_Testall",
+    "MPI_Waitany",
+    "MPI_Testany",
+    "MPI_Waitsome",
+    "MPI_Testsome",
+    "MPI_Request_free",
+    "MPI_Init",
+    "MPI_Init_thread",
+}
+
+
+def interposed_names() -> set[str]:
+    text = (INJECT_SOURCES / "interposed.def").read_text()
+    return {f"MPI_{name}" for name in re.findall(r"^INJECT_(?:NON)?BLOCKING\((\w+),", text, re.M)}
+
+
+def test_exports_exactly_the_wrappers(inject_build: InjectBuild) -> None:
+    """Every listed function is wrapped, and no helper leaks into the program's namespace."""
+    symbols = subprocess.run(
+        ["nm", "-D", "--defined-only", str(inject_build.library)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    exported = {line.split()[-1] for line in symbols.splitlines() if " T " in line}
+    assert exported == interposed_names() | COMPLETION_WRAPPERS
+
+
+def test_fixed_delay_adds_its_microseconds(inject_build: InjectBuild) -> None:
+    times = inject_build.probe_times(1, ["blocking", NREP, "8"], "MPI_Allreduce:usec=200")
+    # Bounds leave room for a loaded machine, not for a delay paid twice (400) or never (0).
+    assert 150 <= times["allreduce"] - times["allreduce_pmpi"] <= 350, times
+
+
+def test_fraction_scales_the_call(inject_build: InjectBuild) -> None:
+    # 2 MiB: long enough (tens of µs) that the ratio is not lost in timer and loop overhead.
+    times = inject_build.probe_times(1, ["blocking", NREP, "2097152"], "MPI_Allreduce:fraction=0.5")
+    # Never paid gives 1.0, paid twice 2.0.
+    assert 1.3 <= times["allreduce"] / times["allreduce_pmpi"] <= 1.75, times
+
+
+def test_only_named_functions_slow_down(inject_build: InjectBuild) -> None:
+    times = inject_build.probe_times(1, ["blocking", NREP, "8"], "MPI_Bcast:usec=500")
+    assert times["allreduce"] < 100, times
+
+
+def test_without_the_library_nothing_changes(inject_build: InjectBuild) -> None:
+    """The probe's reference is sound: MPI_ and PMPI_ calls time alike when nothing is loaded."""
+    times = inject_build.probe_times(1, ["blocking", NREP, "2097152"], None)
+    assert 0.8 <= times["allreduce"] / times["allreduce_pmpi"] <= 1.25, times
+
+
+def test_nonblocking_delay_goes_into_the_wait(inject_build: InjectBuild) -> None:
+    times = inject_build.probe_times(
+        2, ["nonblocking", NREP, "1024"], "MPI_Ineighbor_alltoall:usec=200"
+    )
+    assert times["ineighbor_alltoall_start"] < 100, times
+    assert 190 <= times["ineighbor_alltoall_wait"] <= 390, times
+
+
+def test_every_completion_function_pays_once(inject_build: InjectBuild) -> None:
+    """Wait, Test, and their all/any/some forms each pay the collective's delay exactly once,
+    also when the collective sits among point-to-point requests; those alone pay nothing."""
+    times = inject_build.probe_times(1, ["completions", "50"], "MPI_Iallreduce:usec=300")
+    completions = {label: value for label, value in times.items() if label.startswith("i")}
+    assert len(completions) == 8
+    for label, value in completions.items():
+        # Paid twice (in two of the calls of a Test or Waitsome loop) would be 600 or more.
+        assert 290 <= value < 600, (label, times)
+    assert times["p2p_waitall"] < 100, times
+
+
+def test_freed_request_does_not_pass_its_delay_on(inject_build: InjectBuild) -> None:
+    """One rank: MPICH then recycles a freed send's handle for the next send, so a library that
+    forgot freed requests would delay that unrelated send."""
+    times = inject_build.probe_times(1, ["request_free", "50"], "MPI_Isend:usec=300")
+    assert times["after_request_free"] < 100, times
+
+
+def test_announces_what_it_slows_down(inject_build: InjectBuild) -> None:
+    result = inject_build.launch(
+        2,
+        [str(inject_build.probe), "blocking", "3", "8"],
+        "MPI_Allreduce:usec=5, MPI_Ineighbor_alltoall:fraction=0.1",
+    )
+    assert result.returncode == 0, result.stderr
+    announcements = [line for line in result.stderr.splitlines() if "mpiguide-inject" in line]
+    assert announcements == [
+        "mpiguide-inject: active: MPI_Allreduce +5 us, MPI_Ineighbor_alltoall +10% of its duration"
+    ]
+
+
+BAD_SPECS = [
+    ("", "MPIGUIDE_INJECT is empty"),
+    ("   ", "MPIGUIDE_INJECT is empty"),
+    ("MPI_Allreduce", "entry 1 'MPI_Allreduce': expected NAME:usec="),
+    ("MPI_Allreduce=5", "expected NAME:usec=MICROSECONDS or NAME:fraction=FRACTION"),
+    ("MPI_Allreduce:usec=5,", "entry 2 '': is empty"),
+    ("MPI_Allreduce:usec=5,,MPI_Bcast:usec=1", "entry 2 '': is empty"),
+    ("MPI_Foo:usec=5", "'MPI_Foo' is not a function libmpiguide-inject can slow down"),
+    ("MPI_Comm_rank:usec=5", "'MPI_Comm_rank' is not a function libmpiguide-inject can"),
+    ("MPI_Wait:usec=5", "'MPI_Wait' is not a function libmpiguide-inject can slow down"),
+    ("mpi_allreduce:usec=5", "'mpi_allreduce' is not a function"),
+    ("MPI_Allreduce:usecs=5", "unknown key 'usecs'"),
+    ("MPI_Allreduce:usec=-1", "usec must be a number of microseconds from 0 to 10000000"),
+    ("MPI_Allreduce:usec=2e7", "usec must be a number of microseconds from 0 to 10000000"),
+    ("MPI_Allreduce:usec=5us", "usec must be a number"),
+    ("MPI_Allreduce:usec=", "usec must be a number"),
+    ("MPI_Allreduce:fraction=nan", "fraction must be a number from 0 to 100"),
+    ("MPI_Allreduce:fraction=inf", "fraction must be a number from 0 to 100"),
+    ("MPI_Allreduce:fraction=0x1p3", "fraction must be a number from 0 to 100"),
+    ("MPI_Allreduce:fraction=10%", "fraction must be a number from 0 to 100"),
+    ("MPI_Allreduce:usec=5,MPI_Allreduce:fraction=0.1", "MPI_Allreduce is named more than once"),
+    ("MPI_Allreduce:usec=5;MPI_Bcast:usec=1", "usec must be a number"),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"), BAD_SPECS, ids=[spec or "empty" for spec, _ in BAD_SPECS]
+)
+def test_bad_spec_exits_2_before_measuring(
+    inject_build: InjectBuild, spec: str, message: str
+) -> None:
+    # A singleton: the spec is refused before MPI_Init reaches the library, so the launcher adds
+    # nothing here but seconds of teardown (test_bad_spec_fails_the_job covers it).
+    result = inject_build.launch(
+        1, [str(inject_build.probe), "blocking", "3", "8"], spec, launcher=False
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert "MPIGUIDE_INJECT" in result.stderr
+    assert result.stdout == ""
+
+
+def test_bad_spec_fails_the_job(inject_build: InjectBuild) -> None:
+    """Under the launcher, on every rank: the job exits 2 and measures nothing."""
+    result = inject_build.launch(
+        2, [str(inject_build.probe), "blocking", "3", "8"], "MPI_Allreduce:usec=five"
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("entry 1 'MPI_Allreduce:usec=five': usec must be a number") == 2
+    assert result.stdout == ""
+
+
+def test_preloaded_without_spec_is_refused(inject_build: InjectBuild) -> None:
+    result = inject_build.launch(1, [str(inject_build.probe), "blocking", "3", "8"], None)
+    assert result.returncode == 2
+    assert "MPIGUIDE_INJECT is not set, but libmpiguide-inject is preloaded" in result.stderr
+    assert result.stdout == ""
