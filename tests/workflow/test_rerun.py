@@ -59,7 +59,7 @@ def test_copied_raw_is_analysed_without_kernel(completed_campaign: Path, tmp_pat
     raw = Path("results") / "tiny" / "raw"
     shutil.copytree(completed_campaign / raw, clone / raw)
 
-    analysis_only = ("--config", "analysis_only=true")
+    analysis_only = ("--config", "analysis_only=True")
     planned = scheduled_jobs(clone, *analysis_only)
     assert planned == {
         "grid": 1,

@@ -50,13 +50,14 @@ TINY_CAMPAIGN: dict[str, Any] = {
             "op": ["neighbor_allgather", "neighbor_alltoall"],
             "topology": ["cart"],
             "ndim": [1],
+            "reorder": [0, 1],
             "msg_size": [8, 1024],
         }
     ],
     "guidelines": ["GL4"],
     "analysis": {"varied": "msg_size", "p_thres": 0.5, "v_thres": 1.0},
 }
-N_EXPERIMENTS = 4
+N_EXPERIMENTS = 8
 DEPLOYMENT = "1x2"
 
 # Job summary of `snakemake -n`: "job  count" header, dashes, one "<rule> <count>" line per rule.

@@ -1,17 +1,6 @@
 # One kernel build per MPI entry, with that entry's mpicc. Rules are generated per entry because
 # `envmodules:` is static per rule and each entry names its own site modules.
 
-KERNEL_SOURCES = sorted(
-    str(path)
-    for pattern in ("*.c", "*.h", "Makefile")
-    for path in Path("src/kernel").glob(pattern)
-)
-
-
-def kernel_binary(mpi: str) -> str:
-    return f"{RESULTS}/build/{mpi}/mpiguide-bench"
-
-
 for build_mpi, build_entry in MPI.items():
 
     rule:

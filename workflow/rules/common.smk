@@ -13,9 +13,9 @@ from snakemake.settings.types import DeploymentMethod
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from mpiguide.catalogue import load_catalogue
 from mpiguide.config import check_campaign, load_yaml, validate_schema
 from mpiguide.errors import MpiguideError
-from mpiguide.guidelines import load_catalogue
 from mpiguide.launch import env_prefix, launcher_words
 
 
@@ -130,8 +130,33 @@ def run_inputs(wildcards) -> list[str]:
     return campaign_files("inputs", "csv")
 
 
+KERNEL_SOURCES = sorted(
+    str(path)
+    for pattern in ("*.c", "*.h", "Makefile")
+    for path in Path("src/kernel").glob(pattern)
+)
+
+
+def kernel_binary(mpi: str) -> str:
+    return f"{RESULTS}/build/{mpi}/mpiguide-bench"
+
+
 GUIDELINE_OUTPUTS = {
     name: f"{RESULTS}/guidelines/{name}"
     for name in ("tests.csv", "summary.csv", "summary.md", "slowdown.csv")
 }
 PLOTS = f"{RESULTS}/plots"
+
+
+def plot_labels(wildcards) -> dict[str, str]:
+    """Report labels of one plot file: `overview/<guideline>-group<NNNN>`,
+    `focus/<guideline>-group<NNNN>` or `heatmap` (mpiguide.plots names them so)."""
+    kind, _, stem = wildcards.name.rpartition("/")
+    guideline, _, group = stem.rpartition("-group")
+    if not kind:
+        return {"guideline": "all", "plot": stem, "group": "all"}
+    return {"guideline": guideline, "plot": kind, "group": group}
+
+
+def plot_subcategory(wildcards) -> str:
+    return plot_labels(wildcards)["guideline"]

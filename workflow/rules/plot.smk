@@ -12,6 +12,8 @@ rule plot:
             patterns=["{name}.png"],
             caption="../report/plots.rst",
             category="Plots",
+            subcategory=plot_subcategory,
+            labels=plot_labels,
         ),
     params:
         analysis=as_json(config["analysis"]),
