@@ -1,7 +1,7 @@
 """Safe evaluation of `where:` row filters of experiment blocks.
 
 The expression is parsed with `ast` and compiled into a tree of closures over a whitelist of
-node types: comparisons (incl. `in`, `not in`, `is`, `is not`), `and`/`or`/`not`, unary minus,
+node types: comparisons (incl. `in`, `not in`, `is None`), `and`/`or`/`not`, unary minus,
 arithmetic (+ - * / // %) on numbers, names of grid parameters, and literals (numbers, strings,
 True/False/None, tuples/lists/sets of literals). No `eval`, no calls, attributes, subscripts,
 comprehensions or `**`: nothing a config file says can run code or exhaust memory.
