@@ -46,6 +46,15 @@ def test_design_example_block() -> None:
     }
     assert all(r["root"] is None and r["work"] is None for r in rows)
     assert [row["exp_id"] for row in rows] == list(range(336))
+    # sorted by the parameters in column order, empty first: the first and last experiment
+    assert rows[0] == {
+        "exp_id": 0, "op": "neighbor_allgather", "msg_size": 256, "dtype": "char", "nrep": 50,
+        "work": None, "topology": "cart", "ndim": 1, "nfin": 0, "radius": None,
+        "ordering": None, "constructor": "cart", "reorder": 0, "root": None,
+        "sync": "dissemination", "max_time": 0.0,
+    }  # fmt: skip
+    last = [rows[-1][p] for p in ("op", "msg_size", "topology", "ndim", "nfin", "ordering")]
+    assert last == ["neighbor_alltoall", 4096, "vonneumann", 2, 2, "RAND"]
 
 
 def test_not_applicable_parameters_are_emptied_and_collapse() -> None:
