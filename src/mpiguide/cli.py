@@ -40,6 +40,20 @@ def _name(text: str) -> str:
     return text
 
 
+def _existing_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text}")
+    return path
+
+
+def _existing_directory(text: str) -> Path:
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"no such directory: {text}")
+    return path
+
+
 def _json(text: str, flag: str, kind: type) -> Any:
     try:
         value = json.loads(text)
@@ -122,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", type=Path, required=True, metavar="FILE")
 
     sub = command("inputs", cmd_inputs, "write the shuffled kernel input of one run")
-    sub.add_argument("--grid", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--grid", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--seed", type=_integer(0), required=True)
     sub.add_argument("--mpi", type=_name, required=True, metavar="NAME")
     sub.add_argument("--nodes", type=_integer(1), required=True)
@@ -131,23 +145,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", type=Path, required=True, metavar="FILE")
 
     sub = command("aggregate", cmd_aggregate, "join raw kernel outputs with the grid")
-    sub.add_argument("--grid", type=Path, required=True, metavar="FILE")
-    sub.add_argument("--raw-root", type=Path, required=True, metavar="DIR")
-    sub.add_argument("--inputs-root", type=Path, required=True, metavar="DIR")
+    sub.add_argument("--grid", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--raw-root", type=_existing_directory, required=True, metavar="DIR")
+    sub.add_argument("--inputs-root", type=_existing_directory, required=True, metavar="DIR")
     sub.add_argument("--timings", type=Path, required=True, metavar="OUT")
     sub.add_argument("--medians", type=Path, required=True, metavar="OUT")
-    sub.add_argument("raw", type=Path, nargs="+", metavar="RAW.csv")
+    sub.add_argument("raw", type=_existing_file, nargs="+", metavar="RAW.csv")
 
     sub = command("check", cmd_check, "test the selected guidelines on the run medians")
-    sub.add_argument("--medians", type=Path, required=True, metavar="FILE")
-    sub.add_argument("--catalogue", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--catalogue", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--guidelines-json", required=True, metavar="JSON")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 
     sub = command("plot", cmd_plot, "plot violated groups and the overview heatmap")
-    sub.add_argument("--timings", type=Path, required=True, metavar="FILE")
-    sub.add_argument("--tests", type=Path, required=True, metavar="CSV")
+    sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
     return parser
