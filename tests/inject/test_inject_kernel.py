@@ -1,0 +1,64 @@
+"""The kernel, measuring under libmpiguide-inject, sees the planted slowdown: the acceptance test
+of the injection as the self-test campaign uses it. Two ranks, both MPI libraries.
+
+Compared statistic: the 10th percentile of the kernel's per-repetition times (max over ranks).
+On this 2-core machine shared with other jobs, two MPI ranks are descheduled in a varying share
+of the repetitions; that moves a median by hundreds of µs between two launches, while the 10th
+percentile stays at the cost of the code path (see tests/inject/probe.c)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from kernel.kernel_files import read_times, write_input
+
+from .conftest import InjectBuild
+
+if TYPE_CHECKING:
+    from conftest import Kernel
+
+pytestmark = pytest.mark.kernel
+
+SMALL, LARGE = 0, 1
+EXPERIMENTS = [
+    {"exp_id": SMALL, "op": "allreduce", "msg_size": 8, "nrep": 300, "topology": "none"},
+    # 1 MiB: hundreds of µs, so a fraction of the call stands well above the timer's resolution.
+    {"exp_id": LARGE, "op": "allreduce", "msg_size": 1 << 20, "nrep": 150, "topology": "none"},
+]
+
+
+def p10_us(times: list[tuple[int, float]]) -> float:
+    ordered = sorted(seconds for _, seconds in times)
+    return 1e6 * ordered[len(ordered) // 10]
+
+
+def measure(
+    kernel: Kernel, inject: InjectBuild, tmp_path: Path, spec: str | None
+) -> dict[int, float]:
+    name = "clean" if spec is None else spec.replace(":", "_").replace("=", "_")
+    infile = write_input(tmp_path / f"{name}.in.csv", EXPERIMENTS)
+    outfile = tmp_path / f"{name}.out.csv"
+    result = inject.launch(
+        2, [kernel.binary, "--nprocs", "2", infile, outfile], spec, preload=spec is not None
+    )
+    assert result.returncode == 0, result.stderr
+    return {exp_id: p10_us(times) for exp_id, times in read_times(outfile).items()}
+
+
+def test_kernel_sees_planted_slowdowns(
+    inject_build: InjectBuild, kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    kernel = kernel_for(inject_build.mpi.name)
+    clean = measure(kernel, inject_build, tmp_path, None)
+    fixed = measure(kernel, inject_build, tmp_path, "MPI_Allreduce:usec=200")
+    fraction = measure(kernel, inject_build, tmp_path, "MPI_Allreduce:fraction=0.5")
+    untouched = measure(kernel, inject_build, tmp_path, "MPI_Bcast:usec=200")
+
+    assert 170 <= fixed[SMALL] - clean[SMALL] <= 300, (clean, fixed)
+    # Never paid is 1.0, paid twice 2.0.
+    assert 1.3 <= fraction[LARGE] / clean[LARGE] <= 1.75, (clean, fraction)
+    assert untouched[SMALL] < 100, untouched
