@@ -25,6 +25,10 @@ include: "workflow/rules/plot.smk"
 include: "workflow/rules/report.smk"
 
 
+localrules:
+    all,
+
+
 rule all:
     input:
         GUIDELINE_OUTPUTS.values(),

@@ -31,3 +31,9 @@ rule inputs:
         "python -m mpiguide inputs --grid {input.grid:q} --seed {params.seed:q}"
         " --mpi {wildcards.mpi:q} --nodes {wildcards.nodes} --ppn {wildcards.ppn}"
         " --run {wildcards.run} --out {output:q} 2> {log:q}"
+
+
+# Seconds of work each: under SLURM they run where Snakemake runs instead of waiting in the queue.
+localrules:
+    grid,
+    inputs,

@@ -1,0 +1,49 @@
+"""The run rule's contract with the launchers (and the SLURM profile), read from `snakemake -n -p`:
+resources, threads, the quoted env prefix and launcher, `--nprocs`."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from workflow_project import TINY_CAMPAIGN, new_project, snakemake
+
+pytestmark = pytest.mark.workflow
+
+HOSTILE_VALUE = "a b; $(touch pwned) `id` 'q'"
+
+
+def run_job_block(project: Path, *args: str) -> str:
+    """The dry-run description of the first run_openmpi job."""
+    output = snakemake(project, "--profile", "profiles/local", "-n", "-p", *args).stdout
+    start = output.index("rule run_openmpi:")
+    return output[start : output.index("\n\n", start)]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    config = {**TINY_CAMPAIGN, "mpi": {"openmpi": dict(TINY_CAMPAIGN["mpi"]["openmpi"])}}
+    config["mpi"]["openmpi"]["env"] = {"MPIGUIDE_NOTE": HOSTILE_VALUE}
+    config["deployments"] = [{"nodes": 1, "ppn": 4}]
+    return new_project(tmp_path / "project", config)
+
+
+def test_local_run_job(project: Path) -> None:
+    block = run_job_block(project, "--cores", "2")
+    # 4 ranks on 2 cores: the job takes every core and runs alone.
+    assert "threads: 2" in block
+    for resource in ("nodes=1", "tasks=4", "mpi=mpirun.openmpi --oversubscribe", "cpus_per_task=1"):
+        assert resource in block
+    command = (
+        f"env {shlex.quote('MPIGUIDE_NOTE=' + HOSTILE_VALUE)} mpirun.openmpi --oversubscribe -n 4"
+        " results/tiny/build/openmpi/mpiguide-bench --nprocs 4"
+    )
+    assert command in block
+    assert not (project / "pwned").exists()
+
+
+def test_slurm_launch_uses_srun(project: Path) -> None:
+    block = run_job_block(project, "--config", "launch=slurm")
+    assert "mpi=srun --mpi=pmix" in block
+    assert "srun --mpi=pmix -n 4 results/tiny/build/openmpi/mpiguide-bench --nprocs 4" in block
