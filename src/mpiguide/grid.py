@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mpiguide.atomic import atomic_path
@@ -158,27 +158,28 @@ class _Block:
                     f"{self.key('op', index)}: unknown operation '{name}'; "
                     f"allowed: {', '.join(operations)}"
                 )
-        size = math.prod(len(values) for values in self.given.values())
+        shapes = list(self._shapes(operations))
+        size = sum(math.prod(len(self.given[p]) for p in active) for _, active in shapes)
         if size > MAX_BLOCK_PRODUCT:
             raise self.error(
-                f"expands to {size} combinations (more than {MAX_BLOCK_PRODUCT}); "
-                "split it into smaller blocks"
+                f"expands to {size} combinations of applicable values (more than "
+                f"{MAX_BLOCK_PRODUCT}); split it into smaller blocks"
             )
-        names = list(self.given)
-        used: dict[str, set[int]] = {p: set() for p in names}
+        used: dict[str, set[int]] = {p: set() for p in self.given}
         applicable: set[str] = set()
         candidates: list[dict[str, Any]] = []
-        for combination in itertools.product(*(enumerate(self.given[p]) for p in names)):
-            chosen = dict(zip(names, combination, strict=True))
-            row = self._row(chosen, operations)
-            if row is None:
-                continue
-            for p, (index, value) in chosen.items():
-                if row[p] is not None:
-                    applicable.add(p)
-                if row[p] == value:
-                    used[p].add(index)
-            candidates.append(row)
+        for fixed, active in shapes:
+            for combination in itertools.product(*(enumerate(self.given[p]) for p in active)):
+                chosen = fixed | dict(zip(active, combination, strict=True))
+                row = self._row(chosen, operations)
+                if row is None:
+                    continue
+                for p, (index, value) in chosen.items():
+                    if row[p] is not None:
+                        applicable.add(p)
+                    if row[p] == value:
+                        used[p].add(index)
+                candidates.append(row)
         self._check_all_used(used, applicable, operations)
         rows = [row for row in candidates if self.where is None or self.where(row)]
         if not rows:
@@ -188,6 +189,24 @@ class _Block:
         for row in rows:
             self._check_row(row)
         return rows
+
+    def _shapes(
+        self, operations: Mapping[str, Operation]
+    ) -> Iterator[tuple[dict[str, tuple[int, Any]], list[str]]]:
+        """Per given (op, topology): that choice, and the other given parameters that apply.
+
+        Expanding only applicable parameters keeps a broad block (all ops x all topologies)
+        from multiplying values that collapse anyway."""
+        topologies = list(enumerate(self.given["topology"])) if "topology" in self.given else [None]
+        others = [p for p in self.given if p not in ("op", "topology")]
+        for op_choice in enumerate(self.given["op"]):
+            op = operations[op_choice[1]]
+            for topology_choice in topologies:
+                fixed = {"op": op_choice}
+                if topology_choice is not None:
+                    fixed["topology"] = topology_choice
+                topology = DEFAULTS["topology"] if topology_choice is None else topology_choice[1]
+                yield fixed, [p for p in others if applies(p, op, topology)]
 
     def _row(
         self, chosen: Mapping[str, tuple[int, Any]], operations: Mapping[str, Operation]

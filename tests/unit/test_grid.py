@@ -1,5 +1,6 @@
 """Grid expansion: applicability, defaults, where, collapse, deterministic exp_id, errors."""
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -8,7 +9,8 @@ import pytest
 import yaml
 
 from mpiguide.errors import ConfigError
-from mpiguide.grid import COLUMNS, build_grid, expand, write_grid
+from mpiguide.grid import COLUMNS, MAX_BLOCK_PRODUCT, build_grid, expand, write_grid
+from mpiguide.operations import load_operations
 
 DESIGN_EXAMPLE = yaml.safe_load("""
 nrep: 50
@@ -148,6 +150,20 @@ def test_where_sees_none_for_not_applicable_parameters() -> None:
 def test_errors_name_file_and_key(block: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         expand(spec(block), "c.yaml")
+
+
+def test_broad_blocks_multiply_only_applicable_values() -> None:
+    block = {
+        "op": list(load_operations()), "topology": ["none", "cart", "vonneumann", "moore", "full"],
+        "ndim": [1, 2], "radius": [1, 2], "ordering": ["FMAJ", "LMAJ", "RAND", "LINEAR"],
+        "constructor": ["cart", "graph", "graph_adj"], "reorder": [0, 1], "msg_size": [8, 64],
+        "dtype": "char", "work": [0, 10], "root": [0, 1],
+        "sync": ["barrier", "dissemination"],
+    }  # fmt: skip
+    assert math.prod(len(values) for values in block.values()) > MAX_BLOCK_PRODUCT
+    rows = expand(spec(block))
+    assert len(rows) == len({tuple(row.values()) for row in rows})
+    assert {row["op"] for row in rows} == set(load_operations())
 
 
 def test_grid_csv_has_empty_cells_and_the_contract_column_order(tmp_path: Path) -> None:
