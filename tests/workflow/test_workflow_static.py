@@ -91,3 +91,13 @@ def test_bad_config_stops_before_any_job(
     assert named_key in message
     assert "Traceback" not in message
     assert not (project / "results").exists()
+
+
+def test_configfile_replaces_the_demo_campaign(tmp_path: Path) -> None:
+    """--configfile must not be deep-merged into config/config.yaml (its mpi entries, env)."""
+    project = new_project(tmp_path / "project", TINY_CAMPAIGN)
+    other = {**TINY_CAMPAIGN, "campaign": "other", "mpi": {"mpich": TINY_CAMPAIGN["mpi"]["mpich"]}}
+    (project / "other.yaml").write_text(yaml.safe_dump(other))
+    rules = snakemake(project, "--list-rules", "--configfile", "other.yaml").stdout.split()
+    assert "run_mpich" in rules
+    assert "run_openmpi" not in rules
