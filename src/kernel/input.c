@@ -168,34 +168,49 @@ static int cell_given(const row_cells cells, enum column col)
     return cells[col] && cells[col][0] != '\0';
 }
 
-static int parse_row(const struct source *at, const row_cells cells, int nprocs,
-                     struct experiment *exp)
+/* An optional cell: its integer value, or dflt when empty. */
+static int integer_cell(const struct source *at, const row_cells cells, enum column col,
+                        long long min, long long max, long long dflt, long long *out)
+{
+    *out = dflt;
+    return cell_given(cells, col) ? parse_integer(at, col, cells[col], min, max, out) : 0;
+}
+
+/* A cell that must be given (why: "for op X", ...), as an integer. */
+static int required_integer_cell(const struct source *at, const row_cells cells, enum column col,
+                                 long long min, long long max, const char *why, long long *out)
+{
+    if (!cell_given(cells, col))
+        return reject(at, "column '%s' is required%s", column_names[col], why);
+    return parse_integer(at, col, cells[col], min, max, out);
+}
+
+/* An optional cell: the index of its value among names, or dflt when empty. */
+static int name_cell(const struct source *at, const row_cells cells, enum column col,
+                     const char *const *names, int n, int dflt, int *out)
+{
+    *out = dflt;
+    return cell_given(cells, col) ? parse_name(at, col, cells[col], names, n, out) : 0;
+}
+
+/* exp_id, op, topology, and which columns may be given at all. */
+static int parse_identity(const struct source *at, const row_cells cells, struct experiment *exp)
 {
     long long v;
     int choice;
-    memset(exp, 0, sizeof *exp);
-    exp->line = at->line;
-
-    if (!cell_given(cells, COL_EXP_ID))
-        return reject(at, "column 'exp_id' is empty");
-    if (parse_integer(at, COL_EXP_ID, cells[COL_EXP_ID], 0, INT64_MAX, &v))
+    if (required_integer_cell(at, cells, COL_EXP_ID, 0, INT64_MAX, "", &v))
         return -1;
     exp->exp_id = v;
     if (!cell_given(cells, COL_OP))
-        return reject(at, "column 'op' is empty");
+        return reject(at, "column 'op' is required");
     exp->op = operation_find(cells[COL_OP]);
     if (exp->op < 0)
         return reject(at, "column 'op': unknown operation '%s' (mpiguide-bench --list-ops)",
                       cells[COL_OP]);
     const struct operation *op = &operation_table[exp->op];
-    exp->topology = TOPO_NONE;
-    if (cell_given(cells, COL_TOPOLOGY)) {
-        if (parse_name(at, COL_TOPOLOGY, cells[COL_TOPOLOGY], topology_names, TOPO_COUNT,
-                       &choice))
-            return -1;
-        exp->topology = (enum topology_kind)choice;
-    }
-    const enum topology_kind t = exp->topology;
+    if (name_cell(at, cells, COL_TOPOLOGY, topology_names, TOPO_COUNT, TOPO_NONE, &choice))
+        return -1;
+    const enum topology_kind t = exp->topology = (enum topology_kind)choice;
     for (int col = 0; col < COL_COUNT; col++)
         if (cell_given(cells, col) && !column_applies(col, op, t)) {
             int by_op = col == COL_MSG_SIZE || col == COL_DTYPE || col == COL_ROOT ||
@@ -205,113 +220,121 @@ static int parse_row(const struct source *at, const row_cells cells, int nprocs,
         }
     if (operation_has(op, OP_TOPOLOGY_REQUIRED) && t == TOPO_NONE)
         return reject(at, "op %s needs a topology (column 'topology' is none)", op->name);
+    return 0;
+}
 
-    exp->dtype = DTYPE_CHAR;
-    if (cell_given(cells, COL_DTYPE)) {
-        if (parse_name(at, COL_DTYPE, cells[COL_DTYPE], dtype_names, DTYPE_COUNT, &choice))
-            return -1;
-        exp->dtype = (enum dtype)choice;
-    }
+/* dtype, msg_size, work, root: the operation's parameters. */
+static int parse_operation_parameters(const struct source *at, const row_cells cells,
+                                      int nprocs, struct experiment *exp)
+{
+    const struct operation *op = &operation_table[exp->op];
+    long long v;
+    int choice;
+    if (name_cell(at, cells, COL_DTYPE, dtype_names, DTYPE_COUNT, DTYPE_CHAR, &choice))
+        return -1;
+    exp->dtype = (enum dtype)choice;
     if (op->msg_size != MSG_NONE) {
-        if (!cell_given(cells, COL_MSG_SIZE))
-            return reject(at, "column 'msg_size' is required for op %s", op->name);
-        if (parse_integer(at, COL_MSG_SIZE, cells[COL_MSG_SIZE], 0, MAX_BUFFER_BYTES, &v))
+        char why[64];
+        snprintf(why, sizeof why, " for op %s", op->name);
+        if (required_integer_cell(at, cells, COL_MSG_SIZE, 0, MAX_BUFFER_BYTES, why, &v))
             return -1;
         exp->msg_size = v;
         if (v % (long long)dtype_size(exp->dtype) != 0)
             return reject(at, "column 'msg_size': %lld is not a multiple of the size of %s (%zu)",
                           v, dtype_names[exp->dtype], dtype_size(exp->dtype));
     }
-    if (!cell_given(cells, COL_NREP))
-        return reject(at, "column 'nrep' is empty");
-    if (parse_integer(at, COL_NREP, cells[COL_NREP], 1, MAX_NREP, &v))
+    if (integer_cell(at, cells, COL_WORK, 0, INT64_MAX, 0, &v))
         return -1;
-    exp->nrep = (int)v;
-    if (cell_given(cells, COL_WORK)) {
-        if (parse_integer(at, COL_WORK, cells[COL_WORK], 0, INT64_MAX, &v))
-            return -1;
-        exp->work = v;
-    }
+    exp->work = v;
+    if (integer_cell(at, cells, COL_ROOT, 0, INT32_MAX, 0, &v))
+        return -1;
+    if (v >= nprocs)
+        return reject(at, "column 'root': %lld is not a rank (the run has %d ranks)", v, nprocs);
+    exp->root = (int)v;
+    return 0;
+}
 
+/* ndim, nfin, radius, ordering, constructor, reorder. */
+static int parse_topology_parameters(const struct source *at, const row_cells cells,
+                                     struct experiment *exp)
+{
+    const enum topology_kind t = exp->topology;
+    long long v;
+    int choice;
+    if (t == TOPO_NONE)
+        return 0;
     if (is_grid(t)) {
-        if (!cell_given(cells, COL_NDIM))
-            return reject(at, "column 'ndim' is required for topology %s", topology_names[t]);
-        if (parse_integer(at, COL_NDIM, cells[COL_NDIM], 1, MAX_DIMS, &v))
+        char why[64];
+        snprintf(why, sizeof why, " for topology %s", topology_names[t]);
+        if (required_integer_cell(at, cells, COL_NDIM, 1, MAX_DIMS, why, &v))
             return -1;
         exp->ndim = (int)v;
-        if (cell_given(cells, COL_NFIN)) {
-            if (parse_integer(at, COL_NFIN, cells[COL_NFIN], 0, INT32_MAX, &v))
-                return -1;
-            if (v > exp->ndim)
-                return reject(at, "column 'nfin': %lld exceeds ndim (%d)", v, exp->ndim);
-            exp->nfin = (int)v;
-        }
+        if (integer_cell(at, cells, COL_NFIN, 0, INT32_MAX, 0, &v))
+            return -1;
+        if (v > exp->ndim)
+            return reject(at, "column 'nfin': %lld exceeds ndim (%d)", v, exp->ndim);
+        exp->nfin = (int)v;
     }
     if (is_stencil(t)) {
-        exp->radius = 1;
-        if (cell_given(cells, COL_RADIUS)) {
-            if (parse_integer(at, COL_RADIUS, cells[COL_RADIUS], 1, INT32_MAX, &v))
-                return -1;
-            exp->radius = (int)v;
-        }
-        exp->ordering = ORDER_FMAJ;
+        if (integer_cell(at, cells, COL_RADIUS, 1, INT32_MAX, 1, &v))
+            return -1;
+        exp->radius = (int)v;
     }
-    if (t == TOPO_FULL)
-        exp->ordering = ORDER_LINEAR;
-    if (cell_given(cells, COL_ORDERING)) {
-        if (parse_name(at, COL_ORDERING, cells[COL_ORDERING], ordering_names, ORDER_COUNT,
-                       &choice))
+    if (is_stencil(t) || t == TOPO_FULL) {
+        const enum ordering dflt = t == TOPO_FULL ? ORDER_LINEAR : ORDER_FMAJ;
+        if (name_cell(at, cells, COL_ORDERING, ordering_names, ORDER_COUNT, dflt, &choice))
             return -1;
         exp->ordering = (enum ordering)choice;
         if (!ordering_fits(exp->ordering, t))
             return reject(at, "column 'ordering': %s does not exist for topology %s",
-                          cells[COL_ORDERING], topology_names[t]);
+                          ordering_names[choice], topology_names[t]);
     }
-    if (t != TOPO_NONE) {
-        exp->constructor = t == TOPO_CART ? CONSTRUCTOR_CART : CONSTRUCTOR_GRAPH_ADJ;
-        if (cell_given(cells, COL_CONSTRUCTOR)) {
-            if (parse_name(at, COL_CONSTRUCTOR, cells[COL_CONSTRUCTOR], constructor_names,
-                           CONSTRUCTOR_COUNT, &choice))
-                return -1;
-            exp->constructor = (enum constructor)choice;
-            if (!constructor_fits(exp->constructor, t))
-                return reject(at, "column 'constructor': %s does not fit topology %s",
-                              cells[COL_CONSTRUCTOR], topology_names[t]);
-        }
-        /* The hook for the node-aware Cartesian constructor (docs/kernel.md). */
-        if (exp->constructor == CONSTRUCTOR_NODECART)
-            return reject(at, "column 'constructor': nodecart is not yet implemented");
-        if (cell_given(cells, COL_REORDER)) {
-            if (parse_integer(at, COL_REORDER, cells[COL_REORDER], 0, 1, &v))
-                return -1;
-            exp->reorder = (int)v;
-        }
-    }
-    if (cell_given(cells, COL_ROOT)) {
-        if (parse_integer(at, COL_ROOT, cells[COL_ROOT], 0, INT32_MAX, &v))
-            return -1;
-        if (v >= nprocs)
-            return reject(at, "column 'root': %lld is not a rank (the run has %d ranks)", v,
-                          nprocs);
-        exp->root = (int)v;
-    }
-    exp->sync = SYNC_DISSEMINATION;
-    if (cell_given(cells, COL_SYNC)) {
-        const char *sync_names[SYNC_COUNT];
-        for (int k = 0; k < SYNC_COUNT; k++)
-            sync_names[k] = sync_method_get((enum sync_kind)k)->name;
-        if (parse_name(at, COL_SYNC, cells[COL_SYNC], sync_names, SYNC_COUNT, &choice))
-            return -1;
-        exp->sync = (enum sync_kind)choice;
-    }
+    const enum constructor dflt = t == TOPO_CART ? CONSTRUCTOR_CART : CONSTRUCTOR_GRAPH_ADJ;
+    if (name_cell(at, cells, COL_CONSTRUCTOR, constructor_names, CONSTRUCTOR_COUNT, dflt,
+                  &choice))
+        return -1;
+    exp->constructor = (enum constructor)choice;
+    if (!constructor_fits(exp->constructor, t))
+        return reject(at, "column 'constructor': %s does not fit topology %s",
+                      constructor_names[choice], topology_names[t]);
+    /* The hook for the node-aware Cartesian constructor (docs/kernel.md). */
+    if (exp->constructor == CONSTRUCTOR_NODECART)
+        return reject(at, "column 'constructor': nodecart is not yet implemented");
+    if (integer_cell(at, cells, COL_REORDER, 0, 1, 0, &v))
+        return -1;
+    exp->reorder = (int)v;
+    return 0;
+}
+
+/* nrep, sync, max_time: how the experiment is measured. */
+static int parse_measurement(const struct source *at, const row_cells cells,
+                             struct experiment *exp)
+{
+    long long v;
+    int choice;
+    if (required_integer_cell(at, cells, COL_NREP, 1, MAX_NREP, "", &v))
+        return -1;
+    exp->nrep = (int)v;
+    const char *sync_names[SYNC_COUNT];
+    for (int k = 0; k < SYNC_COUNT; k++)
+        sync_names[k] = sync_method_get((enum sync_kind)k)->name;
+    if (name_cell(at, cells, COL_SYNC, sync_names, SYNC_COUNT, SYNC_DISSEMINATION, &choice))
+        return -1;
+    exp->sync = (enum sync_kind)choice;
+    exp->max_time = 0;
     if (cell_given(cells, COL_MAX_TIME) && parse_seconds(at, cells[COL_MAX_TIME], &exp->max_time))
         return -1;
+    return 0;
+}
 
-    if (is_stencil(t) && topology_max_degree(exp, nprocs) > MAX_STENCIL_OFFSETS)
+/* Sizes the kernel must be able to hold in memory and address with int. */
+static int check_limits(const struct source *at, int nprocs, const struct experiment *exp)
+{
+    const struct operation *op = &operation_table[exp->op];
+    if (is_stencil(exp->topology) && topology_max_degree(exp, nprocs) > MAX_STENCIL_OFFSETS)
         return reject(at,
                       "column 'radius': radius %d in %d dimensions gives more than %lld offsets",
                       exp->radius, exp->ndim, MAX_STENCIL_OFFSETS);
-    /* The largest buffer must stay addressable with int counts and displacements. */
     long long blocks = op->msg_size == MSG_PER_NEIGHBOR  ? topology_max_degree(exp, nprocs)
                        : op->msg_size == MSG_PER_PROCESS ? nprocs
                                                          : 1;
@@ -319,6 +342,17 @@ static int parse_row(const struct source *at, const row_cells cells, int nprocs,
         return reject(at, "column 'msg_size': %lld bytes x %lld blocks exceeds %d bytes",
                       (long long)exp->msg_size, blocks, MAX_BUFFER_BYTES);
     return 0;
+}
+
+static int parse_row(const struct source *at, const row_cells cells, int nprocs,
+                     struct experiment *exp)
+{
+    memset(exp, 0, sizeof *exp);
+    exp->line = at->line;
+    if (parse_identity(at, cells, exp) || parse_operation_parameters(at, cells, nprocs, exp) ||
+        parse_measurement(at, cells, exp) || parse_topology_parameters(at, cells, exp))
+        return -1;
+    return check_limits(at, nprocs, exp);
 }
 
 /* ---- lines ------------------------------------------------------------------------------ */
