@@ -16,6 +16,8 @@ int measure_run(struct op_context *ctx, MPI_Comm sync_comm, double *dt)
     const double start = MPI_Wtime();
     int done = 0;
     while (done < exp->nrep) {
+        if (op->before_sync)
+            op->before_sync(ctx);
         sync->begin(sync_comm);
         const double t0 = MPI_Wtime();
         op->run(ctx);
@@ -39,6 +41,10 @@ unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm)
     const struct operation *op = &operation_table[ctx->exp->op];
     if (op->fill)
         op->fill(ctx);
+    if (op->before_sync) {
+        op->before_sync(ctx);
+        MPI_CHECK(MPI_Barrier(sync_comm));
+    }
     op->run(ctx);
     if (op->after_run)
         op->after_run(ctx);

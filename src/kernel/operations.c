@@ -7,18 +7,19 @@
 #include "check.h"
 #include "op_common.h"
 #include "ops.h"
+#include "ops_aux.h"
 
 #define REQ OP_TOPOLOGY_REQUIRED
 #define NB OP_NONBLOCKING
 
-/* name, family, msg_size, flags, setup, run, after_run, fill, check, free */
+/* name, family, msg_size, flags, setup, run, after_run, fill, check, free, before_sync */
 const struct operation operation_table[] = {
-    {"empty", "overhead", MSG_NONE, 0, NULL, empty_run, NULL, NULL, NULL, NULL},
+    {"empty", "overhead", MSG_NONE, 0, NULL, empty_run, NULL, NULL, NULL, NULL, NULL},
     {"topo_create", "topology", MSG_NONE, REQ, topo_create_setup, topo_create_run,
-     topo_create_after_run, NULL, NULL, topo_create_free},
+     topo_create_after_run, NULL, NULL, topo_create_free, NULL},
 #define NEIGHBOR(name, flags, setup)                                                           \
     {#name, "neighbor", MSG_PER_NEIGHBOR, REQ | (flags), setup, name##_run, NULL,               \
-     op_fill_blocks, op_check_blocks, NULL}
+     op_fill_blocks, op_check_blocks, NULL, NULL}
     NEIGHBOR(neighbor_allgather, 0, neighbor_gather_setup),
     NEIGHBOR(neighbor_allgatherv, 0, neighbor_gather_setup),
     NEIGHBOR(neighbor_alltoall, 0, neighbor_exchange_setup),
@@ -30,13 +31,13 @@ const struct operation operation_table[] = {
     NEIGHBOR(ineighbor_alltoallv, NB, neighbor_exchange_setup),
     NEIGHBOR(ineighbor_alltoallw, NB, neighbor_exchange_setup),
 #undef NEIGHBOR
-    {"barrier", "collective", MSG_NONE, 0, NULL, barrier_run, NULL, NULL, NULL, NULL},
+    {"barrier", "collective", MSG_NONE, 0, NULL, barrier_run, NULL, NULL, NULL, NULL, NULL},
 #define COLLECTIVE(name, msg, flags, setup)                                                    \
     {#name, "collective", msg, flags, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,  \
-     NULL}
+     NULL, NULL}
 #define REDUCTION(name, msg, flags, setup)                                                     \
     {#name, "collective", msg, OP_REDUCTION | (flags), setup, name##_run, NULL,               \
-     op_fill_reduction, op_check_reduction, NULL}
+     op_fill_reduction, op_check_reduction, NULL, NULL}
     COLLECTIVE(bcast, MSG_BUFFER, OP_ROOT, bcast_setup),
     COLLECTIVE(scatter, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
     COLLECTIVE(scatterv, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
@@ -55,6 +56,81 @@ const struct operation operation_table[] = {
     REDUCTION(exscan, MSG_BUFFER, 0, exscan_setup),
 #undef COLLECTIVE
 #undef REDUCTION
+/* Issue 5's families share ops_aux.h state (aux_free). A mock-up/decomposition checks exactly
+   what the op it emulates checks: blocks or sums. */
+#define DERIVED(family, name, msg, flags, setup, run, verify)                                  \
+    {#name, family, msg, flags, setup, run, NULL, op_fill_##verify, op_check_##verify, aux_free, \
+     NULL}
+#define MOCKUP(name, msg, flags, setup, run, verify)                                           \
+    DERIVED("mockup", name, msg, flags, setup, run, verify)
+#define SUM OP_REDUCTION
+    MOCKUP(bcast_as_allgatherv, MSG_BUFFER, OP_ROOT, bcast_as_allgatherv_setup,
+           bcast_as_allgatherv_run, blocks),
+    MOCKUP(bcast_as_scatter_allgather, MSG_BUFFER, OP_ROOT, bcast_as_scatter_allgather_setup,
+           bcast_as_scatter_allgather_run, blocks),
+    MOCKUP(scatter_as_bcast, MSG_PER_PROCESS, OP_ROOT, scatter_as_bcast_setup,
+           scatter_as_bcast_run, blocks),
+    MOCKUP(gather_as_allgather, MSG_PER_PROCESS, OP_ROOT, gather_as_allgather_setup,
+           gather_as_allgather_run, blocks),
+    MOCKUP(gather_as_reduce, MSG_PER_PROCESS, OP_ROOT, gather_as_reduce_setup,
+           gather_as_reduce_run, blocks),
+    MOCKUP(allgather_as_alltoall, MSG_PER_PROCESS, 0, allgather_as_alltoall_setup,
+           allgather_as_alltoall_run, blocks),
+    MOCKUP(allgather_as_gather_bcast, MSG_PER_PROCESS, 0, allgather_setup,
+           allgather_as_gather_bcast_run, blocks),
+    MOCKUP(allgather_as_allreduce, MSG_PER_PROCESS, 0, allgather_setup,
+           allgather_as_allreduce_run, blocks),
+    MOCKUP(reduce_as_allreduce, MSG_BUFFER, OP_ROOT | SUM, reduce_as_allreduce_setup,
+           reduce_as_allreduce_run, reduction),
+    MOCKUP(reduce_as_reduce_scatter_block_gather, MSG_BUFFER, OP_ROOT | SUM,
+           reduce_as_reduce_scatter_block_gather_setup,
+           reduce_as_reduce_scatter_block_gather_run, reduction),
+    MOCKUP(allreduce_as_reduce_bcast, MSG_BUFFER, SUM, allreduce_setup,
+           allreduce_as_reduce_bcast_run, reduction),
+    MOCKUP(allreduce_as_reduce_scatter_block_allgather, MSG_BUFFER, SUM,
+           allreduce_as_reduce_scatter_block_allgather_setup,
+           allreduce_as_reduce_scatter_block_allgather_run, reduction),
+    /* reduce_scatter with equal counts is the mock-up itself */
+    MOCKUP(reduce_scatter_block_as_reduce_scatter, MSG_PER_PROCESS, SUM, reduce_scatter_setup,
+           reduce_scatter_run, reduction),
+    MOCKUP(reduce_scatter_as_reduce_scatterv, MSG_PER_PROCESS, SUM,
+           reduce_scatter_as_reduce_scatterv_setup, reduce_scatter_as_reduce_scatterv_run,
+           reduction),
+    MOCKUP(reduce_scatter_as_allreduce, MSG_PER_PROCESS, SUM, reduce_scatter_as_allreduce_setup,
+           reduce_scatter_as_allreduce_run, reduction),
+    MOCKUP(scan_as_exscan_reduce_local, MSG_BUFFER, SUM, scan_setup,
+           scan_as_exscan_reduce_local_run, reduction),
+    /* alltoallv with equal counts is the mock-up itself */
+    MOCKUP(alltoall_as_alltoallv, MSG_PER_PROCESS, 0, alltoall_setup, alltoallv_run, blocks),
+    MOCKUP(allgather_as_neighbor_allgather, MSG_PER_PROCESS, 0,
+           allgather_as_neighbor_allgather_setup, allgather_as_neighbor_allgather_run, blocks),
+    MOCKUP(alltoall_as_neighbor_alltoall, MSG_PER_PROCESS, 0,
+           alltoall_as_neighbor_alltoall_setup, alltoall_as_neighbor_alltoall_run, blocks),
+#undef MOCKUP
+#define DECOMPOSED(op, msg, flags, verify)                                                     \
+    DERIVED("hier", op##_as_hier, msg, flags, op##_as_hier_setup, op##_as_hier_run, verify),    \
+    DERIVED("lane", op##_as_lane, msg, flags, op##_as_lane_setup, op##_as_lane_run, verify)
+    DECOMPOSED(bcast, MSG_BUFFER, OP_ROOT, blocks),
+    DECOMPOSED(reduce, MSG_BUFFER, OP_ROOT | SUM, reduction),
+    DECOMPOSED(allreduce, MSG_BUFFER, SUM, reduction),
+    DECOMPOSED(allgather, MSG_PER_PROCESS, 0, blocks),
+    DECOMPOSED(alltoall, MSG_PER_PROCESS, 0, blocks),
+    DECOMPOSED(reduce_scatter_block, MSG_PER_PROCESS, SUM, reduction),
+#undef DECOMPOSED
+#define P2P(name, setup, before_sync)                                                          \
+    {#name, "p2p", MSG_PER_PAIR, 0, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,    \
+     aux_free, before_sync}
+    P2P(send, p2p_oneway_setup, NULL),
+    P2P(ssend, p2p_oneway_setup, NULL),
+    P2P(rsend, p2p_oneway_setup, rsend_before_sync),
+    P2P(isend_wait, p2p_oneway_setup, NULL),
+    P2P(sendrecv, p2p_exchange_setup, NULL),
+    P2P(isend_recv_wait, p2p_exchange_setup, NULL),
+    P2P(send_irecv_wait, p2p_exchange_setup, NULL),
+#undef P2P
+    DERIVED("halo", halo, MSG_PER_NEIGHBOR, REQ, halo_setup, halo_run, blocks),
+#undef DERIVED
+#undef SUM
 };
 const size_t operation_count = sizeof operation_table / sizeof operation_table[0];
 

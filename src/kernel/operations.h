@@ -78,6 +78,10 @@ struct operation {
     size_t (*check)(struct op_context *ctx);
     /* Optional: frees ctx->state. */
     void (*free)(struct op_context *ctx);
+    /* Optional, untimed: runs before the opening synchronisation of every repetition (and
+       before the --verify run, which then synchronises), e.g. to post the receive that
+       MPI_Rsend requires to be posted before the send starts. */
+    void (*before_sync)(struct op_context *ctx);
 };
 
 extern const struct operation operation_table[];

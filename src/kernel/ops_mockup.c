@@ -1,0 +1,304 @@
+/* Collective mock-ups (Träff/Gropp/Thakur 2010, Hunold's MPINPC, Manwade & Kulkarni, Parker
+   et al.): <op>_as_<how> does exactly the job of <op> with other MPI operations, with <op>'s
+   buffers, msg_size meaning and --verify expectations: each setup starts with <op>'s own setup
+   and adds only private scratch (struct aux), so the same checks prove the same job. */
+#include <string.h>
+
+#include "check.h"
+#include "op_common.h"
+#include "ops.h"
+#include "ops_aux.h"
+
+static int is_root(const struct op_context *ctx)
+{
+    return ctx->rank == ctx->root;
+}
+
+/* Bytes of the whole per-process vector of a per_process op: size blocks. */
+static size_t all_blocks(const struct op_context *ctx)
+{
+    return (size_t)ctx->size * ctx->block;
+}
+
+/* An aux with one zeroed scratch buffer. */
+static struct aux *with_tmp(struct op_context *ctx, size_t bytes)
+{
+    struct aux *a = aux_new(ctx);
+    a->tmp = xcalloc(bytes ? bytes : 1, 1);
+    return a;
+}
+
+/* gather_as_reduce, allgather_as_allreduce: this rank's block in an otherwise zeroed vector of
+   size blocks, so a bitwise OR over ranks assembles the gathered vector. MPI_BOR on MPI_BYTE
+   keeps every bit pattern (a float sum would not keep NaN payloads or -0). */
+static void place_own_block(const struct op_context *ctx, unsigned char *vec)
+{
+    memset(vec, 0, all_blocks(ctx));
+    memcpy(vec + (size_t)ctx->rank * ctx->block, ctx->sendbuf, ctx->block);
+}
+
+/* ---- bcast ------------------------------------------------------------------------------ */
+
+/* Only the root contributes: every count but the root's is 0, all displacements 0. */
+void bcast_as_allgatherv_setup(struct op_context *ctx)
+{
+    bcast_setup(ctx);
+    struct aux *a = aux_new(ctx);
+    a->counts = xcalloc((size_t)ctx->size, sizeof *a->counts);
+    a->displs = xcalloc((size_t)ctx->size, sizeof *a->displs);
+    a->counts[ctx->root] = ctx->count;
+}
+
+void bcast_as_allgatherv_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, ctx->dtype, ctx->recvbuf, a->counts, a->displs,
+                             ctx->dtype, ctx->comm));
+}
+
+/* The buffer is padded to size equal parts (zeros past msg_size), so any msg_size works. */
+void bcast_as_scatter_allgather_setup(struct op_context *ctx)
+{
+    bcast_setup(ctx);
+    struct aux *a = aux_new(ctx);
+    a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
+    aux_pad_buffers(ctx, 0, (size_t)ctx->size * a->chunk * ctx->type_size);
+}
+
+void bcast_as_scatter_allgather_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    aux_scatter_parts(ctx, ctx->recvbuf, a->chunk, ctx->root, ctx->comm);
+    aux_allgather_parts(ctx, ctx->recvbuf, a->chunk, ctx->comm);
+}
+
+/* ---- scatter, gather ---------------------------------------------------------------------- */
+
+/* Everyone receives the root's whole vector and keeps its own block. */
+void scatter_as_bcast_setup(struct op_context *ctx)
+{
+    scatter_setup(ctx);
+    with_tmp(ctx, is_root(ctx) ? 0 : all_blocks(ctx));
+}
+
+void scatter_as_bcast_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    unsigned char *all = is_root(ctx) ? ctx->sendbuf : a->tmp;
+    MPI_CHECK(MPI_Bcast(all, ctx->size * ctx->count, ctx->dtype, ctx->root, ctx->comm));
+    memcpy(ctx->recvbuf, all + (size_t)ctx->rank * ctx->block, ctx->block);
+}
+
+/* Everyone gathers; the non-roots into scratch. */
+void gather_as_allgather_setup(struct op_context *ctx)
+{
+    gather_setup(ctx);
+    with_tmp(ctx, is_root(ctx) ? 0 : all_blocks(ctx));
+}
+
+void gather_as_allgather_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Allgather(ctx->sendbuf, ctx->count, ctx->dtype,
+                            is_root(ctx) ? ctx->recvbuf : a->tmp, ctx->count, ctx->dtype,
+                            ctx->comm));
+}
+
+void gather_as_reduce_setup(struct op_context *ctx)
+{
+    gather_setup(ctx);
+    with_tmp(ctx, all_blocks(ctx));
+}
+
+void gather_as_reduce_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    place_own_block(ctx, a->tmp);
+    MPI_CHECK(MPI_Reduce(a->tmp, ctx->recvbuf, aux_int(all_blocks(ctx)), MPI_BYTE, MPI_BOR,
+                         ctx->root, ctx->comm));
+}
+
+/* ---- allgather ---------------------------------------------------------------------------- */
+
+/* The own block, copied once per destination, is the alltoall's send vector. */
+void allgather_as_alltoall_setup(struct op_context *ctx)
+{
+    allgather_setup(ctx);
+    with_tmp(ctx, all_blocks(ctx));
+}
+
+void allgather_as_alltoall_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    for (int i = 0; i < ctx->size; i++)
+        memcpy(a->tmp + (size_t)i * ctx->block, ctx->sendbuf, ctx->block);
+    MPI_CHECK(MPI_Alltoall(a->tmp, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
+                           ctx->comm));
+}
+
+/* allgather has no root: rank 0 gathers and broadcasts. */
+void allgather_as_gather_bcast_run(struct op_context *ctx)
+{
+    MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
+                         ctx->dtype, 0, ctx->comm));
+    MPI_CHECK(MPI_Bcast(ctx->recvbuf, ctx->size * ctx->count, ctx->dtype, 0, ctx->comm));
+}
+
+void allgather_as_allreduce_run(struct op_context *ctx)
+{
+    place_own_block(ctx, ctx->recvbuf);
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, ctx->recvbuf, aux_int(all_blocks(ctx)), MPI_BYTE,
+                            MPI_BOR, ctx->comm));
+}
+
+/* ---- reductions --------------------------------------------------------------------------- */
+
+void reduce_as_allreduce_setup(struct op_context *ctx)
+{
+    reduce_setup(ctx);
+    with_tmp(ctx, is_root(ctx) ? 0 : ctx->block);
+}
+
+void reduce_as_allreduce_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Allreduce(ctx->sendbuf, is_root(ctx) ? ctx->recvbuf : a->tmp, ctx->count,
+                            ctx->dtype, MPI_SUM, ctx->comm));
+}
+
+/* The vector is padded to size equal parts: zeros past msg_size add nothing to the sums. */
+static void pad_to_parts(struct op_context *ctx, int recv_padded)
+{
+    struct aux *a = ctx->state;
+    const size_t padded = (size_t)ctx->size * a->chunk * ctx->type_size;
+    aux_pad_buffers(ctx, padded, recv_padded ? padded : 0);
+}
+
+void reduce_as_reduce_scatter_block_gather_setup(struct op_context *ctx)
+{
+    reduce_setup(ctx);
+    struct aux *a = aux_new(ctx);
+    a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
+    a->tmp = xcalloc(a->chunk ? a->chunk * ctx->type_size : 1, 1);
+    pad_to_parts(ctx, is_root(ctx));
+}
+
+void reduce_as_reduce_scatter_block_gather_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    const int n = aux_int(a->chunk);
+    MPI_CHECK(MPI_Reduce_scatter_block(ctx->sendbuf, a->tmp, n, ctx->dtype, MPI_SUM, ctx->comm));
+    MPI_CHECK(MPI_Gather(a->tmp, n, ctx->dtype, ctx->recvbuf, n, ctx->dtype, ctx->root,
+                         ctx->comm));
+}
+
+/* allreduce has no root: rank 0 reduces and broadcasts. */
+void allreduce_as_reduce_bcast_run(struct op_context *ctx)
+{
+    MPI_CHECK(MPI_Reduce(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM, 0,
+                         ctx->comm));
+    MPI_CHECK(MPI_Bcast(ctx->recvbuf, ctx->count, ctx->dtype, 0, ctx->comm));
+}
+
+void allreduce_as_reduce_scatter_block_allgather_setup(struct op_context *ctx)
+{
+    allreduce_setup(ctx);
+    struct aux *a = aux_new(ctx);
+    a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
+    pad_to_parts(ctx, 1);
+}
+
+void allreduce_as_reduce_scatter_block_allgather_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    aux_reduce_scatter_parts(ctx, ctx->sendbuf, ctx->recvbuf, a->chunk, ctx->comm);
+    aux_allgather_parts(ctx, ctx->recvbuf, a->chunk, ctx->comm);
+}
+
+/* Rank 0 reduces the whole vector and scatters it. */
+void reduce_scatter_as_reduce_scatterv_setup(struct op_context *ctx)
+{
+    reduce_scatter_setup(ctx);
+    with_tmp(ctx, ctx->rank == 0 ? all_blocks(ctx) : 0);
+}
+
+void reduce_scatter_as_reduce_scatterv_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Reduce(ctx->sendbuf, a->tmp, ctx->size * ctx->count, ctx->dtype, MPI_SUM, 0,
+                         ctx->comm));
+    MPI_CHECK(MPI_Scatterv(a->tmp, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
+                           ctx->count, ctx->dtype, 0, ctx->comm));
+}
+
+/* Everyone reduces the whole vector and keeps its own block. */
+void reduce_scatter_as_allreduce_setup(struct op_context *ctx)
+{
+    reduce_scatter_setup(ctx);
+    with_tmp(ctx, all_blocks(ctx));
+}
+
+void reduce_scatter_as_allreduce_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Allreduce(ctx->sendbuf, a->tmp, ctx->size * ctx->count, ctx->dtype, MPI_SUM,
+                            ctx->comm));
+    memcpy(ctx->recvbuf, a->tmp + (size_t)ctx->rank * ctx->block, ctx->block);
+}
+
+/* Inclusive = exclusive prefix + own contribution; rank 0's exscan result is undefined, its
+   inclusive prefix is its own contribution. */
+void scan_as_exscan_reduce_local_run(struct op_context *ctx)
+{
+    MPI_CHECK(MPI_Exscan(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
+                         ctx->comm));
+    if (ctx->rank == 0)
+        memcpy(ctx->recvbuf, ctx->sendbuf, ctx->block);
+    else
+        MPI_CHECK(MPI_Reduce_local(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype,
+                                   MPI_SUM));
+}
+
+/* ---- on the full graph -------------------------------------------------------------------- */
+
+/* A distributed graph in which every rank is source and destination of every rank, listed in
+   rank order, so the neighbourhood collectives' block j is rank j's, as in allgather/alltoall.
+   Built here, not taken from the experiment's topology, whose neighbour order (full: LINEAR or
+   RAND) is not rank order. Real weights: Open MPI's MPI_UNWEIGHTED trips
+   -Wstringop-overread. */
+static void full_graph(struct op_context *ctx)
+{
+    struct aux *a = aux_new(ctx);
+    a->counts = xmalloc((size_t)ctx->size * sizeof *a->counts);
+    for (int i = 0; i < ctx->size; i++)
+        a->counts[i] = 1;
+    MPI_CHECK(MPI_Dist_graph_create_adjacent(ctx->comm, ctx->size, ctx->all_ranks, a->counts,
+                                             ctx->size, ctx->all_ranks, a->counts,
+                                             MPI_INFO_NULL, 0, &a->comm));
+}
+
+void allgather_as_neighbor_allgather_setup(struct op_context *ctx)
+{
+    allgather_setup(ctx);
+    full_graph(ctx);
+}
+
+void allgather_as_neighbor_allgather_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Neighbor_allgather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf,
+                                     ctx->count, ctx->dtype, a->comm));
+}
+
+void alltoall_as_neighbor_alltoall_setup(struct op_context *ctx)
+{
+    alltoall_setup(ctx);
+    full_graph(ctx);
+}
+
+void alltoall_as_neighbor_alltoall_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Neighbor_alltoall(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf,
+                                    ctx->count, ctx->dtype, a->comm));
+}
