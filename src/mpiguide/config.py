@@ -85,8 +85,8 @@ def key_path(path: Iterable[str | int]) -> str:
 
 
 def _describe_schema_error(error: jsonschema.ValidationError) -> str:
-    if "propertyNames" in error.relative_schema_path:
-        return f"name {error.instance!r} is not allowed: {error.message}"
+    if "propertyNames" in error.relative_schema_path and error.validator == "pattern":
+        return f"name {error.instance!r} is not allowed: it must match {error.validator_value!r}"
     if error.validator == "additionalProperties":
         allowed = ", ".join(error.schema.get("properties", {}))
         return f"{error.message}; allowed: {allowed}" if allowed else error.message

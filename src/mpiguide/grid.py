@@ -13,6 +13,7 @@ exp_id: rows are sorted by their parameter values (column order, empty first) an
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -154,8 +155,10 @@ class _Block:
     def expand(self, operations: Mapping[str, Operation]) -> list[dict[str, Any]]:
         for index, name in enumerate(self.given["op"]):
             if name not in operations:
+                close = difflib.get_close_matches(name, operations, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise ConfigError(
-                    f"{self.key('op', index)}: unknown operation '{name}'; "
+                    f"{self.key('op', index)}: unknown operation '{name}'{hint}; "
                     f"allowed: {', '.join(operations)}"
                 )
         shapes = list(self._shapes(operations))

@@ -135,7 +135,8 @@ def test_all_schema_errors_are_reported_at_once(schema: dict[str, Any]) -> None:
         ({"mpi": {"a": {"launcher": "mpirun 'unbalanced"}}},
          r"c\.yaml: mpi\.a\.launcher: cannot split"),
         ({"experiments": [{"op": "neigbor_alltoall", "topology": "cart", "ndim": 1}]},
-         r"c\.yaml: experiments\[0\]\.op: unknown operation 'neigbor_alltoall'; allowed: empty,"),
+         r"c\.yaml: experiments\[0\]\.op: unknown operation 'neigbor_alltoall' "
+         r"\(did you mean 'neighbor_alltoall'\?\); allowed: empty,"),
         ({"experiments": [{"op": "bcast", "msg_size": 8, "root": [0, 2]}]},
          r"experiments\[0\]\.root: 2 is not a rank of the smallest deployment \(2 ranks"),
         ({"guidelines": ["GL4", "GL99"]}, r"c\.yaml: guidelines\[1\]: unknown guideline 'GL99'"),

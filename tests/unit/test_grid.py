@@ -123,7 +123,8 @@ def test_where_sees_none_for_not_applicable_parameters() -> None:
     ("block", "message"),
     [
         ({"op": ["allgather", "neigbor_alltoall"], "msg_size": 8},
-         r"^c\.yaml: experiments\[0\]\.op\[1\]: unknown operation 'neigbor_alltoall'; allowed: "),
+         r"^c\.yaml: experiments\[0\]\.op\[1\]: unknown operation 'neigbor_alltoall' "
+         r"\(did you mean 'neighbor_alltoall'\?\); allowed: "),
         ({"op": ["allgather", "neighbor_alltoall"], "msg_size": 8},
          r"experiments\[0\]\.op\[1\]: 'neighbor_alltoall' needs a topology \(cart, "),
         ({"op": "neighbor_alltoall", "msg_size": 8, "topology": "none"},
