@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "dims.h"
+#include "nodecart.h"
 #include "random.h"
 
 long long topology_max_degree(const struct experiment *exp, int nprocs)
@@ -165,7 +166,10 @@ void topology_construct(const struct topology *topo, MPI_Comm world, MPI_Comm *o
                                                  MPI_INFO_NULL, topo->reorder, out));
         SILENCE_UNWEIGHTED_END
         return;
-    default: /* nodecart is rejected by input validation until it is implemented */
+    case CONSTRUCTOR_NODECART:
+        nodecart_create(topo, world, out);
+        return;
+    default:
         fail_runtime("constructor %d has no implementation", (int)topo->constructor);
     }
 }
@@ -222,6 +226,8 @@ void topology_create(const struct experiment *exp, MPI_Comm world, const struct 
     else if (exp->topology == TOPO_FULL)
         plan_full(exp, world, topo);
 
+    if (topo->constructor == CONSTRUCTOR_NODECART)
+        topo->note = nodecart_fallback(topo);
     topology_construct(topo, world, &topo->comm);
     query_neighbours(topo->comm, &topo->nb);
     int order;

@@ -29,6 +29,7 @@ struct topology {
     struct neighbours nb;  /* queried from comm */
     int reordered;         /* 1 if comm's rank order differs from world's */
     const struct node_info *node; /* for node-aware constructors */
+    const char *note;      /* static text for the provenance (nodecart's fallback), or NULL */
 };
 
 /* Upper bound of a rank's neighbours for the experiment (validation, before anything is built). */
