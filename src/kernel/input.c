@@ -297,9 +297,6 @@ static int parse_topology_parameters(const struct source *at, const row_cells ce
     if (!constructor_fits(exp->constructor, t))
         return reject(at, "column 'constructor': %s does not fit topology %s",
                       constructor_names[choice], topology_names[t]);
-    /* The hook for the node-aware Cartesian constructor (docs/kernel.md). */
-    if (exp->constructor == CONSTRUCTOR_NODECART)
-        return reject(at, "column 'constructor': nodecart is not yet implemented");
     if (integer_cell(at, cells, COL_REORDER, 0, 1, 0, &v))
         return -1;
     exp->reorder = (int)v;

@@ -160,6 +160,11 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
     }
     fputs(", \"reorder_changed\": ", json);
     fputs(!topo ? "null" : topo->reordered ? "true" : "false", json);
+    fputs(", \"constructor_note\": ", json);
+    if (topo && topo->note)
+        json_string(json, topo->note);
+    else
+        fputs("null", json);
     fputs(", \"neighbours\": ", json);
     if (loc)
         fprintf(json,
