@@ -60,7 +60,8 @@ def _json(text: str, flag: str, kind: type) -> Any:
     except json.JSONDecodeError as exc:
         raise MpiguideError(f"{flag}: invalid JSON: {exc}") from None
     if not isinstance(value, kind):
-        raise MpiguideError(f"{flag}: expected a JSON {kind.__name__}, got {text!r}")
+        expected = {dict: "object", list: "array"}[kind]
+        raise MpiguideError(f"{flag}: expected a JSON {expected}, got {text!r}")
     return value
 
 
