@@ -75,8 +75,6 @@ BAD_INPUTS = [
      "column 'msg_size' does not apply to op empty"),
     ("msg-size-missing", rows("2,allgather,,,3,none,,,,,,,"), 2,
      "column 'msg_size' is required for op allgather"),
-    ("nodecart", rows("2,neighbor_alltoall,64,char,3,cart,2,0,,,nodecart,,"), 2,
-     "column 'constructor': nodecart is not yet implemented"),
     ("needs-topology", rows("2,neighbor_alltoall,64,char,3,none,,,,,,,"), 2,
      "op neighbor_alltoall needs a topology"),
     ("field-count", rows(GOOD, "2,allgather,64,char,3"), 3, "5 fields, but the header has 13"),
