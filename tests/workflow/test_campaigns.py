@@ -9,6 +9,7 @@ demo's `mpi:` entries must not leak into a campaign under test.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,11 @@ CAMPAIGNS = ("nbhcoll", "full", "collectives", "p2p", "nodecart")
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 CORES = 2  # this machine; Open MPI deployments above it must oversubscribe and yield
 MPICH_MAX_RANKS = 2
+APPROX_IDS = {
+    gid
+    for gid, entry in yaml.safe_load((REPO / "config" / "guidelines.yaml").read_text()).items()
+    if entry["relation"] == "approx"
+}
 
 
 def campaign_path(name: str) -> Path:
@@ -94,6 +100,18 @@ def test_deployments_are_safe_on_this_machine(name: str) -> None:
             if ranks > CORES:
                 assert "--oversubscribe" in entry["launcher"], entry_name
                 assert env.get("OMPI_MCA_mpi_yield_when_idle") == "1", entry_name
+
+
+@pytest.mark.parametrize("name", CAMPAIGNS)
+def test_enough_runs_to_reach_the_p_threshold(name: str) -> None:
+    """With n runs a side, the smallest rank-sum p-value is 1/C(2n, n) one-sided (twice that
+    two-sided): above p_thres no guideline could ever be reported violated."""
+    config = load(name)
+    p_thres = config.get("analysis", {}).get("p_thres", 0.001)
+    approx = any(not isinstance(g, str) and g["relation"] == "approx" for g in config["guidelines"])
+    approx = approx or any(isinstance(g, str) and g in APPROX_IDS for g in config["guidelines"])
+    smallest = (2 if approx else 1) / math.comb(2 * config["runs"], config["runs"])
+    assert smallest <= p_thres, f"runs: {config['runs']} cannot reach p <= {p_thres}"
 
 
 def test_full_tuned_is_a_second_mpi_entry() -> None:
