@@ -105,7 +105,16 @@ def stage_read(workdir: Path) -> dict:
             "peak_rss_mb": peak_rss_mb()}  # fmt: skip
 
 
-STAGES = {"pipeline": stage_pipeline, "read": stage_read}
+def stage_arrow_read(workdir: Path) -> dict:
+    import pyarrow.parquet as pq
+
+    start = time.perf_counter()
+    timings = pq.read_table(workdir / "timings.parquet")
+    return {"total_s": time.perf_counter() - start, "rows": timings.num_rows,
+            "peak_rss_mb": peak_rss_mb()}  # fmt: skip
+
+
+STAGES = {"pipeline": stage_pipeline, "read": stage_read, "arrow-read": stage_arrow_read}
 
 
 def run_stage(stage: str, workdir: Path) -> dict:
@@ -139,11 +148,14 @@ def main() -> None:
               f"in {time.perf_counter() - start:.1f} s")  # fmt: skip
         pipeline = run_stage("pipeline", workdir)
         read = run_stage("read", workdir)
+        arrow_read = run_stage("arrow-read", workdir)
         print(f"pipeline: aggregate {pipeline['aggregate_s']:.1f} s + check "
               f"{pipeline['check_s']:.1f} s = {pipeline['total_s']:.1f} s, "
               f"peak RSS {pipeline['peak_rss_mb']:.0f} MB")  # fmt: skip
         print(f"plain pd.read_parquet(timings.parquet): {read['total_s']:.1f} s "
               f"({read['rows'] / 1e6:.1f} M rows), peak RSS {read['peak_rss_mb']:.0f} MB")
+        print(f"for reference, pyarrow.parquet.read_table alone: {arrow_read['total_s']:.1f} s, "
+              f"peak RSS {arrow_read['peak_rss_mb']:.0f} MB")  # fmt: skip
         print(f"ratio pipeline / plain read: {pipeline['total_s'] / read['total_s']:.2f} "
               "(goal <= 3); peak RSS goal <= 2048 MB")
         tests = (workdir / "guidelines" / "tests.csv").read_text().count("\n") - 1

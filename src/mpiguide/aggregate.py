@@ -6,8 +6,8 @@ Every raw file `raw/<mpi>/<nodes>x<ppn>/run<NN>.csv` is checked against its prov
 input file, every exp_id must belong to the input, and each experiment must have exactly the
 repetitions the provenance says were done (≤ nrep; == nrep when it had no time budget).
 
-The files are processed one at a time, streamed into the timings Parquet file as one row group
-each, so memory stays bounded by one run however large the campaign is.
+The files are processed one at a time and streamed into the timings Parquet file in row groups
+of about a million rows, so memory stays bounded however large the campaign is.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ _RAW_PATH = re.compile(
     r"^(?P<mpi>[^/]+)/(?P<nodes>[0-9]+)x(?P<ppn>[0-9]+)/run(?P<run>[0-9]{2,})\.csv$"
 )
 _CATEGORY = pa.dictionary(pa.int32(), pa.string())
+# Runs are collected into row groups of about this many rows: one row group per (small) run
+# file makes reading the whole file several times slower (measured: 2.4 s vs 12 s, 15 M rows).
+ROW_GROUP_ROWS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -269,22 +272,25 @@ def aggregate(
     grid_rows[grid_exp_ids] = np.arange(grid_exp_ids.size)
 
     median_tables: list[pa.Table] = []
+    pending: list[pa.Table] = []
     with atomic_path(timings_out) as timings_tmp:
         writer: pq.ParquetWriter | None = None
         try:
             for run in runs:
                 expected = _expected_repetitions(run, grid_rows, grid)
                 raw = _read_raw(run)
-                exp_ids = raw["exp_id"].to_numpy()
-                rows = _check_rows(run, exp_ids, grid_rows, grid, expected)
+                rows = _check_rows(run, raw["exp_id"].to_numpy(), grid_rows, grid, expected)
                 timings = grid.take(pa.array(rows))
                 timings = _with_campaign_columns(timings, run, nprocs=True)
                 timings = timings.append_column("rep", raw["rep"])
-                timings = timings.append_column("time_s", raw["time_s"])
-                if writer is None:
-                    writer = pq.ParquetWriter(timings_tmp, timings.schema)
-                writer.write_table(timings)
+                pending.append(timings.append_column("time_s", raw["time_s"]))
                 median_tables.append(_run_medians(run, rows, raw, grid))
+                if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS or run is runs[-1]:
+                    batch = pa.concat_tables(pending)
+                    if writer is None:
+                        writer = pq.ParquetWriter(timings_tmp, batch.schema)
+                    writer.write_table(batch, row_group_size=ROW_GROUP_ROWS)
+                    pending.clear()
         finally:
             if writer is not None:
                 writer.close()

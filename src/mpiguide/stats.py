@@ -39,26 +39,26 @@ class GroupMedians:
     n_kept: np.ndarray  # int64
 
 
-def _sorted_quantile(values: np.ndarray, start: np.ndarray, count: np.ndarray, q: float):
-    """Quantile q of each group of `values`, already sorted within contiguous groups.
+def _row_quantile(rows: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:
+    """Quantile q of each row's first count[i] values (rows sorted ascending).
 
     Linear interpolation between order statistics, as numpy's default ('linear') method.
     """
     position = (count - 1) * q
     low = np.floor(position).astype(np.int64)
     high = np.ceil(position).astype(np.int64)
-    fraction = position - low
-    v_low = values[start + low]
-    v_high = values[start + high]
-    return v_low + (v_high - v_low) * fraction
+    index = np.arange(rows.shape[0])
+    v_low = rows[index, low]
+    return v_low + (rows[index, high] - v_low) * (position - low)
 
 
 def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
     """Median of each group after dropping values outside Tukey's fences.
 
-    `codes` labels each value with its group (any integer). One lexsort orders the values
-    within each group; because the kept values of a sorted group are a contiguous range, the
-    filtered median is read off by index arithmetic, without a per-group loop.
+    `codes` labels each value with its group (any integer). The groups become the rows of a
+    matrix padded with +inf and sorted along its rows (one vectorised sort; repetitions of an
+    experiment are about equally many, so padding wastes little). The kept values of a sorted
+    row are contiguous, so the filtered median is read off by index arithmetic.
     """
     codes = np.asarray(codes)
     values = np.asarray(values, dtype=np.float64)
@@ -67,25 +67,25 @@ def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
     if values.size == 0:
         empty = np.empty(0)
         return GroupMedians(codes[:0], empty, empty.astype(np.int64))
-    order = np.lexsort((values, codes))
-    sorted_codes = codes[order]
-    sorted_values = values[order]
-    boundary = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
-    start = np.concatenate(([0], boundary))
-    count = np.diff(np.concatenate((start, [values.size])))
+    group_codes, group_of_value, count = np.unique(codes, return_inverse=True, return_counts=True)
+    order = np.argsort(group_of_value, kind="stable")
+    start = np.concatenate(([0], np.cumsum(count)[:-1]))
+    grouped = group_of_value[order]
+    rows = np.full((group_codes.size, int(count.max())), np.inf)
+    rows[grouped, np.arange(values.size) - start[grouped]] = values[order]
+    rows.sort(axis=1)
 
-    q1 = _sorted_quantile(sorted_values, start, count, 0.25)
-    q3 = _sorted_quantile(sorted_values, start, count, 0.75)
+    q1 = _row_quantile(rows, count, 0.25)
+    q3 = _row_quantile(rows, count, 0.75)
     iqr = q3 - q1
-    group_of_value = np.repeat(np.arange(start.size), count)
-    below = sorted_values < (q1 - TUKEY_K * iqr)[group_of_value]
-    above = sorted_values > (q3 + TUKEY_K * iqr)[group_of_value]
-    n_below = np.add.reduceat(below, start)
-    n_kept = count - n_below - np.add.reduceat(above, start)
+    n_below = (rows < (q1 - TUKEY_K * iqr)[:, None]).sum(axis=1)
+    n_above = (rows > (q3 + TUKEY_K * iqr)[:, None]).sum(axis=1) - (rows.shape[1] - count)
+    n_kept = count - n_below - n_above
     # The median always lies inside the fences, so every group keeps at least one value.
-    first = start + n_below
-    median = 0.5 * (sorted_values[first + (n_kept - 1) // 2] + sorted_values[first + n_kept // 2])
-    return GroupMedians(sorted_codes[start], median, n_kept.astype(np.int64))
+    index = np.arange(group_codes.size)
+    middle_low = rows[index, n_below + (n_kept - 1) // 2]
+    middle_high = rows[index, n_below + n_kept // 2]
+    return GroupMedians(group_codes, 0.5 * (middle_low + middle_high), n_kept.astype(np.int64))
 
 
 def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative) -> np.ndarray:
