@@ -62,12 +62,14 @@ void node_locality(const struct node_info *info, MPI_Comm comm, const int *desti
     MPI_CHECK(MPI_Group_free(&comm_group));
     MPI_CHECK(MPI_Group_free(&world_group));
 
+    /* Over the world, whose rank 0 writes the provenance (comm's rank 0 may be another
+       process when reorder moved ranks). */
     int mins[2], maxs[2], size;
     long long local_sums[2] = {counts[0], counts[1]}, sums[2];
-    MPI_CHECK(MPI_Comm_size(comm, &size));
-    MPI_CHECK(MPI_Reduce(counts, mins, 2, MPI_INT, MPI_MIN, 0, comm));
-    MPI_CHECK(MPI_Reduce(counts, maxs, 2, MPI_INT, MPI_MAX, 0, comm));
-    MPI_CHECK(MPI_Reduce(local_sums, sums, 2, MPI_LONG_LONG, MPI_SUM, 0, comm));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    MPI_CHECK(MPI_Reduce(counts, mins, 2, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(counts, maxs, 2, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(local_sums, sums, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     out->on_min = mins[0];
     out->off_min = mins[1];
     out->on_max = maxs[0];

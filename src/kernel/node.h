@@ -23,7 +23,8 @@ struct locality {
     int on_min, on_max, off_min, off_max;
     double on_mean, off_mean;
 };
-/* destinations: ranks in comm (MPI_PROC_NULL skipped). Collective over comm. */
+/* destinations: ranks in comm (MPI_PROC_NULL skipped). Collective over MPI_COMM_WORLD, which
+   comm must span; the result is on world rank 0. */
 void node_locality(const struct node_info *info, MPI_Comm comm, const int *destinations,
                    int outdegree, struct locality *out);
 

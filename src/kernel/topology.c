@@ -259,40 +259,45 @@ static void print_ranks(FILE *out, const int *ranks, int n)
 
 void topology_dump(FILE *out, const struct experiment *exp, const struct topology *topo)
 {
-    int rank, size, world_rank;
+    /* Gathered over the world, so that world rank 0 prints every line (after the header it
+       printed); comm's rank 0 may be another process when reorder moved ranks. */
+    int rank, world_rank, size;
     MPI_CHECK(MPI_Comm_rank(topo->comm, &rank));
-    MPI_CHECK(MPI_Comm_size(topo->comm, &size));
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-    /* Per rank: world rank, indegree, outdegree, then the lists. */
-    const int mine[3] = {world_rank, topo->nb.indegree, topo->nb.outdegree};
-    int *heads = rank == 0 ? xmalloc(3 * (size_t)size * sizeof *heads) : NULL;
-    MPI_CHECK(MPI_Gather(mine, 3, MPI_INT, heads, 3, MPI_INT, 0, topo->comm));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    const int mine[3] = {rank, topo->nb.indegree, topo->nb.outdegree};
+    int *heads = world_rank == 0 ? xmalloc(3 * (size_t)size * sizeof *heads) : NULL;
+    MPI_CHECK(MPI_Gather(mine, 3, MPI_INT, heads, 3, MPI_INT, 0, MPI_COMM_WORLD));
     const int length = topo->nb.indegree + topo->nb.outdegree;
-    int *lists = xmalloc(((size_t)length) * sizeof *lists);
+    int *lists = xmalloc((size_t)length * sizeof *lists);
     for (int i = 0; i < topo->nb.indegree; i++)
         lists[i] = topo->nb.sources[i];
     for (int i = 0; i < topo->nb.outdegree; i++)
         lists[topo->nb.indegree + i] = topo->nb.destinations[i];
-    int *lengths = NULL, *displs = NULL, *all = NULL;
-    if (rank == 0) {
+    int *lengths = NULL, *displs = NULL, *all = NULL, *world_of = NULL;
+    if (world_rank == 0) {
         lengths = xmalloc((size_t)size * sizeof *lengths);
         displs = xmalloc((size_t)size * sizeof *displs);
+        world_of = xmalloc((size_t)size * sizeof *world_of);
         long long total = 0;
-        for (int r = 0; r < size; r++) {
-            lengths[r] = heads[3 * r + 1] + heads[3 * r + 2];
-            displs[r] = (int)total;
-            total += lengths[r];
+        for (int w = 0; w < size; w++) {
+            lengths[w] = heads[3 * w + 1] + heads[3 * w + 2];
+            displs[w] = (int)total;
+            total += lengths[w];
+            world_of[heads[3 * w]] = w;
         }
         if (total > INT32_MAX)
             fail_runtime("--dump-topology: %lld neighbours are too many to gather", total);
         all = xmalloc((size_t)total * sizeof *all);
     }
-    MPI_CHECK(MPI_Gatherv(lists, length, MPI_INT, all, lengths, displs, MPI_INT, 0, topo->comm));
-    if (rank == 0) {
+    MPI_CHECK(MPI_Gatherv(lists, length, MPI_INT, all, lengths, displs, MPI_INT, 0,
+                          MPI_COMM_WORLD));
+    if (world_rank == 0) {
         for (int r = 0; r < size; r++) {
-            fprintf(out, "%lld\t%d\t%d", (long long)exp->exp_id, r, heads[3 * r]);
-            print_ranks(out, all + displs[r], heads[3 * r + 1]);
-            print_ranks(out, all + displs[r] + heads[3 * r + 1], heads[3 * r + 2]);
+            const int w = world_of[r], *head = heads + 3 * w;
+            fprintf(out, "%lld\t%d\t%d", (long long)exp->exp_id, r, w);
+            print_ranks(out, all + displs[w], head[1]);
+            print_ranks(out, all + displs[w] + head[1], head[2]);
             fputc('\n', out);
         }
         fflush(out);
@@ -301,5 +306,6 @@ void topology_dump(FILE *out, const struct experiment *exp, const struct topolog
     free(lists);
     free(lengths);
     free(displs);
+    free(world_of);
     free(all);
 }

@@ -42,9 +42,9 @@ void topology_create(const struct experiment *exp, MPI_Comm world, const struct 
 void topology_construct(const struct topology *topo, MPI_Comm world, MPI_Comm *out);
 void topology_free(struct topology *topo);
 
-/* --dump-topology: rank 0 prints one TSV line per rank of comm,
+/* --dump-topology: world rank 0 prints one TSV line per rank of comm, in comm's rank order:
    exp_id, rank (in comm), world rank, sources, destinations (comma-separated ranks of comm,
-   "null" for MPI_PROC_NULL). Collective over comm. */
+   "null" for MPI_PROC_NULL). Collective over MPI_COMM_WORLD, which comm must span. */
 void topology_dump(FILE *out, const struct experiment *exp, const struct topology *topo);
 
 #endif
