@@ -177,35 +177,20 @@ def test_catalogue_holds_the_papers_guidelines():
     assert len(resolved["GL11"].comparisons) == 3
 
 
+VALID = {"source": "s", "text": "t", "relation": "le", "lhs": {"op": "a"}, "rhs": {"op": "b"}}
+BOTH_FORMS = {"pairs": [{"lhs": {"op": "a"}, "rhs": {"op": "b"}}]}
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        (
-            {"source": "s", "text": "t", "relation": "lt", "lhs": {"op": "a"}, "rhs": {"op": "b"}},
-            "GL0.relation",
-        ),
-        ({"source": "s", "text": "t", "relation": "le", "lhs": {"op": "a"}}, "GL0"),
-        (
-            {
-                "source": "s",
-                "text": "t",
-                "relation": "le",
-                "lhs": {"colour": "a"},
-                "rhs": {"op": "b"},
-            },
-            "GL0.lhs.colour",
-        ),
-        ({"text": "t", "relation": "le", "lhs": {"op": "a"}, "rhs": {"op": "b"}}, "source"),
-        (
-            {
-                "source": "s",
-                "text": "t",
-                "relation": "le",
-                "lhs": {"op": "a;rm"},
-                "rhs": {"op": "b"},
-            },
-            "GL0.lhs.op",
-        ),
+        ({**VALID, "relation": "lt"}, "GL0.relation: 'lt' is not one of"),
+        ({**VALID, "rhs": None}, "GL0.rhs"),
+        ({key: v for key, v in VALID.items() if key != "rhs"}, "GL0: needs `lhs` and `rhs`"),
+        ({**VALID, **BOTH_FORMS}, "GL0: needs `lhs` and `rhs`, or `pairs`"),
+        ({**VALID, "lhs": {"colour": "a"}}, "GL0.lhs.colour: not a parameter"),
+        ({key: v for key, v in VALID.items() if key != "source"}, "'source' is a required"),
+        ({**VALID, "lhs": {"op": "a;rm"}}, "GL0.lhs.op: 'a;rm' does not match"),
     ],
 )
 def test_bad_catalogue_entries_name_file_and_key(tmp_path, entry, message):
