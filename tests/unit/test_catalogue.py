@@ -365,7 +365,7 @@ DOCS_NOTES = """
   which is a reconstruction, said so in each `source`.
 - **Parker et al.** and **MPINPC**: catalogued as issue 5 lists them; wording not verified.
 - **Träff/Gropp/Thakur 2010**: entries name the rule they instantiate, not the paper's
-  guideline numbers; fifteen of the mock-ups were checked against PGMPI's default catalogue
+  guideline numbers; fourteen of the mock-ups were checked against PGMPI's default catalogue
   (github.com/hunsa/pgmpi).
 """
 
