@@ -65,10 +65,16 @@ class _StrictLoader(yaml.SafeLoader):
 
 def load_yaml(path: Path) -> Any:
     try:
-        with path.open(encoding="utf-8") as stream:
-            return yaml.load(stream, Loader=_StrictLoader)  # a SafeLoader: no Python objects
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: no Python objects
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

@@ -189,6 +189,13 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
         load_campaign(tmp_path / "nope.yaml")
 
 
+def test_a_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_bytes(b"campaign: x\nseed: \xff\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml:2: not UTF-8 text \(byte 0xff at offset 18\)"):
+        load_campaign(bad)
+
+
 def test_round_trip_through_a_file(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(MINIMAL))
