@@ -37,6 +37,8 @@ def read_grid(grid_csv: str | Path) -> list[dict[str, str]]:
             rows = list(reader)
     except OSError as exc:
         raise DataError(f"{grid_csv}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{grid_csv}: not a grid.csv: not UTF-8 text ({exc.reason})") from None
     if not rows:
         raise DataError(f"{grid_csv}: holds no experiment")
     return rows

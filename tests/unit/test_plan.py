@@ -95,11 +95,12 @@ def test_root_beyond_the_deployment_is_refused(tmp_path: Path, grid_csv: Path) -
     [
         ("exp_id,op\n0,bcast\n", r"bad\.csv:1: missing columns msg_size, dtype"),
         (",".join(COLUMNS) + "\n", r"bad\.csv: holds no experiment"),
+        ("exp_id,op\n0,b\xe4st\n".encode("latin-1"), r"bad\.csv: not a grid\.csv: not UTF-8"),
     ],
 )
-def test_bad_grid_files(tmp_path: Path, content: str, message: str) -> None:
+def test_bad_grid_files(tmp_path: Path, content: str | bytes, message: str) -> None:
     bad = tmp_path / "bad.csv"
-    bad.write_text(content)
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(DataError, match=message):
         make_input(bad, tmp_path / "out.csv")
 
