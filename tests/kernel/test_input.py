@@ -126,8 +126,9 @@ def test_tolerated_variants_and_defaults(
     kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:
     """CRLF line ends, trailing empty lines, columns in any order, optional columns missing:
-    defaults radius 1, nfin 0, FMAJ, graph_adj, dtype char, sync dissemination apply."""
-    infile = tmp_path / "INPUT.csv"
+    defaults radius 1, nfin 0, FMAJ, graph_adj, dtype char, sync dissemination apply. A path
+    with a space and a quote reaches the provenance intact."""
+    infile = tmp_path / 'IN "a b".csv'
     infile.write_bytes(
         b"nrep,topology,op,exp_id,ndim,msg_size\r\n"
         b"4,moore,neighbor_alltoall,5,2,64\r\n"
@@ -144,6 +145,7 @@ def test_tolerated_variants_and_defaults(
     # Radius 1, all dimensions periodic: 8 neighbours (on dims 2x1, several are the same rank).
     assert moore["neighbours"]["on_node"] == {"min": 8, "max": 8, "mean": 8}
     assert moore["dims"] == [2, 1]
+    assert read_provenance(outfile)["input"] == str(infile)
 
 
 def test_missing_input_file_exits_2(kernel_for: Callable[[str], Kernel], tmp_path: Path) -> None:

@@ -65,6 +65,22 @@ def test_max_time_stops_repeating_and_is_recorded(
     assert done[2] == 5 and len(times[2]) == 5
 
 
+def test_work_is_done_between_start_and_wait(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """50 million work iterations take milliseconds (at least a cycle each): the loop is not
+    optimised away. Only a lower bound, which a loaded machine cannot break."""
+    row = {"op": "ineighbor_alltoall", "msg_size": 8, "nrep": 2, "topology": "cart", "ndim": 1}
+    rows = [{"exp_id": 1, "work": 50_000_000, **row}, {"exp_id": 2, "work": 0, **row}]
+    infile = write_input(tmp_path / "in.csv", rows)
+    outfile = tmp_path / "out.csv"
+    result = kernel_for("mpich").run(2, infile, outfile)
+    assert result.returncode == 0, result.stderr
+    times = read_times(outfile)
+    assert min(t for _, t in times[1]) > 0.005
+    assert min(t for _, t in times[1]) > 10 * min(t for _, t in times[2])
+
+
 def test_hundred_thousand_experiments(kernel_for: Callable[[str], Kernel], tmp_path: Path) -> None:
     n = 100_000
     rows = [{"exp_id": n - i, "op": "empty", "nrep": 1} for i in range(n)]
