@@ -60,22 +60,29 @@ static long long reduction_sum(size_t index, int lo, int hi)
     return sum;
 }
 
-/* Stores v as element i of a dtype array. */
+/* Stores v as element i of a dtype array (through memcpy: buf may be any byte buffer). */
 static void store(void *buf, enum dtype dtype, size_t i, long long v)
 {
+    unsigned char *at = (unsigned char *)buf + i * dtype_size(dtype);
     switch (dtype) {
     case DTYPE_CHAR:
-        ((unsigned char *)buf)[i] = (unsigned char)(v & 0xff);
+        *at = (unsigned char)(v & 0xff);
         break;
-    case DTYPE_INT:
-        ((int *)buf)[i] = (int)v;
+    case DTYPE_INT: {
+        int x = (int)v;
+        memcpy(at, &x, sizeof x);
         break;
-    case DTYPE_FLOAT:
-        ((float *)buf)[i] = (float)v;
+    }
+    case DTYPE_FLOAT: {
+        float x = (float)v;
+        memcpy(at, &x, sizeof x);
         break;
-    default:
-        ((double *)buf)[i] = (double)v;
+    }
+    default: {
+        double x = (double)v;
+        memcpy(at, &x, sizeof x);
         break;
+    }
     }
 }
 
