@@ -403,9 +403,14 @@ static int parse_header(const struct source *at, char *line, int *column_of_fiel
     return 0;
 }
 
+/* exp_id and line of a row, for the uniqueness check. */
+struct id_line {
+    int64_t exp_id, line;
+};
+
 static int compare_by_id(const void *a, const void *b)
 {
-    const struct experiment *x = a, *y = b;
+    const struct id_line *x = a, *y = b;
     if (x->exp_id != y->exp_id)
         return x->exp_id < y->exp_id ? -1 : 1;
     return x->line < y->line ? -1 : x->line > y->line;
@@ -413,12 +418,13 @@ static int compare_by_id(const void *a, const void *b)
 
 static int check_unique_ids(const char *path, const struct experiment *exps, size_t n)
 {
-    struct experiment *sorted = malloc(n * sizeof *sorted);
+    struct id_line *sorted = malloc(n * sizeof *sorted);
     if (!sorted) {
         fprintf(stderr, "%s: out of memory checking exp_id uniqueness\n", path);
         return -1;
     }
-    memcpy(sorted, exps, n * sizeof *sorted);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (struct id_line){exps[i].exp_id, exps[i].line};
     qsort(sorted, n, sizeof *sorted, compare_by_id);
     int rc = 0;
     for (size_t i = 1; i < n && rc == 0; i++)

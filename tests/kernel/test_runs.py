@@ -68,17 +68,17 @@ def test_max_time_stops_repeating_and_is_recorded(
 def test_work_is_done_between_start_and_wait(
     kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:
-    """50 million work iterations take milliseconds (at least a cycle each): the loop is not
-    optimised away. Only a lower bound, which a loaded machine cannot break."""
-    row = {"op": "ineighbor_alltoall", "msg_size": 8, "nrep": 2, "topology": "cart", "ndim": 1}
-    rows = [{"exp_id": 1, "work": 50_000_000, **row}, {"exp_id": 2, "work": 0, **row}]
+    """100 million work iterations take at least a cycle each, 20 ms even at 5 GHz: the loop is
+    not optimised away. Only a lower bound, which a loaded machine cannot break."""
+    rows = [
+        {"exp_id": 1, "op": "ineighbor_alltoall", "msg_size": 8, "nrep": 2, "topology": "cart",
+         "ndim": 1, "work": 100_000_000},
+    ]
     infile = write_input(tmp_path / "in.csv", rows)
     outfile = tmp_path / "out.csv"
     result = kernel_for("mpich").run(2, infile, outfile)
     assert result.returncode == 0, result.stderr
-    times = read_times(outfile)
-    assert min(t for _, t in times[1]) > 0.005
-    assert min(t for _, t in times[1]) > 10 * min(t for _, t in times[2])
+    assert min(t for _, t in read_times(outfile)[1]) > 0.01
 
 
 def test_hundred_thousand_experiments(kernel_for: Callable[[str], Kernel], tmp_path: Path) -> None:
