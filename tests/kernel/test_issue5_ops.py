@@ -59,6 +59,24 @@ def batch(nprocs: int, ops: list[dict[str, str]], topologies: list[Row]) -> list
     return rows
 
 
+def remainders(nprocs: int) -> list[Row]:
+    """The split-buffer ops (mock-ups, hier, lane on a buffer) with element counts that no rank
+    or node count divides (13 chars, 5 ints, 1 double: fewer elements than parts)."""
+    ops = [op for op in new_ops({"mockup", "hier", "lane"}) if op["msg_size"] == "buffer"]
+    return [
+        {"exp_id": 0, "op": op["op"], "nrep": 1, "dtype": dtype, "msg_size": size,
+         **({"root": nprocs - 1} if op["root"] == "1" else {})}
+        for op in ops
+        for dtype, size in [("char", 13), ("int", 20), ("double", 8)]
+    ]
+
+
+def numbered(rows: list[Row], first: int) -> list[Row]:
+    for i, row in enumerate(rows):
+        row["exp_id"] = first + i
+    return rows
+
+
 def run_batch(
     kernel: Kernel, tmp_path: Path, nprocs: int, rows: list[Row], *options: str
 ) -> dict:
@@ -85,12 +103,11 @@ LAUNCHES = [("openmpi", 2, 0), ("openmpi", 4, 0), ("mpich", 2, 0), ("openmpi", 4
 def test_every_new_op_verifies(
     kernel_for: Callable[[str], Kernel], tmp_path: Path, mpi: str, nprocs: int, node_size: int
 ) -> None:
-    rows = batch(nprocs, new_ops(), TOPOLOGIES)
+    rows = batch(nprocs, new_ops(), TOPOLOGIES) + remainders(nprocs)
     options = ("--node-size", str(node_size)) if node_size else ()
     if node_size:
         rows += batch(nprocs, new_ops({"hier", "lane", "halo"}), NODECART)
-        for i, row in enumerate(rows):
-            row["exp_id"] = 5000 + i
+    numbered(rows, 5000)
     prov = run_batch(kernel_for(mpi), tmp_path, nprocs, rows, *options)
     if node_size:
         assert prov["nodes"] == nprocs // node_size
@@ -103,8 +120,7 @@ def test_irregular_nodes_odd_ranks_and_nodecart_fallback(
     leaves rank 2 idle, nodecart falls back to MPI_Cart_create and says so."""
     rows = batch(3, new_ops({"mockup", "hier", "p2p"}), TOPOLOGIES[:1])
     rows += batch(3, new_ops({"halo"}), [NODECART[1]])
-    for i, row in enumerate(rows):
-        row["exp_id"] = 6000 + i
+    numbered(rows, 6000)
     prov = run_batch(kernel_for("openmpi"), tmp_path, 3, rows, "--node-size", "2")
     notes = {e["exp_id"]: e["constructor_note"] for e in prov["experiments"]}
     for row in rows:
