@@ -4,7 +4,6 @@
    neighbours (cart, across a non-periodic border) are skipped, so their receive blocks stay
    untouched, as with the neighbourhood collectives. */
 #include "check.h"
-#include "op_common.h"
 #include "ops.h"
 #include "ops_aux.h"
 

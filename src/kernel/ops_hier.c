@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "op_common.h"
 #include "ops.h"
 #include "ops_aux.h"
 
