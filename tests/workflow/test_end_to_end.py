@@ -46,9 +46,7 @@ def test_raw_output_and_provenance(completed_campaign: Path) -> None:
             assert (raw["time_s"] > 0).all()
             provenance = json.loads((raw_dir / f"run{run}.json").read_text())
             assert provenance["nprocs"] == 2
-            assert (root / "logs" / "run" / mpi / DEPLOYMENT / f"run{run}.log").exists()
         assert (root / "build" / mpi / "mpiguide-bench").exists()
-        assert (root / "logs" / "build" / f"{mpi}.log").exists()
 
 
 def test_timings_and_medians(completed_campaign: Path) -> None:
@@ -87,3 +85,13 @@ def test_report(campaign_copy: Path) -> None:
     html = report.read_text(errors="replace")
     for expected in ("tests.csv", "summary.csv", "slowdown.csv", "Plots", "tiny"):
         assert expected in html
+
+
+def test_every_job_left_a_log(completed_campaign: Path) -> None:
+    logs = results(completed_campaign) / "logs"
+    expected = [logs / f"{rule}.log" for rule in ("grid", "aggregate", "check_guidelines", "plot")]
+    for mpi in MPIS:
+        expected.append(logs / "build" / f"{mpi}.log")
+        for tree in ("inputs", "run"):
+            expected += [logs / tree / mpi / DEPLOYMENT / f"run{run}.log" for run in RUNS]
+    assert [path for path in expected if not path.is_file()] == []
