@@ -18,7 +18,8 @@ import pandas as pd
 
 from mpiguide.catalogue import canonical_value as canonical_value  # re-exported for config.py
 
-# Separates the lhs and rhs values of a key the selectors fix differently ("1|0" for reorder).
+# Separates the lhs and rhs values of a key where they differ: fixed differently by the
+# selectors ("1|0" for reorder), or not applicable on one side ("|LINEAR").
 PAIR_SEPARATOR = "|"
 
 
@@ -80,13 +81,14 @@ def match(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFr
 def combined_values(
     experiments: pd.DataFrame, lhs_rows: np.ndarray, rhs_rows: np.ndarray, keys: Sequence[str]
 ) -> pd.DataFrame:
-    """Per test and key: the shared value, the non-empty one, or "lhs|rhs" where they differ."""
+    """Per test and key: the shared value, or "lhs|rhs" where they differ (lossless: an empty,
+    not-applicable side stays visible, e.g. "|LINEAR")."""
     columns = {}
     for key in keys:
         values = experiments[key].to_numpy()
         lhs, rhs = values[lhs_rows], values[rhs_rows]
-        differ = (lhs != rhs) & (lhs != "") & (rhs != "")
-        joined = np.where(lhs == "", rhs, lhs).astype(object)
+        differ = lhs != rhs
+        joined = lhs.astype(object)
         if differ.any():
             joined[differ] = lhs[differ] + PAIR_SEPARATOR + rhs[differ]
         columns[key] = joined

@@ -77,7 +77,7 @@ def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     first = group.iloc[0]
     deployment = f"{first['mpi']} {first['nodes']}x{first['ppn']}"
     differing = [
-        f"{key}: {first[key].replace(PAIR_SEPARATOR, ' vs ')}"
+        f"{key}: {' vs '.join(value or 'n/a' for value in split_pair(first[key]))}"
         for key in keys
         if key != varied and PAIR_SEPARATOR in first[key]
     ]

@@ -114,7 +114,8 @@ def lhs_values(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 
 def alternatives(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
-    """Describe each test's rhs by guideline and the values where it differs from lhs."""
+    """Describe each test's rhs by guideline and its values where it differs from lhs
+    (empty: not applicable to the rhs)."""
     described = tests["guideline"].astype(str) + ":"
     for key in keys:
         parts = tests[key].astype(str).str.partition(PAIR_SEPARATOR)

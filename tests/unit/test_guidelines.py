@@ -120,9 +120,10 @@ def test_not_applicable_values_match_anything():
     tests = evaluate(run_medians(rows, {}, 0.01), [g], AnalysisOptions(), "t")
     pairs = sorted(zip(tests["lhs_exp_id"], tests["rhs_exp_id"], strict=True))
     assert pairs == [(1, 3), (1, 4), (2, 5)]
-    assert sorted(tests["ordering"]) == ["LINEAR", "RAND", "RAND"]
+    assert sorted(tests["ordering"]) == ["|LINEAR", "|RAND", "|RAND"]  # lhs: not applicable
+    assert set(tests["ndim"]) == {""}  # applicable to neither side
     # groups: the ordering distinguishes the series, msg_size does not
-    assert tests.groupby("ordering")["group"].nunique().to_dict() == {"LINEAR": 1, "RAND": 1}
+    assert tests.groupby("ordering")["group"].nunique().to_dict() == {"|LINEAR": 1, "|RAND": 1}
     assert tests["group"].nunique() == 2
 
 

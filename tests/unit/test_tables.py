@@ -90,3 +90,12 @@ def test_write_tables_writes_every_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slowdown.csv", "summary.csv",
                                                            "summary.md"]  # fmt: skip
     assert "| GL4 | 3/4 (2/2) | 0/1 (0/1) |" in (tmp_path / "summary.md").read_text()
+
+
+def test_slowdown_shows_the_lhs_experiments_own_parameters():
+    allgather = row_of("GL7", "allgather|neighbor_allgather", 8, 2, 0, True, 1.4)
+    allgather |= {"topology": "none|full", "ordering": "|LINEAR"}
+    table = slowdowns(pd.DataFrame([allgather]), [*KEYS, "topology", "ordering"])
+    row = table.iloc[0]
+    assert (row["op"], row["topology"], row["ordering"]) == ("allgather", "none", "")
+    assert row["alternative"] == "GL7: op=neighbor_allgather topology=full ordering=LINEAR"
