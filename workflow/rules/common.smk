@@ -9,8 +9,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from snakemake.settings.types import DeploymentMethod
 from snakemake.exceptions import WorkflowError
+from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
 from mpiguide.catalogue import load_catalogue
