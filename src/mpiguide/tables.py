@@ -128,7 +128,7 @@ def slowdowns(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """MPINPC-style: per lhs experiment of an `le` guideline, the fastest rhs alternative."""
     le = tests.loc[(tests["relation"] == "le") & tests["median_rhs"].notna()]
     columns = [*keys, "lhs_exp_id", "median_lhs", "alternative", "rhs_exp_id", "median_rhs",
-               "slowdown", "hl_ratio", "hl_low", "hl_high", "severity"]  # fmt: skip
+               "slowdown", "hl_ratio", "hl_low", "hl_high", "severity", "violated"]  # fmt: skip
     if le.empty:
         return pd.DataFrame(columns=columns)
     frame = lhs_values(le, keys).assign(
@@ -140,6 +140,7 @@ def slowdowns(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
         hl_ratio=le["hl_ratio"].to_numpy(),
         hl_low=le["hl_low"].to_numpy(),
         hl_high=le["hl_high"].to_numpy(),
+        violated=le["violated"].to_numpy(),
     )
     fastest = frame.groupby([*DEPLOYMENT_KEYS, "lhs_exp_id"], sort=False)["median_rhs"].idxmin()
     frame = frame.loc[fastest]

@@ -78,6 +78,7 @@ def test_slowdown_takes_the_fastest_alternative():
     assert row["alternative"] == "GL5: op=ineighbor_allgather"
     assert row["slowdown"] == pytest.approx(6.0)
     assert row["severity"] == "very high"
+    assert row["violated"]
 
 
 def test_write_tables_writes_every_file(tmp_path):
