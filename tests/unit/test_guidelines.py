@@ -219,3 +219,16 @@ def test_resolve_rejects_unknown_ids_and_duplicates():
 def test_bad_analysis_options_name_the_key(analysis, key):
     with pytest.raises(ConfigError, match=rf"cfg.yaml: analysis\.{key}"):
         AnalysisOptions.from_mapping(analysis, "cfg.yaml")
+
+
+def test_two_mpi_entries_compared_by_selector():
+    # issue 6 null pairs: the same measurements under two mpi names are never a violation
+    rows = [experiment(i, "neighbor_alltoall", s) for i, s in enumerate(SIZES)]
+    first = run_medians(rows, {}, 0.05, seed=1)
+    second = run_medians(rows, {}, 0.05, seed=2).assign(mpi="copy")
+    medians = pd.concat([first.assign(mpi="openmpi"), second], ignore_index=True)
+    g = guideline(lhs={"mpi": "openmpi"}, rhs={"mpi": "copy"})
+    tests = evaluate(medians, [g], AnalysisOptions(), "t")
+    assert tests["mpi"].tolist() == ["openmpi|copy"] * len(SIZES)
+    assert (tests["lhs_exp_id"] == tests["rhs_exp_id"]).all()
+    assert not tests["violated"].any()
