@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "operations.h"
+#include "sha256.h"
 #include "sync.h"
 #include "topology.h"
 
@@ -437,8 +438,20 @@ static int check_unique_ids(const char *path, const struct experiment *exps, siz
     return rc;
 }
 
+/* The next line, hashed as read (so the provenance hashes exactly what was validated) and
+   without its line end; -1 at the end of the file. */
+static ssize_t next_line(FILE *file, char **line, size_t *capacity, struct sha256 *hash)
+{
+    ssize_t length = getline(line, capacity, file);
+    if (length >= 0) {
+        sha256_update(hash, *line, (size_t)length);
+        chomp(*line);
+    }
+    return length;
+}
+
 static int read_rows(FILE *file, struct source *at, struct experiment **out, size_t *count,
-                     int nprocs)
+                     int nprocs, struct sha256 *hash)
 {
     char *line = NULL;
     size_t capacity = 0, n = 0, allocated = 0;
@@ -446,21 +459,18 @@ static int read_rows(FILE *file, struct source *at, struct experiment **out, siz
     int column_of_field[COL_COUNT], nfields = 0, rc = 0;
     long long blank_line = 0; /* first empty line not yet followed by a row */
 
-    if (getline(&line, &capacity, file) < 0) {
-        at->line = 1;
+    at->line = 1;
+    if (next_line(file, &line, &capacity, hash) < 0) {
         rc = reject(at, "empty file (expected a header row)");
         goto done;
     }
-    at->line = 1;
-    chomp(line);
     /* A UTF-8 byte order mark from a spreadsheet is not part of the first column's name. */
     char *header = strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
     if ((rc = parse_header(at, header, column_of_field, &nfields)) != 0)
         goto done;
 
-    while (getline(&line, &capacity, file) >= 0) {
+    while (next_line(file, &line, &capacity, hash) >= 0) {
         at->line++;
-        chomp(line);
         if (line[0] == '\0') {
             if (!blank_line)
                 blank_line = at->line;
@@ -514,7 +524,8 @@ done:
     return 0;
 }
 
-int input_read(const char *path, int nprocs, struct experiment **experiments, size_t *count)
+int input_read(const char *path, int nprocs, struct experiment **experiments, size_t *count,
+               char digest_hex[65])
 {
     struct source at = {path, 0};
     FILE *file = fopen(path, "r");
@@ -522,7 +533,11 @@ int input_read(const char *path, int nprocs, struct experiment **experiments, si
         fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
         return -1;
     }
-    int rc = read_rows(file, &at, experiments, count, nprocs);
+    struct sha256 hash;
+    sha256_init(&hash);
+    int rc = read_rows(file, &at, experiments, count, nprocs, &hash);
     fclose(file);
+    if (rc == 0)
+        sha256_hex(&hash, digest_hex);
     return rc;
 }

@@ -12,7 +12,6 @@
 #include "node.h"
 #include "operations.h"
 #include "output.h"
-#include "sha256.h"
 #include "topology.h"
 
 static const char usage_text[] =
@@ -114,13 +113,15 @@ static int agree(int status)
     return status;
 }
 
-/* Rank 0 reads and validates; the others receive the experiments. Returns 0 or -1. */
-static int load_experiments(const char *path, struct experiment **exps, size_t *count)
+/* Rank 0 reads and validates (and hashes the input); the others receive the experiments.
+   Returns 0 or -1. */
+static int load_experiments(const char *path, struct experiment **exps, size_t *count,
+                            char digest_hex[65])
 {
     int rank, size;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    int status = rank == 0 ? input_read(path, size, exps, count) : 0;
+    int status = rank == 0 ? input_read(path, size, exps, count, digest_hex) : 0;
     if (agree(status) != 0)
         return -1;
     unsigned long long n = *count;
@@ -220,8 +221,8 @@ static int run_experiment(const struct experiment *exp, const struct options *op
     return status;
 }
 
-static int run(const struct options *opt, const struct experiment *exps, size_t count, int argc,
-               char **argv)
+static int run(const struct options *opt, const struct experiment *exps, size_t count,
+               const char *input_sha256, int argc, char **argv)
 {
     int rank, size;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -243,16 +244,10 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     int status = 0;
     if (rank == 0) {
         struct run_info info = {.argc = argc, .argv = argv, .input_path = opt->input,
-                                .nprocs = size, .node = &node,
+                                .input_sha256 = input_sha256, .nprocs = size, .node = &node,
                                 .node_size_option = opt->node_size, .hosts = hosts,
                                 .verify = opt->verify};
-        if (sha256_file(opt->input, info.input_sha256) != 0) {
-            fprintf(stderr, "mpiguide-bench: cannot read %s again: %s\n", opt->input,
-                    strerror(errno));
-            status = -1;
-        } else {
-            status = output_open(&out, opt->output, &info);
-        }
+        status = output_open(&out, opt->output, &info);
         for (int n = 0; n < node.node_count; n++)
             free(hosts[n]);
     }
@@ -301,6 +296,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     struct experiment *exps = NULL;
     size_t count = 0;
+    char input_sha256[65] = "";
     if (parsed != 0) {
         if (rank == 0)
             fprintf(stderr, "mpiguide-bench: %s\n%s", opt.error, usage_text);
@@ -312,10 +308,10 @@ int main(int argc, char **argv)
                     "launcher that of the MPI library the kernel was built with?)\n",
                     opt.nprocs, size, size == 1 ? "" : "s");
         rc = EXIT_RUNTIME;
-    } else if (load_experiments(opt.input, &exps, &count) != 0) {
+    } else if (load_experiments(opt.input, &exps, &count, input_sha256) != 0) {
         rc = EXIT_BAD_INPUT;
     } else {
-        rc = run(&opt, exps, count, orig_argc, orig_argv);
+        rc = run(&opt, exps, count, input_sha256, orig_argc, orig_argv);
     }
     free(exps);
     MPI_CHECK(MPI_Finalize());

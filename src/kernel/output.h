@@ -20,7 +20,7 @@ struct run_info {
     int argc;
     char **argv;
     const char *input_path;
-    char input_sha256[65];
+    const char *input_sha256; /* of the bytes validated, 64 hex digits */
     int nprocs;
     const struct node_info *node;
     int node_size_option; /* --node-size, 0 if MPI_COMM_TYPE_SHARED */

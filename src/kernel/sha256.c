@@ -94,22 +94,3 @@ void sha256_hex(struct sha256 *h, char hex[65])
     for (int i = 0; i < 8; i++)
         snprintf(hex + 8 * i, 9, "%08x", (unsigned)h->state[i]);
 }
-
-int sha256_file(const char *path, char hex[65])
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    struct sha256 h;
-    unsigned char buf[65536];
-    size_t n;
-    sha256_init(&h);
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        sha256_update(&h, buf, n);
-    int failed = ferror(f);
-    fclose(f);
-    if (failed)
-        return -1;
-    sha256_hex(&h, hex);
-    return 0;
-}

@@ -16,7 +16,5 @@ void sha256_init(struct sha256 *h);
 void sha256_update(struct sha256 *h, const void *data, size_t bytes);
 /* Finishes and writes 64 lowercase hex digits and a NUL. */
 void sha256_hex(struct sha256 *h, char hex[65]);
-/* Hashes a file; returns -1 if it cannot be read. */
-int sha256_file(const char *path, char hex[65]);
 
 #endif
