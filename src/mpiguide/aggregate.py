@@ -26,12 +26,14 @@ import pyarrow.parquet as pq
 
 from mpiguide.atomic import atomic_path
 from mpiguide.errors import DataError
+from mpiguide.grid import INTEGER_PARAMETERS, PARAMETERS
 from mpiguide.stats import tukey_medians
 
-# Columns of grid.csv with a fixed type; any further parameter column is type-inferred.
-STRING_PARAMETERS = ("op", "dtype", "topology", "ordering", "constructor", "sync")
-INTEGER_PARAMETERS = ("msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root")
+# Types of the grid.csv columns: integers, max_time in (fractional) seconds, the rest strings.
 FLOAT_PARAMETERS = ("max_time",)
+STRING_PARAMETERS = tuple(
+    p for p in PARAMETERS if p not in INTEGER_PARAMETERS and p not in FLOAT_PARAMETERS
+)
 RAW_COLUMNS = ("exp_id", "rep", "time_s")
 
 # Provenance keys (written by the kernel, src/kernel/output.c).

@@ -16,6 +16,7 @@ import jsonschema
 import yaml
 
 from mpiguide.errors import ConfigError
+from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
 
 if TYPE_CHECKING:
     from mpiguide.stats import Correction
@@ -24,10 +25,6 @@ Relation = Literal["le", "approx", "monotone"]
 Selector = dict[str, tuple[str, ...]]
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "guidelines.schema.yaml"
-GRID_PARAMETERS = (
-    "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
-    "ordering", "constructor", "reorder", "root", "sync", "max_time",
-)  # fmt: skip
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
 CORRECTIONS = ("none", "holm", "bh")
