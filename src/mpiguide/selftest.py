@@ -1,0 +1,340 @@
+"""The self-test: how often the guideline check cries wolf, and how small a slowdown it sees.
+
+A self-test campaign (config/campaigns/selftest.yaml) measures one MPI entry, an identical copy
+of it, and copies slowed down by libmpiguide-inject (src/inject) by a planted fraction of every
+call's duration. Its guidelines compare entries by `mpi` selectors: a guideline between two
+clean entries is a null comparison, and any test it flags is a false positive; a guideline whose
+lhs entry is slowed down should be flagged, and the share of its groups that are is the power to
+detect that slowdown. The planted slowdown of a guideline is read from its lhs entry's
+MPIGUIDE_INJECT, so the campaign config alone defines the experiment.
+
+Each rate is computed as the campaign's own analysis computes verdicts (guidelines.evaluate,
+same thresholds), on subsets of the runs: for every run count of the power table, the runs of
+each entry are drawn without replacement, many times, and the rates are averaged over the draws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.atomic import atomic_path
+from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline, resolve
+from mpiguide.errors import ConfigError, DataError, MpiguideError
+
+RUN_COUNTS = (5, 10, 20, 30)
+RESAMPLES = 100
+INJECT_VARIABLE = "MPIGUIDE_INJECT"
+# What libmpiguide-inject prints (rank 0, stderr: the run's log) when it is active.
+ANNOUNCEMENT = "mpiguide-inject: active:"
+ALL_OPS = "all"
+COLUMNS = [
+    "slowdown_pct", "op", "runs", "resamples", "guidelines", "tests", "groups",
+    "flagged_test_rate", "detected_group_rate",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PlantedGuideline:
+    """A guideline of the self-test and the slowdown its lhs entry carries (0 for the null)."""
+
+    guideline: Guideline
+    lhs_mpi: str
+    rhs_mpi: str
+    slowdown: float
+
+
+def planted_fraction(mpi: str, entry: Mapping[str, Any], source: str) -> float:
+    """The fraction an entry's MPIGUIDE_INJECT plants in every function it names; 0 if none.
+
+    Only the shape the self-test needs is read here (one fraction for all functions);
+    libmpiguide-inject itself validates the spec in full when the runs start.
+    """
+    spec = entry.get("env", {}).get(INJECT_VARIABLE)
+    if spec is None:
+        return 0.0
+    where = f"{source}: mpi.{mpi}.env.{INJECT_VARIABLE}"
+    fractions = set()
+    for item in spec.split(","):
+        key, _, value = item.partition(":")[2].partition("=")
+        if key.strip() != "fraction":
+            raise ConfigError(
+                f"{where}: {item.strip()!r}: the self-test plants fractions of each call "
+                "(NAME:fraction=F), so that every operation is slowed by the same relative amount"
+            )
+        try:
+            fractions.add(float(value))
+        except ValueError:
+            raise ConfigError(f"{where}: {item.strip()!r}: {value!r} is not a number") from None
+    if len(fractions) != 1:
+        raise ConfigError(f"{where}: plants different fractions {sorted(fractions)}; use one")
+    return fractions.pop()
+
+
+def _single_mpi(guideline: Guideline, side: str, entries: Mapping[str, Any], source: str) -> str:
+    names = {
+        mpi
+        for comparison in guideline.comparisons
+        for mpi in getattr(comparison, side).get("mpi", ())
+    }
+    if len(names) != 1 or not names <= set(entries):
+        raise ConfigError(
+            f"{source}: guideline {guideline.id}: the self-test needs {side}: {{mpi: NAME}} "
+            f"naming one mpi entry of the campaign, not {sorted(names) or 'none'}"
+        )
+    return names.pop()
+
+
+def planted_guidelines(config: Mapping[str, Any], source: str) -> list[PlantedGuideline]:
+    """The campaign's guidelines with the slowdown each one plants (checked: rhs is clean)."""
+    entries = config["mpi"]
+    planted = []
+    for guideline in resolve(config.get("guidelines", []), {}, source):
+        if guideline.relation != "le":
+            raise ConfigError(f"{source}: guideline {guideline.id}: the self-test needs le")
+        lhs = _single_mpi(guideline, "lhs", entries, source)
+        rhs = _single_mpi(guideline, "rhs", entries, source)
+        if planted_fraction(rhs, entries[rhs], source) != 0.0:
+            raise ConfigError(
+                f"{source}: guideline {guideline.id}: rhs entry {rhs!r} is slowed down; the "
+                "reference of a self-test comparison must be a clean entry"
+            )
+        slowdown = planted_fraction(lhs, entries[lhs], source)
+        planted.append(PlantedGuideline(guideline, lhs, rhs, slowdown))
+    if not any(p.slowdown == 0.0 for p in planted):
+        raise ConfigError(f"{source}: guidelines: no null comparison between two clean entries")
+    return planted
+
+
+def check_injection_logs(
+    config: Mapping[str, Any], medians: pd.DataFrame, run_logs: Path, source: str
+) -> None:
+    """Every run of a slowed entry announced its injection, and no run of a clean entry did.
+
+    LD_PRELOAD of a missing library is only a warning of the dynamic loader: without this check
+    a misplaced library would turn a planted slowdown into a silent null comparison.
+    """
+    runs = medians[[*DEPLOYMENT_KEYS, "run"]].drop_duplicates()
+    for row in runs.itertuples(index=False):
+        log = run_logs / str(row.mpi) / f"{row.nodes}x{row.ppn}" / f"run{int(row.run):02d}.log"
+        try:
+            announced = ANNOUNCEMENT in log.read_text(errors="replace")
+        except OSError as error:
+            raise DataError(f"{log}: cannot read the run's log: {error}") from None
+        slowed = planted_fraction(str(row.mpi), config["mpi"][row.mpi], source) > 0.0
+        if slowed and not announced:
+            raise DataError(
+                f"{log}: mpi entry {row.mpi!r} plants a slowdown but libmpiguide-inject did not "
+                "announce itself in this run: is env.LD_PRELOAD the built library "
+                "(make -C src/inject)? The run measured an unslowed library."
+            )
+        if announced and not slowed:
+            raise DataError(f"{log}: libmpiguide-inject was active in clean entry {row.mpi!r}")
+
+
+def _draws(
+    medians: pd.DataFrame,
+    mpis: Iterable[str],
+    n_runs: int,
+    draw_ids: range,
+    rng: np.random.Generator,
+) -> pd.DataFrame:
+    """Subsets of the medians, one per draw id, each with `n_runs` runs of every (mpi,
+    deployment) drawn without replacement, stacked for one evaluate call: the `draw` column is a
+    parameter, so tests pair experiments of the same draw only, and exp_ids are offset per draw,
+    so that each draw's experiments are experiments of their own."""
+    medians = medians[medians["mpi"].isin(list(mpis))]
+    offset = int(medians["exp_id"].max()) + 1
+    pieces = []
+    for draw in draw_ids:
+        for _, entry in medians.groupby(list(DEPLOYMENT_KEYS), observed=True):
+            chosen = rng.choice(np.unique(entry["run"].to_numpy()), size=n_runs, replace=False)
+            piece = entry[entry["run"].isin(chosen)]
+            pieces.append(piece.assign(draw=draw, exp_id=piece["exp_id"] + draw * offset))
+    return pd.concat(pieces, ignore_index=True)
+
+
+def _rates(tests: pd.DataFrame, planted: Sequence[PlantedGuideline]) -> pd.DataFrame:
+    """Per slowdown and op (and over all ops): the share of tests flagged and of groups with a
+    flagged test, averaged over the draws."""
+    slowdown = {p.guideline.id: p.slowdown for p in planted}
+    tests = tests.assign(slowdown=tests["guideline"].map(slowdown))
+    groups = tests.groupby(["slowdown", "draw", "guideline", "group"], observed=True).agg(
+        op=("op", "first"), detected=("violated", "any")
+    )
+    rows = []
+    for op_filter in (None, *sorted(tests["op"].unique())):
+        chosen_tests = tests if op_filter is None else tests[tests["op"] == op_filter]
+        chosen_groups = groups if op_filter is None else groups[groups["op"] == op_filter]
+        per_test = chosen_tests.groupby(["slowdown", "draw"])["violated"].agg(["size", "mean"])
+        per_group = chosen_groups.groupby(["slowdown", "draw"])["detected"].agg(["size", "mean"])
+        per_test, per_group = per_test.groupby("slowdown"), per_group.groupby("slowdown")
+        for level, test_counts in per_test:
+            group_counts = per_group.get_group(level)
+            rows.append(
+                {
+                    "slowdown_pct": round(100 * level, 6),
+                    "op": op_filter or ALL_OPS,
+                    "tests": int(test_counts["size"].iloc[0]),
+                    "groups": int(group_counts["size"].iloc[0]),
+                    "flagged_test_rate": test_counts["mean"].mean(),
+                    "detected_group_rate": group_counts["mean"].mean(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def power_table(
+    medians: pd.DataFrame,
+    planted: Sequence[PlantedGuideline],
+    options: AnalysisOptions,
+    run_counts: Sequence[int] = RUN_COUNTS,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """selftest.csv: false-positive and detection rates per slowdown, op and number of runs.
+
+    A run count above the runs measured is left out; at exactly the runs measured there is one
+    possible draw, so the rates are those of the campaign's own verdicts.
+    """
+    from mpiguide.guidelines import evaluate
+
+    mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
+    runs_per_entry = medians[medians["mpi"].isin(list(mpis))].groupby(list(DEPLOYMENT_KEYS))
+    measured = int(runs_per_entry["run"].nunique().min())
+    guidelines = [p.guideline for p in planted]
+    label = ",".join(p.guideline.id for p in planted)
+    rng = np.random.default_rng(seed)
+    tables = []
+    for n_runs in (n for n in run_counts if n <= measured):
+        draws = 1 if n_runs == measured else resamples
+        # A multiple-testing correction spans the tests of one evaluation: then one draw each.
+        batch = draws if options.correction == "none" else 1
+        tests = [
+            evaluate(
+                _draws(medians, mpis, n_runs, range(first, min(first + batch, draws)), rng),
+                guidelines,
+                options,
+                label,
+            )
+            for first in range(0, draws, batch)
+        ]
+        rates = _rates(pd.concat(tests, ignore_index=True), planted)
+        tables.append(rates.assign(runs=n_runs, resamples=draws))
+    if not tables:
+        raise DataError(
+            f"the campaign measured {measured} runs per entry; the power table needs at least "
+            f"{min(run_counts)}"
+        )
+    table = pd.concat(tables, ignore_index=True)
+    ids = {
+        round(100 * level, 6): ",".join(p.guideline.id for p in planted if p.slowdown == level)
+        for level in {p.slowdown for p in planted}
+    }
+    table["guidelines"] = table["slowdown_pct"].map(ids)
+    return table.sort_values(["slowdown_pct", "op", "runs"], ignore_index=True)[COLUMNS]
+
+
+def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> None:
+    """Detected share of groups against the planted slowdown, one line per number of runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    overall = table[table["op"] == ALL_OPS]
+    figure, axes = plt.subplots(figsize=(6.4, 4.2))
+    for n_runs, rows in overall.groupby("runs"):
+        axes.plot(rows["slowdown_pct"], 100 * rows["detected_group_rate"], marker="o", label=n_runs)
+    axes.axhline(95, color="grey", linestyle=":", linewidth=1)
+    axes.set_xlabel("planted slowdown (%); 0 = identical entries (false positives)")
+    axes.set_ylabel("groups flagged (%)")
+    axes.set_ylim(-3, 103)
+    axes.set_title(f"self-test: p ≤ {options.p_thres:g}, ratio ≥ {options.v_thres:g}")
+    axes.legend(title="runs per entry")
+    figure.tight_layout()
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format=path.suffix.lstrip(".") or "png", dpi=120)
+    plt.close(figure)
+
+
+def selftest(
+    config: Mapping[str, Any],
+    medians_parquet: Path,
+    run_logs: Path,
+    csv_path: Path,
+    plot_path: Path,
+    resamples: int = RESAMPLES,
+    source: str = "config",
+) -> pd.DataFrame:
+    """Check the injection took effect, compute the power table, write the CSV and the plot."""
+    options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
+    planted = planted_guidelines(config, source)
+    try:
+        medians = pd.read_parquet(medians_parquet)
+    except (OSError, ValueError) as error:
+        raise DataError(f"{medians_parquet}: cannot read the run medians: {error}") from None
+    check_injection_logs(config, medians, run_logs, source)
+    table = power_table(medians, planted, options, resamples=resamples, seed=config.get("seed", 0))
+    with atomic_path(csv_path) as temporary:
+        table.to_csv(temporary, index=False, float_format="%.4f")
+    plot_power(table, options, plot_path)
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mpiguide.selftest",
+        description="False-positive and detection rates of a self-test campaign (docs/trust.md)",
+    )
+    parser.add_argument(
+        "--config-json",
+        required=True,
+        metavar="JSON",
+        help="the campaign config, defaults filled in (the workflow's `config`)",
+    )
+    parser.add_argument("--medians", type=Path, required=True, metavar="PARQUET")
+    parser.add_argument(
+        "--run-logs",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="logs/run of the campaign: <mpi>/<nodes>x<ppn>/run<NN>.log",
+    )
+    parser.add_argument("--csv", type=Path, required=True)
+    parser.add_argument("--plot", type=Path, required=True)
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=RESAMPLES,
+        metavar="N",
+        help=f"draws of runs per run count (default {RESAMPLES})",
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.resamples < 1:
+            raise ConfigError(f"--resamples must be at least 1, not {args.resamples}")
+        try:
+            config = json.loads(args.config_json)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"--config-json: invalid JSON: {error}") from None
+        if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
+            raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
+        source = str(config.get("campaign", "--config-json"))
+        selftest(config, args.medians, args.run_logs, args.csv, args.plot, args.resamples, source)
+    except MpiguideError as error:
+        print(f"mpiguide selftest: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""The self-test's rates on synthetic run medians, where the truth is known: identical entries
+are drawn from one distribution, slowed entries from one shifted by the planted fraction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mpiguide.catalogue import AnalysisOptions
+from mpiguide.errors import ConfigError, DataError
+from mpiguide.grid import COLUMNS
+from mpiguide.selftest import (
+    ANNOUNCEMENT,
+    check_injection_logs,
+    planted_fraction,
+    planted_guidelines,
+    power_table,
+    selftest,
+)
+from mpiguide.synthetic import grid_frame
+
+CLEAN: dict[str, Any] = {"mpicc": "mpicc", "launcher": "mpirun", "env": {}}
+OPS = ("allreduce", "bcast", "alltoall")
+SIZES = (8, 1024, 65536)
+
+
+def slowed(fraction: float) -> dict[str, Any]:
+    spec = ", ".join(f"MPI_{op.capitalize()}:fraction={fraction}" for op in OPS)
+    return {**CLEAN, "env": {"LD_PRELOAD": "libmpiguide-inject.so", "MPIGUIDE_INJECT": spec}}
+
+
+def guideline(name: str, lhs: str, rhs: str) -> dict[str, Any]:
+    return {
+        "id": name,
+        "source": "test",
+        "text": name,
+        "relation": "le",
+        "lhs": {"mpi": lhs},
+        "rhs": {"mpi": rhs},
+    }
+
+
+CONFIG: dict[str, Any] = {
+    "campaign": "selftest",
+    "seed": 3,
+    "mpi": {"a": CLEAN, "b": CLEAN, "slow2": slowed(0.02), "slow20": slowed(0.20)},
+    "guidelines": [
+        guideline("NULL-B-A", "b", "a"),
+        guideline("NULL-A-B", "a", "b"),
+        guideline("SLOW2", "slow2", "a"),
+        guideline("SLOW20", "slow20", "a"),
+    ],
+    "analysis": {"varied": "msg_size", "p_thres": 0.001, "v_thres": 1.03},
+}
+OPTIONS = AnalysisOptions()
+
+
+def synthetic_medians(runs: int, seed: int = 0) -> pd.DataFrame:
+    """Run medians with 1 % lognormal noise around 10 µs x size factor, per entry slowed by its
+    planted fraction."""
+    rng = np.random.default_rng(seed)
+    blank = dict.fromkeys(c for c in COLUMNS if c != "exp_id")
+    grid = grid_frame(
+        [
+            {**blank, "op": op, "msg_size": size, "dtype": "char", "nrep": 40, "topology": "none"}
+            for op in OPS
+            for size in SIZES
+        ]
+    )
+    frames = []
+    for mpi, entry in CONFIG["mpi"].items():
+        factor = 1 + planted_fraction(mpi, entry, "test")
+        for run in range(runs):
+            typical = 1e-5 * (1 + np.log2(grid["msg_size"].to_numpy(dtype=float)))
+            noise = rng.lognormal(0.0, 0.01, size=len(grid))
+            frames.append(
+                grid.assign(
+                    mpi=mpi, nodes=1, ppn=2, run=run, median_s=typical * factor * noise, n_kept=40
+                )
+            )
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_planted_fraction_reads_the_spec() -> None:
+    assert planted_fraction("a", CLEAN, "c.yaml") == 0.0
+    assert planted_fraction("s", slowed(0.1), "c.yaml") == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("MPI_Bcast:usec=5", "the self-test plants fractions"),
+        ("MPI_Bcast:fraction=0.1, MPI_Scan:fraction=0.2", "plants different fractions"),
+        ("MPI_Bcast:fraction=ten", "'ten' is not a number"),
+    ],
+)
+def test_planted_fraction_rejects_other_specs(spec: str, message: str) -> None:
+    entry = {**CLEAN, "env": {"MPIGUIDE_INJECT": spec}}
+    with pytest.raises(ConfigError, match=message) as error:
+        planted_fraction("s", entry, "c.yaml")
+    assert "c.yaml: mpi.s.env.MPIGUIDE_INJECT" in str(error.value)
+
+
+def test_planted_guidelines_know_their_slowdown() -> None:
+    planted = {p.guideline.id: p.slowdown for p in planted_guidelines(CONFIG, "c.yaml")}
+    assert planted == {"NULL-B-A": 0.0, "NULL-A-B": 0.0, "SLOW2": 0.02, "SLOW20": 0.2}
+
+
+@pytest.mark.parametrize(
+    ("guidelines", "message"),
+    [
+        ([guideline("G", "slow2", "a")], "no null comparison"),
+        ([guideline("N", "a", "b"), guideline("G", "a", "slow2")], "rhs entry 'slow2' is slowed"),
+        ([guideline("N", "a", "b"), guideline("G", "a", "c")], "naming one mpi entry"),
+        (
+            [guideline("N", "a", "b"), {**guideline("G", "a", "b"), "lhs": {"op": "bcast"}}],
+            "needs lhs: {mpi: NAME}",
+        ),
+    ],
+)
+def test_planted_guidelines_refuse_what_is_not_a_self_test(
+    guidelines: list[dict[str, Any]], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        planted_guidelines({**CONFIG, "guidelines": guidelines}, "c.yaml")
+
+
+def test_power_table_separates_null_from_planted_slowdowns() -> None:
+    table = power_table(
+        synthetic_medians(runs=12),
+        planted_guidelines(CONFIG, "c"),
+        OPTIONS,
+        run_counts=(5, 10, 20),
+        resamples=8,
+    )
+    overall = table[table["op"] == "all"].set_index(["slowdown_pct", "runs"])
+    # 20 runs were not measured; 10 of 12 are resampled.
+    assert sorted(overall.index.get_level_values("runs").unique()) == [5, 10]
+    assert (overall["resamples"] == 8).all()
+    assert overall.loc[(0.0, 10), "flagged_test_rate"] == 0.0
+    assert overall.loc[(0.0, 10), "tests"] == 2 * len(OPS) * len(SIZES)
+    # 2 % is below v_thres 1.03: never a verdict, however clear the shift.
+    assert overall.loc[(2.0, 10), "detected_group_rate"] == 0.0
+    assert overall.loc[(20.0, 10), "detected_group_rate"] == 1.0
+    assert overall.loc[(20.0, 10), "groups"] == len(OPS)
+    assert overall.loc[(20.0, 10), "guidelines"] == "SLOW20"
+    per_op = table[(table["op"] != "all") & (table["runs"] == 10)]
+    assert set(per_op["op"]) == set(OPS)
+
+
+def test_power_table_corrects_within_each_draw() -> None:
+    """Fully separated 10 vs 10 runs give p = 9.1e-5 per test; Holm over one draw's 9 tests of
+    a guideline gives 8.2e-4 <= 0.001, a detection. Over 4 draws stacked into one family it
+    would give 3.3e-3: nothing detected."""
+    table = power_table(
+        synthetic_medians(runs=12),
+        planted_guidelines(CONFIG, "c"),
+        AnalysisOptions(correction="holm"),
+        run_counts=(10,),
+        resamples=4,
+    )
+    overall = table[table["op"] == "all"].set_index("slowdown_pct")
+    assert overall.loc[20.0, "detected_group_rate"] == 1.0
+    assert overall.loc[0.0, "flagged_test_rate"] == 0.0
+
+
+def test_power_table_at_the_measured_runs_is_the_campaign_verdict() -> None:
+    table = power_table(
+        synthetic_medians(runs=5), planted_guidelines(CONFIG, "c"), OPTIONS, resamples=20
+    )
+    assert set(table["runs"]) == {5}
+    assert (table["resamples"] == 1).all()
+
+
+def test_power_table_needs_enough_runs() -> None:
+    with pytest.raises(DataError, match="measured 3 runs per entry"):
+        power_table(synthetic_medians(runs=3), planted_guidelines(CONFIG, "c"), OPTIONS)
+
+
+def write_logs(root: Path, medians: pd.DataFrame, announced: set[str]) -> Path:
+    for mpi, run in medians[["mpi", "run"]].drop_duplicates().itertuples(index=False):
+        log = root / mpi / "1x2" / f"run{run:02d}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(
+            f"{ANNOUNCEMENT} MPI_Bcast +10% of its duration\n" if mpi in announced else ""
+        )
+    return root
+
+
+def test_injection_logs_prove_every_slowed_run(tmp_path: Path) -> None:
+    medians = synthetic_medians(runs=2)
+    logs = write_logs(tmp_path, medians, {"slow2", "slow20"})
+    check_injection_logs(CONFIG, medians, logs, "c")
+
+    (logs / "slow20" / "1x2" / "run01.log").write_text("ERROR: ld.so: object cannot be preloaded")
+    with pytest.raises(DataError, match=r"slow20/1x2/run01.log: mpi entry 'slow20' plants"):
+        check_injection_logs(CONFIG, medians, logs, "c")
+
+
+def test_injection_logs_catch_a_leak_into_a_clean_entry(tmp_path: Path) -> None:
+    medians = synthetic_medians(runs=1)
+    logs = write_logs(tmp_path, medians, {"slow2", "slow20", "b"})
+    with pytest.raises(DataError, match="active in clean entry 'b'"):
+        check_injection_logs(CONFIG, medians, logs, "c")
+
+
+def test_selftest_writes_table_and_plot(tmp_path: Path) -> None:
+    medians = synthetic_medians(runs=5)
+    medians.to_parquet(tmp_path / "medians.parquet")
+    logs = write_logs(tmp_path / "logs", medians, {"slow2", "slow20"})
+    csv, plot = tmp_path / "selftest.csv", tmp_path / "selftest.png"
+
+    selftest(CONFIG, tmp_path / "medians.parquet", logs, csv, plot, resamples=5)
+
+    written = pd.read_csv(csv)
+    assert list(written.columns[:3]) == ["slowdown_pct", "op", "runs"]
+    assert set(written["slowdown_pct"]) == {0.0, 2.0, 20.0}
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
