@@ -273,13 +273,14 @@ def aggregate(
     grid_rows = np.full(int(grid_exp_ids.max()) + 1, -1, dtype=np.int64)
     grid_rows[grid_exp_ids] = np.arange(grid_exp_ids.size)
 
+    # Provenance and checksums of every run first: a bad file fails before any work is done.
+    expectations = [_expected_repetitions(run, grid_rows, grid) for run in runs]
     median_tables: list[pa.Table] = []
     pending: list[pa.Table] = []
     with atomic_path(timings_out) as timings_tmp:
         writer: pq.ParquetWriter | None = None
         try:
-            for run in runs:
-                expected = _expected_repetitions(run, grid_rows, grid)
+            for run, expected in zip(runs, expectations, strict=True):
                 raw = _read_raw(run)
                 rows = _check_rows(run, raw["exp_id"].to_numpy(), grid_rows, grid, expected)
                 timings = grid.take(pa.array(rows))
