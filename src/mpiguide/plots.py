@@ -148,6 +148,7 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
     row = tests["guideline"] + " " + tests["op"].str.partition(PAIR_SEPARATOR)[0]
     frame = pd.DataFrame({"row": row, "x": x, "ratio": effect_ratio(tests)}).dropna()
     table = frame.pivot_table(index="row", columns="x", values="ratio", aggfunc="median")
+    table = table.reindex(pd.unique(frame["row"]))  # guidelines in the campaign's order
     if numeric:
         table = table.reindex(sorted(table.columns), axis=1)
     figure.set_size_inches(max(6, 0.9 * table.shape[1] + 3), 1.5 + 0.4 * table.shape[0])
