@@ -165,6 +165,22 @@ def test_campaign_dry_run_plans_every_run(name: str, tmp_path: Path) -> None:
     assert jobs.get("check_guidelines") == 1, jobs
 
 
+def test_nodecart_runs_pass_node_size_to_the_kernel(tmp_path: Path) -> None:
+    """Each nodecart deployment's node_size reaches its runs as `--node-size K`."""
+    needs_node_size("nodecart")
+    project = campaign_project(tmp_path / "project", "nodecart")
+    result = snakemake(
+        project, "--profile", "profiles/local", "-n", "-p",
+        "--configfile", "config/campaigns/nodecart.yaml",
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    commands = [line for line in output.splitlines() if "mpiguide-bench" in line]
+    for deployment in load("nodecart")["deployments"]:
+        ranks = deployment["nodes"] * deployment["ppn"]
+        mine = [c for c in commands if f"--nprocs {ranks} " in c]
+        assert mine and all(f"--node-size {deployment['node_size']}" in c for c in mine)
+
+
 # --- short real runs ---------------------------------------------------------------------------
 
 
