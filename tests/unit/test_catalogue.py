@@ -364,9 +364,12 @@ DOCS_NOTES = """
   are catalogued as `MK-P2P-*` with the operations issue 5 names; which operation pairs with
   which is a reconstruction, said so in each `source`.
 - **Parker et al.** and **MPINPC**: catalogued as issue 5 lists them; wording not verified.
+  The MPINPC paper was not identified for certain (a candidate: S. Hunold, "Verifying
+  Performance Guidelines for MPI Collectives at Scale", PMBS workshop at SC).
 - **Träff/Gropp/Thakur 2010**: entries name the rule they instantiate, not the paper's
   guideline numbers; fourteen of the mock-ups were checked against PGMPI's default catalogue
-  (github.com/hunsa/pgmpi).
+  (Hunold et al., "PGMPI: Verifying Self-Consistent MPI Performance Guidelines",
+  arXiv:1606.00215; github.com/hunsa/pgmpi).
 """
 
 
