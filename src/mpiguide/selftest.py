@@ -117,7 +117,7 @@ def planted_guidelines(config: Mapping[str, Any], source: str) -> list[PlantedGu
 def check_injection_logs(
     config: Mapping[str, Any], medians: pd.DataFrame, run_logs: Path, source: str
 ) -> None:
-    """Every run of a slowed entry announced its injection, and no run of a clean entry did.
+    """Every run of an entry with MPIGUIDE_INJECT announced the injection, and no other run did.
 
     LD_PRELOAD of a missing library is only a warning of the dynamic loader: without this check
     a misplaced library would turn a planted slowdown into a silent null comparison.
@@ -129,14 +129,14 @@ def check_injection_logs(
             announced = ANNOUNCEMENT in log.read_text(errors="replace")
         except OSError as error:
             raise DataError(f"{log}: cannot read the run's log: {error}") from None
-        slowed = planted_fraction(str(row.mpi), config["mpi"][row.mpi], source) > 0.0
-        if slowed and not announced:
+        injected = INJECT_VARIABLE in config["mpi"][row.mpi].get("env", {})
+        if injected and not announced:
             raise DataError(
-                f"{log}: mpi entry {row.mpi!r} plants a slowdown but libmpiguide-inject did not "
-                "announce itself in this run: is env.LD_PRELOAD the built library "
+                f"{log}: mpi entry {row.mpi!r} sets {INJECT_VARIABLE} but libmpiguide-inject did "
+                "not announce itself in this run: is env.LD_PRELOAD the built library "
                 "(make -C src/inject)? The run measured an unslowed library."
             )
-        if announced and not slowed:
+        if announced and not injected:
             raise DataError(f"{log}: libmpiguide-inject was active in clean entry {row.mpi!r}")
 
 

@@ -197,7 +197,7 @@ def test_injection_logs_prove_every_slowed_run(tmp_path: Path) -> None:
     check_injection_logs(CONFIG, medians, logs, "c")
 
     (logs / "slow20" / "1x2" / "run01.log").write_text("ERROR: ld.so: object cannot be preloaded")
-    with pytest.raises(DataError, match=r"slow20/1x2/run01.log: mpi entry 'slow20' plants"):
+    with pytest.raises(DataError, match=r"slow20/1x2/run01.log: mpi entry 'slow20' sets MPIGUIDE_INJECT"):
         check_injection_logs(CONFIG, medians, logs, "c")
 
 
