@@ -1,0 +1,380 @@
+"""The bad-input catalogue (issue 6 item 5): every case file below this directory is one mistake a
+user can make, run through the real entry point, and must end with a clear message naming the file
+and the key or line (or the flag), the case's exit code, no Python traceback and no MPI abort.
+
+Case files: `config/*.yaml` (campaign configs), `catalogue/*.yaml` (guideline catalogues),
+`kernel_csv/*.csv` (kernel inputs), `cli/*.args` (command lines). Each starts with `#` lines:
+
+    # what the mistake is                  (first line, free text)
+    # run: validate | catalogue | kernel | kernel-cli | mpiguide   (default: by directory)
+    # expect: a fragment of stderr         (one or more; placeholders below)
+    # exit: 2                              (default 2)
+    # also: snakemake                      (configs: also `snakemake -n --configfile FILE`)
+    # defect: why it fails today           (known defect: strict xfail of the case)
+    # snakemake-defect: why                (the same, for the snakemake run only)
+
+How each kind runs (placeholders in expectations and argument lines: {file} the case's input
+as passed, {in} a valid kernel input, {out} an output path, {missing} a path that does not
+exist, {config} good_campaign.yaml, {data} cli/data, {tmp} the case's own directory):
+
+- validate:   python -m mpiguide validate --config FILE
+- catalogue:  python -m mpiguide validate --config good_campaign.yaml --catalogue FILE
+- kernel:     mpirun -n 2 mpiguide-bench IN.csv OUT.csv, IN.csv = the case without its `#` lines
+- kernel-cli: mpirun -n 2 mpiguide-bench ARGS   (ARGS: the case's last line, split like a shell)
+- mpiguide:   python -m mpiguide ARGS
+
+Every case runs once, in threads (Python start-up is mostly waiting on this shared machine; MPI
+launches two at a time), before the parametrised test inspects the outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from conftest import OPENMPI_ROOT_ENV
+
+if TYPE_CHECKING:
+    from conftest import Kernel
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+GOOD_CONFIG = HERE / "good_campaign.yaml"
+CLI_DATA = HERE / "cli" / "data"
+PYTHON = sys.executable
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+PWNED = Path("/tmp/mpiguide-pwned")  # what the hostile strings of the cases try to create
+DEFAULT_RUN = {"config": "validate", "catalogue": "catalogue", "kernel_csv": "kernel"}
+PATTERNS = {"config": "*.yaml", "catalogue": "*.yaml", "kernel_csv": "*.csv", "cli": "*.args"}
+RUNS = ("validate", "catalogue", "kernel", "kernel-cli", "mpiguide")
+KERNEL_NPROCS = 2
+GOOD_KERNEL_INPUT = "exp_id,op,nrep\n0,empty,2\n"
+# Project files `snakemake -n` reads (tests/workflow/workflow_project.py copies the same set).
+PROJECT_FILES = ("Snakefile", "workflow", "profiles", "config/guidelines.yaml", "src/kernel")
+
+
+@dataclass(frozen=True)
+class Case:
+    path: Path
+    run: str
+    what: str
+    expect: tuple[str, ...]
+    exit: int
+    snakemake: bool
+    defect: str | None
+    snakemake_defect: str | None
+    body: bytes  # the file without its `#` header lines
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.parent.name}/{self.path.stem}"
+
+    @classmethod
+    def parse(cls, path: Path) -> Case:
+        lines = path.read_bytes().splitlines(keepends=True)
+        size = next((i for i, line in enumerate(lines) if not line.startswith(b"#")), len(lines))
+        header = [line.decode("utf-8").rstrip("\n") for line in lines[:size]]
+        body = b"".join(lines[size:])
+        fields: dict[str, list[str]] = {}
+        for line in header[1:]:
+            key, sep, value = line.removeprefix("# ").partition(": ")
+            assert sep, f"{path}: header line {line!r} is not '# key: value'"
+            fields.setdefault(key, []).append(value)
+        unknown = set(fields) - {"run", "expect", "exit", "also", "defect", "snakemake-defect"}
+        assert not unknown, f"{path}: unknown header keys {sorted(unknown)}"
+        run = fields.get("run", [DEFAULT_RUN.get(path.parent.name, "")])[0]
+        assert run in RUNS, f"{path}: '# run:' must be one of {RUNS}"
+        assert fields.get("expect"), f"{path}: no '# expect:' line"
+        return cls(
+            path=path,
+            run=run,
+            what=header[0].removeprefix("# "),
+            expect=tuple(fields["expect"]),
+            exit=int(fields.get("exit", ["2"])[0]),
+            snakemake="snakemake" in fields.get("also", []),
+            defect=fields.get("defect", [None])[0],
+            snakemake_defect=fields.get("snakemake-defect", [None])[0],
+            body=body,
+        )
+
+
+CASES = [
+    Case.parse(path)
+    for category, pattern in PATTERNS.items()
+    for path in sorted((HERE / category).glob(pattern))
+]
+SNAKEMAKE_CASES = [case for case in CASES if case.snakemake]
+
+
+def params(cases: list[Case], defect: Callable[[Case], str | None]) -> list[Any]:
+    return [
+        pytest.param(
+            case,
+            id=case.id,
+            marks=[pytest.mark.xfail(strict=True, reason=why)] if (why := defect(case)) else [],
+        )
+        for case in cases
+    ]
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    stdout: str
+    stderr: str
+    places: dict[str, str]  # placeholder -> value
+    leftovers: list[str]  # files in the case's directory after the run, its input excepted
+
+    def fill(self, text: str) -> str:
+        for name, value in self.places.items():
+            text = text.replace("{" + name + "}", value)
+        return text
+
+
+def run(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=120,
+        check=False,
+    )  # fmt: skip
+
+
+class Runner:
+    """Runs one case in its own directory below `root`."""
+
+    def __init__(self, root: Path, kernel: Kernel) -> None:
+        self.root = root
+        self.kernel = kernel
+        self.good_input = root / "good.csv"
+        self.good_input.write_text(GOOD_KERNEL_INPUT)
+        self.mpi_slots = threading.Semaphore(2)  # two launches of 2 ranks at a time
+
+    def __call__(self, case: Case) -> Outcome:
+        tmp = self.root / case.id.replace("/", "-")
+        tmp.mkdir()
+        places = {
+            "tmp": str(tmp), "in": str(self.good_input), "out": str(tmp / "OUT.csv"),
+            "missing": str(tmp / "missing"), "config": str(GOOD_CONFIG), "data": str(CLI_DATA),
+            "file": str(case.path),
+        }  # fmt: skip
+        if case.run == "kernel":
+            places["file"] = str(tmp / f"{case.path.stem}.csv")
+            Path(places["file"]).write_bytes(case.body)
+            argv = [places["file"], places["out"]]
+        elif case.run in ("kernel-cli", "mpiguide"):
+            line = case.body.decode("utf-8").strip()
+            for name, value in places.items():
+                line = line.replace("{" + name + "}", value)
+            argv = shlex.split(line)
+        elif case.run == "validate":
+            argv = ["validate", "--config", places["file"]]
+        else:
+            argv = ["validate", "--config", str(GOOD_CONFIG), "--catalogue", places["file"]]
+
+        if case.run.startswith("kernel"):
+            with self.mpi_slots:
+                result = run(
+                    self.kernel.command(KERNEL_NPROCS, argv),
+                    tmp,
+                    self.kernel.mpi.environment(KERNEL_NPROCS),
+                )
+        else:
+            result = run([PYTHON, "-m", "mpiguide", *argv], tmp)
+        leftovers = sorted(p.name for p in tmp.iterdir() if str(p) != places["file"])
+        return Outcome(result.returncode, result.stdout, result.stderr, places, leftovers)
+
+
+def snakemake_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("SLURM_CONF", os.devnull)  # no 9 s wait for a SLURM controller per start
+    env["PATH"] = f"{SNAKEMAKE.parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def new_project(root: Path, config: dict[str, Any] | None = None) -> Path:
+    """A copy of what the workflow reads, with the demo config or `config`."""
+    root.mkdir(parents=True)
+    for name in PROJECT_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("build", "*.o"))
+        else:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / name)
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    (root / "config" / "config.yaml").write_text(yaml.safe_dump(config or demo, sort_keys=False))
+    return root
+
+
+def snakemake(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run([str(SNAKEMAKE), *args], project, snakemake_env())
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    kernel_for: Callable[[str], Kernel], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    """Every case, every snakemake run of a config case, and the good campaign, run once."""
+    PWNED.unlink(missing_ok=True)
+    root = tmp_path_factory.mktemp("bad_inputs")
+    runner = Runner(root, kernel_for("openmpi"))
+    project = new_project(root / "project")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        sm = {
+            case.id: pool.submit(snakemake, project, "-n", "--cores", "1", "--configfile",
+                                 str(case.path))
+            for case in SNAKEMAKE_CASES
+        }  # fmt: skip
+        good = pool.submit(run, [PYTHON, "-m", "mpiguide", "validate", "--config",
+                                 str(GOOD_CONFIG)], root)  # fmt: skip
+        cases = dict(zip([c.id for c in CASES], pool.map(runner, CASES), strict=True))
+        yield {
+            "cases": cases,
+            "snakemake": {key: future.result() for key, future in sm.items()},
+            "good": good.result(),
+            "project": project,
+        }
+
+
+def test_the_catalogue_covers_every_category() -> None:
+    counts = {category: 0 for category in PATTERNS}
+    for case in CASES:
+        counts[case.path.parent.name] += 1
+    assert len(CASES) >= 40 and all(counts.values()), counts
+    assert {case.run for case in CASES} == set(RUNS)
+    assert len(SNAKEMAKE_CASES) >= 3
+
+
+def test_the_good_campaign_validates(outcomes: dict[str, Any]) -> None:
+    """The catalogue cases fail for their catalogue's fault, not the campaign's."""
+    good = outcomes["good"]
+    assert (good.returncode, good.stdout) == (0, f"{GOOD_CONFIG}: ok\n"), good.stderr
+
+
+@pytest.mark.parametrize("case", params(CASES, lambda case: case.defect))
+def test_bad_input_is_refused_clearly(outcomes: dict[str, Any], case: Case) -> None:
+    out: Outcome = outcomes["cases"][case.id]
+    shown = f"{case.what}\nexit {out.returncode}\nstdout:\n{out.stdout}\nstderr:\n{out.stderr}"
+    assert out.returncode == case.exit, shown
+    for fragment in case.expect:
+        assert out.fill(fragment) in out.stderr, shown
+    for text in ("Traceback", "MPI_Abort", "MPI_ABORT"):
+        assert text not in out.stdout + out.stderr, shown
+    first = out.fill(case.expect[0])
+    if case.run in ("validate", "catalogue"):
+        # one message naming the file first, then the key path (or line)
+        assert out.stderr.startswith(f"mpiguide: error: {out.places['file']}"), shown
+        assert out.stdout == "", shown
+    elif case.run == "kernel":
+        assert first.startswith(f"{out.places['file']}:"), f"{case.path}: expect IN.csv:LINE:"
+        assert out.stderr.count(f"{out.places['file']}:") == 1, shown  # rank 0 alone reports
+    elif case.run == "kernel-cli":
+        assert out.stderr.count(first) == 1, shown  # rank 0 alone reports
+    else:
+        assert out.stdout == "" and "error: " in out.stderr, shown
+    assert out.leftovers == [], f"{shown}\nleft behind: {out.leftovers}"  # no OUT.csv
+
+
+@pytest.mark.parametrize("case", params(SNAKEMAKE_CASES, lambda case: case.snakemake_defect))
+def test_the_workflow_reports_a_bad_config_cleanly(outcomes: dict[str, Any], case: Case) -> None:
+    result = outcomes["snakemake"][case.id]
+    shown = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 1, shown
+    assert "Traceback" not in result.stdout + result.stderr, shown
+    named = os.path.relpath(case.path, outcomes["project"])
+    assert result.stderr.startswith(named), shown
+    for fragment in case.expect:
+        assert fragment in result.stderr, shown
+
+
+def test_no_hostile_string_ran_a_command(outcomes: dict[str, Any]) -> None:
+    assert not PWNED.exists()
+
+
+# Values that a shell would act on if they reached it unquoted; each names its own marker file.
+HOSTILE_ENV = {
+    "MPIGUIDE_SUBST": "$(touch {pwned}-subst)",
+    "MPIGUIDE_TICKS": "`touch {pwned}-ticks`",
+    "MPIGUIDE_SEMI": "x; touch {pwned}-semi",
+    "MPIGUIDE_QUOTES": "'\"; touch {pwned}-quotes; echo \"'",
+    "MPIGUIDE_NEWLINE": "x\ntouch {pwned}-newline",
+}
+HOSTILE_LAUNCHER = "env 'MPIGUIDE_LAUNCHER=$(touch {pwned}-launcher)' mpirun.openmpi"
+
+
+def run_commands(dry_run: str) -> list[str]:
+    """The shell commands of the run jobs that `snakemake -n -p` prints."""
+    commands = []
+    for block in dry_run.split("\n\n"):
+        if "rule run_openmpi:" in block:
+            commands.append(block.split("Shell command: ", 1)[1])
+    return commands
+
+
+def test_env_and_launcher_values_reach_the_shell_quoted(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """A campaign whose env values and launcher hold `$(…)`, backticks, `;`, quotes and newlines
+    validates (values are not names), the dry run prints them quoted, and running the printed
+    command with bash runs the kernel with every value intact and creates no marker file."""
+    kernel = kernel_for("openmpi")
+    pwned = tmp_path / "pwned"
+    env = {key: value.replace("{pwned}", str(pwned)) for key, value in HOSTILE_ENV.items()}
+    config = yaml.safe_load(GOOD_CONFIG.read_text())
+    config.update(runs=8, nrep=2)
+    config["mpi"]["openmpi"] = {
+        "mpicc": "mpicc.openmpi",
+        "launcher": HOSTILE_LAUNCHER.replace("{pwned}", str(pwned)),
+        "env": {**OPENMPI_ROOT_ENV, **env},
+    }
+    project = new_project(tmp_path / "project", config)
+
+    dry = snakemake(project, "-n", "-p", "--cores", "2")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    commands = run_commands(dry.stdout)
+    assert len(commands) == 8, dry.stdout
+    command = commands[0]
+    for key, value in env.items():
+        assert shlex.quote(f"{key}={value}") in command
+    assert shlex.quote(f"MPIGUIDE_LAUNCHER=$(touch {pwned}-launcher)") in command
+
+    # What the job would run, first with a probe in place of the launcher and the kernel ...
+    launcher_at = command.index(" mpirun.openmpi -n ")
+    probe = (
+        "import json, os; "
+        "print(json.dumps({k: v for k, v in os.environ.items() if k.startswith('MPIGUIDE_')}))"
+    )
+    seen = subprocess.run(
+        ["bash", "-c", f"{command[:launcher_at]} {shlex.quote(PYTHON)} -c {shlex.quote(probe)}"],
+        cwd=project, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    launcher_value = f"$(touch {pwned}-launcher)"
+    assert json.loads(seen.stdout) == {**env, "MPIGUIDE_LAUNCHER": launcher_value}
+
+    # ... then as printed, with the kernel and a tiny input where the job expects them.
+    words = shlex.split(command.split(" > ", 1)[0])
+    binary, infile, outfile = Path(words[-5]), Path(words[-2]), Path(words[-1])
+    for path in (binary, infile, outfile):
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+    (project / binary).symlink_to(kernel.binary)
+    (project / infile).write_text(GOOD_KERNEL_INPUT)
+    log = command.rsplit(" > ", 1)[1].split()[0]
+    (project / log).parent.mkdir(parents=True, exist_ok=True)
+    job = subprocess.run(["bash", "-c", command], cwd=project, timeout=120, check=False)
+    assert job.returncode == 0, (project / log).read_text()
+    assert (project / outfile).exists()
+    assert sorted(tmp_path.glob("pwned*")) == []
