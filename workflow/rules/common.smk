@@ -41,7 +41,8 @@ except MpiguideError as err:
 
 RESULTS = f"results/{config['campaign']}"
 MPI = config["mpi"]
-DEPLOYMENTS = [f"{d['nodes']}x{d['ppn']}" for d in config["deployments"]]
+DEPLOYMENT_BY_NAME = {f"{d['nodes']}x{d['ppn']}": d for d in config["deployments"]}
+DEPLOYMENTS = list(DEPLOYMENT_BY_NAME)
 # Zero-based, at least two digits (architecture.md path conventions).
 RUNS = [f"{run:02d}" for run in range(config["runs"])]
 
@@ -106,6 +107,13 @@ def deployment_nodes(wildcards) -> int:
 
 def deployment_ranks(wildcards) -> int:
     return int(wildcards.nodes) * int(wildcards.ppn)
+
+
+def kernel_node_size_option(wildcards) -> str:
+    """`--node-size K` for a deployment that treats each K consecutive ranks as one node (to run
+    node-aware operations on one machine); empty otherwise."""
+    node_size = DEPLOYMENT_BY_NAME[f"{wildcards.nodes}x{wildcards.ppn}"].get("node_size")
+    return "" if node_size is None else f"--node-size {int(node_size)}"
 
 
 def campaign_files(tree: str, suffix: str) -> list[str]:

@@ -20,6 +20,7 @@ for run_mpi in MPI:
             json=f"{RESULTS}/raw/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.json",
         params:
             env=mpi_env_prefix(run_mpi),
+            node_size=kernel_node_size_option,
         log:
             f"{RESULTS}/logs/run/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.log",
         threads: deployment_ranks
@@ -34,4 +35,5 @@ for run_mpi in MPI:
             kernel_conda_env(run_mpi)
         shell:
             "{params.env} {resources.mpi} -n {resources.tasks} {input.kernel:q}"
-            " --nprocs {resources.tasks} {input.csv:q} {output.csv:q} > {log:q} 2>&1"
+            " --nprocs {resources.tasks} {params.node_size} {input.csv:q} {output.csv:q}"
+            " > {log:q} 2>&1"
