@@ -1,0 +1,154 @@
+"""The test cluster itself: idempotent start, accounting, rejection of impossible requests, and
+which `srun --mpi=` plugin starts which MPI library (the pitfalls the profile's docs name)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from slurm_project import (
+    CLUSTER_SH,
+    Cluster,
+    cluster_script,
+    parse_start_output,
+    run,
+    sacct_record,
+    slurm_env,
+)
+
+pytestmark = pytest.mark.slurm
+
+STATE_DIR = Path(os.environ.get("MPIGUIDE_SLURM_DIR", "/tmp/mpiguide-slurm"))
+
+
+def daemon_pids() -> dict[str, str]:
+    pidfiles = {
+        "munged": "munge/munged.pid",
+        "mariadbd": "mariadb/mariadbd.pid",
+        "slurmdbd": "slurm/slurmdbd.pid",
+        "slurmctld": "slurm/slurmctld.pid",
+        "slurmd": "slurm/slurmd.pid",
+    }
+    return {name: (STATE_DIR / path).read_text().strip() for name, path in pidfiles.items()}
+
+
+def test_start_is_idempotent(cluster: Cluster) -> None:
+    before = daemon_pids()
+    again = cluster_script("start")
+    assert again.returncode == 0, again.stderr
+    assert parse_start_output(again.stdout) == cluster
+    assert daemon_pids() == before, "a second start restarted daemons"
+    status = cluster_script("status")
+    assert status.returncode == 0
+    assert f"{cluster.partition}*" in status.stdout
+
+
+def test_batch_job_is_accounted(cluster: Cluster) -> None:
+    job_id = run(
+        "sbatch",
+        "--parsable",
+        "--wait",
+        "-p",
+        cluster.partition,
+        "-A",
+        cluster.account,
+        "-n",
+        "1",
+        "-t",
+        "1",
+        "--wrap",
+        "true",
+    ).strip()
+    record = sacct_record(job_id, ("State", "Account", "Partition"))
+    assert record == {
+        "State": "COMPLETED",
+        "Account": cluster.account,
+        "Partition": cluster.partition,
+    }
+
+
+@pytest.mark.parametrize(
+    ("request_args", "message"),
+    [
+        (("-N", "2"), "Node count specification invalid"),
+        (("-t", "61"), "time limit"),
+        (("-A", "no-such-account"), "Invalid account"),
+    ],
+    ids=["nodes", "time", "account"],
+)
+def test_impossible_request_is_rejected(
+    cluster: Cluster, request_args: tuple[str, ...], message: str
+) -> None:
+    """EnforcePartLimits=ALL and enforced associations: rejected at submission, never left
+    pending forever."""
+    result = subprocess.run(
+        ["sbatch", "-p", cluster.partition, "-A", cluster.account, *request_args, "--wrap", "true"],
+        env=slurm_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("library", "plugin", "works"),
+    [
+        ("openmpi", "pmix", True),
+        ("openmpi", "pmi2", False),  # aborts in MPI_Init
+        ("mpich", "pmi2", True),
+        ("mpich", "pmix", False),  # two one-rank jobs: --nprocs 2 turns that into a failure
+    ],
+)
+def test_srun_mpi_plugin(
+    cluster: Cluster,
+    kernel_for: Callable,
+    tmp_path: Path,
+    library: str,
+    plugin: str,
+    works: bool,
+) -> None:
+    kernel = kernel_for(library)
+    experiment = tmp_path / "input.csv"
+    experiment.write_text("exp_id,op,msg_size,nrep,topology\n0,allgather,8,3,none\n")
+    output = tmp_path / "output.csv"
+    result = subprocess.run(
+        [
+            "srun",
+            "-p",
+            cluster.partition,
+            "-A",
+            cluster.account,
+            "-n",
+            "2",
+            f"--mpi={plugin}",
+            str(kernel.binary),
+            "--nprocs",
+            "2",
+            str(experiment),
+            str(output),
+        ],
+        env=slurm_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode == 0) == works, result.stderr
+    assert output.exists() == works
+    if works:
+        provenance = json.loads(output.with_suffix(".json").read_text())
+        assert provenance["nprocs"] == 2
+        assert provenance["slurm_job_id"]
+
+
+def test_cluster_script_usage() -> None:
+    result = subprocess.run([str(CLUSTER_SH)], capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert "usage" in result.stderr
