@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy import stats as scipy_stats
 
 from mpiguide.errors import ConfigError
 from mpiguide.guidelines import (
@@ -232,3 +233,17 @@ def test_two_mpi_entries_compared_by_selector():
     assert tests["mpi"].tolist() == ["openmpi|copy"] * len(SIZES)
     assert (tests["lhs_exp_id"] == tests["rhs_exp_id"]).all()
     assert not tests["violated"].any()
+
+
+def test_tests_of_different_shapes_equal_scipy_per_test():
+    # a run missing for one experiment puts its test into a (9, 10) shape of its own
+    medians = allgather_vs_alltoall(1.1, noise=0.05)
+    medians = medians.loc[~((medians["exp_id"] == 1) & (medians["run"] == 4))]
+    tests = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    assert sorted(zip(tests["n_lhs"], tests["n_rhs"], strict=True)) == [(9, 10), (10, 10), (10, 10)]
+    for test in tests.itertuples():
+        lhs = medians.loc[medians["exp_id"] == test.lhs_exp_id, "median_s"]
+        rhs = medians.loc[medians["exp_id"] == test.rhs_exp_id, "median_s"]
+        expected = scipy_stats.mannwhitneyu(lhs, rhs, alternative="greater").pvalue
+        assert test.p_value == pytest.approx(expected, rel=1e-12)
+        assert test.violation_ratio == pytest.approx(lhs.median() / rhs.median())
