@@ -54,7 +54,8 @@ def summarise(tests: pd.DataFrame) -> pd.DataFrame:
 
 
 def deployment_label(nodes: object, ppn: object) -> str:
-    return f"{nodes}x{ppn}"
+    """`nodes`x`ppn`; a "|" (lhs|rhs when a guideline compares deployments) escaped for Markdown."""
+    return f"{nodes}x{ppn}".replace(PAIR_SEPARATOR, "\\" + PAIR_SEPARATOR)
 
 
 def table3_markdown(summary: pd.DataFrame, guideline_ids: Sequence[str]) -> str:

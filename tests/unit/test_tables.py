@@ -100,3 +100,10 @@ def test_slowdown_shows_the_lhs_experiments_own_parameters():
     row = table.iloc[0]
     assert (row["op"], row["topology"], row["ordering"]) == ("allgather", "none", "")
     assert row["alternative"] == "GL7: op=neighbor_allgather topology=full ordering=LINEAR"
+
+
+def test_table3_escapes_a_compared_deployment():
+    compared = row_of("GLN", "neighbor_alltoall", 8, 2, 0, False) | {"nodes": "1|2"}
+    markdown = table3_markdown(summarise(pd.DataFrame([compared])), ["GLN"])
+    assert "| Guideline | 1\\|2x2 |" in markdown
+    assert "| GLN | 0/1 (0/1) |" in markdown
