@@ -164,6 +164,8 @@ def _expected_repetitions(run: RunFile, grid_rows: np.ndarray, grid: pa.Table) -
     if (rows < 0).any():
         unknown = exp_ids[rows < 0][:5].tolist()
         raise DataError(f"{run.provenance}: experiments not in grid.csv: exp_id {unknown}")
+    if np.unique(rows).size != rows.size:
+        raise DataError(f"{run.provenance}: an exp_id is listed twice in '{PROV_EXPERIMENTS}'")
     nrep = grid["nrep"].to_numpy(zero_copy_only=False)[rows]
     no_budget = np.nan_to_num(grid["max_time"].to_numpy(zero_copy_only=False)[rows]) == 0
     bad = (reps < 0) | (reps > nrep) | (no_budget & (reps != nrep))
@@ -193,8 +195,10 @@ def _read_raw(run: RunFile) -> pa.Table:
             f"{run.raw_csv}: header must be {','.join(RAW_COLUMNS)}, "
             f"got {','.join(table.column_names)}"
         )
-    if any(table[name].null_count for name in RAW_COLUMNS):
-        raise DataError(f"{run.raw_csv}: empty cells")
+    for name in RAW_COLUMNS:
+        if table[name].null_count:
+            line = int(np.flatnonzero(table[name].is_null().to_numpy(zero_copy_only=False))[0])
+            raise DataError(f"{run.raw_csv}:{line + 2}: {name} is empty or not a number")
     return table
 
 
@@ -205,9 +209,12 @@ def _grid_rows_of(exp_ids: np.ndarray, grid_rows: np.ndarray) -> np.ndarray:
 
 
 def _check_rows(
-    run: RunFile, exp_ids: np.ndarray, grid_rows: np.ndarray, grid: pa.Table, expected: np.ndarray
+    run: RunFile, raw: pa.Table, grid_rows: np.ndarray, grid: pa.Table, expected: np.ndarray
 ) -> np.ndarray:
-    """Grid row of every raw row; DataError on unknown exp_ids or missing/extra repetitions."""
+    """Grid row of every raw row. DataError on unknown exp_ids, missing or extra repetitions,
+    repetition numbers other than 0 .. reps_done-1 once each, and times that are not finite
+    and non-negative."""
+    exp_ids = raw["exp_id"].to_numpy()
     rows = _grid_rows_of(exp_ids, grid_rows)
     if (rows < 0).any():
         unknown = np.unique(exp_ids[rows < 0])[:5].tolist()
@@ -221,6 +228,18 @@ def _check_rows(
             f"exp_id {grid['exp_id'][i].as_py()} has {counted[i]} rows, its provenance "
             f"{run.provenance.name} says {expected[i]} repetitions were done"
         )
+    reps = raw["rep"].to_numpy()
+    in_range = (reps >= 0) & (reps < expected[rows])
+    if not in_range.all() or np.unique(rows * (expected.max() + 1) + reps).size != reps.size:
+        raise DataError(
+            f"{run.raw_csv}: rep must number each experiment's repetitions 0 .. reps_done-1 "
+            "once each"
+        )
+    times = raw["time_s"].to_numpy()
+    bad_time = ~np.isfinite(times) | (times < 0)
+    if bad_time.any():
+        line = int(np.flatnonzero(bad_time)[0]) + 2  # header is line 1
+        raise DataError(f"{run.raw_csv}:{line}: time_s {times[line - 2]} is not a duration")
     return rows
 
 
@@ -282,7 +301,7 @@ def aggregate(
         try:
             for run, expected in zip(runs, expectations, strict=True):
                 raw = _read_raw(run)
-                rows = _check_rows(run, raw["exp_id"].to_numpy(), grid_rows, grid, expected)
+                rows = _check_rows(run, raw, grid_rows, grid, expected)
                 timings = grid.take(pa.array(rows))
                 timings = _with_campaign_columns(timings, run, nprocs=True)
                 timings = timings.append_column("rep", raw["rep"])

@@ -155,3 +155,28 @@ def test_raw_file_outside_the_layout_is_rejected(campaign):
     odd.write_text(raw[0].read_text())
     with pytest.raises(DataError, match=r"<mpi>/<nodes>x<ppn>/run<NN>.csv"):
         run_aggregate(root, [*raw, odd])
+
+
+def test_repeated_rep_number_is_rejected(campaign):
+    root, raw = campaign
+    lines = raw[0].read_text().splitlines(keepends=True)
+    exp_id, _, time_s = lines[2].strip().split(",")
+    lines[2] = f"{exp_id},0,{time_s}\n"  # rep 1 of the first experiment becomes a second rep 0
+    raw[0].write_text("".join(lines))
+    with pytest.raises(DataError, match=rf"{raw[0]}: rep must number"):
+        run_aggregate(root, raw)
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [("inf", "time_s inf is not a duration"), ("-1e-06", "time_s -1e-06 is not a duration"),
+     ("nan", "time_s is empty or not a number"), ("", "time_s is empty or not a number")],
+)  # fmt: skip
+def test_time_that_is_not_a_duration_names_the_line(campaign, cell, message):
+    root, raw = campaign
+    lines = raw[1].read_text().splitlines(keepends=True)
+    exp_id, rep, _ = lines[5].strip().split(",")
+    lines[5] = f"{exp_id},{rep},{cell}\n"
+    raw[1].write_text("".join(lines))
+    with pytest.raises(DataError, match=rf"{raw[1]}:6: {message}"):
+        run_aggregate(root, raw)
