@@ -61,9 +61,8 @@ def compare(
     result = {name: np.full(n_tests, np.nan) for name in STAT_COLUMNS}
     result["n_lhs"], result["n_rhs"] = n_lhs, n_rhs
     shapes = np.unique(np.stack((n_lhs, n_rhs), axis=1), axis=0) if n_tests else []
+    # Every experiment has at least one run median (its rows come from medians.parquet).
     for m, n in shapes:
-        if m == 0 or n == 0:
-            continue
         which = np.flatnonzero((n_lhs == m) & (n_rhs == n))
         lhs = run_medians.stack(lhs_rows[which], m)
         rhs = run_medians.stack(rhs_rows[which], n)
