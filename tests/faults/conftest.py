@@ -1,0 +1,135 @@
+"""Fixtures for the fault tests: small campaign projects (tests/workflow/workflow_project.py)
+with a kernel built once per session, and the processes a running snakemake started."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MPI_LIBRARIES, build_kernel
+
+# The workflow tests' project helpers, imported from their directory as those tests do.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+from workflow_project import ROOT_ENV, new_project, snakemake_env
+
+CAMPAIGN = "faults"
+DEPLOYMENT = "1x2"
+RUNS = 3
+
+
+def campaign(experiments: list[dict[str, Any]]) -> dict[str, Any]:
+    """One Open MPI entry on 2 ranks, RUNS runs of the given experiment blocks."""
+    return {
+        "campaign": CAMPAIGN,
+        "seed": 5,
+        "runs": RUNS,
+        "nrep": 20,
+        "mpi": {
+            "openmpi": {
+                "mpicc": "mpicc.openmpi",
+                "launcher": "mpirun.openmpi",
+                "env": ROOT_ENV,
+                "modules": [],
+            }
+        },
+        "deployments": [{"nodes": 1, "ppn": 2}],
+        "experiments": experiments,
+        "guidelines": [],
+        "analysis": {"varied": "msg_size"},
+    }
+
+
+# Each run repeats allreduces of 128 and 256 KiB (about 100 µs) for 1.5 s of wall time each
+# (max_time), however loaded the machine: long enough to act on a run while it measures.
+SLOW_RUNS = [
+    {"op": ["allreduce"], "msg_size": [131072, 262144], "nrep": [1000000], "max_time": [1.5]}
+]
+
+
+@pytest.fixture(scope="session")
+def openmpi_kernel() -> Path:
+    mpi = MPI_LIBRARIES["openmpi"]
+    if not mpi.available():
+        pytest.skip(f"{mpi.mpicc} or {mpi.launcher} not installed")
+    return build_kernel(mpi)
+
+
+@pytest.fixture
+def make_project(tmp_path: Path, openmpi_kernel: Path) -> Callable[[dict[str, Any]], Path]:
+    """A fresh project for a campaign, its kernel already in place (newer than its sources,
+    so the workflow does not spend half a minute rebuilding it)."""
+
+    def make(config: dict[str, Any]) -> Path:
+        project = new_project(tmp_path / "project", config)
+        kernel = project / "results" / CAMPAIGN / "build" / "openmpi" / "mpiguide-bench"
+        kernel.parent.mkdir(parents=True)
+        shutil.copy2(openmpi_kernel, kernel)
+        os.utime(kernel)
+        return project
+
+    return make
+
+
+def start_snakemake(project: Path, *args: str) -> subprocess.Popen[str]:
+    """snakemake with the local profile, not waited for; in its own session (killpg-able)."""
+    return subprocess.Popen(
+        [str(Path(sys.executable).with_name("snakemake")), "--profile", "profiles/local",
+         "--cores", "2", *args],
+        cwd=project,
+        env=snakemake_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid`, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kernel_ranks(snakemake: subprocess.Popen[str]) -> dict[int, str]:
+    """pid -> command line of the kernel ranks this snakemake started and that still run."""
+    ranks = {}
+    for pid in descendants(snakemake.pid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"mpiguide-bench"):
+            ranks[pid] = b" ".join(argv).decode()
+    return ranks
+
+
+@pytest.fixture
+def running() -> Iterator[list[subprocess.Popen[str]]]:
+    """snakemakes a test starts; any still running at the end are stopped with their jobs."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            os.killpg(process.pid, 15)
+            process.wait(timeout=60)
