@@ -96,6 +96,8 @@ def read_grid(grid_csv: str | Path) -> pa.Table:
     column_types |= {name: _CATEGORY for name in STRING_PARAMETERS}
     column_types |= {name: pa.int64() for name in INTEGER_PARAMETERS}
     column_types |= {name: pa.float64() for name in FLOAT_PARAMETERS}
+    if not grid_csv.is_file():
+        raise DataError(f"{grid_csv}: no such file (written by `mpiguide grid`)")
     try:
         grid = pacsv.read_csv(
             grid_csv,

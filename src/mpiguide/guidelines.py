@@ -41,6 +41,8 @@ MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 
 
 def _read_medians(medians_parquet: Path) -> pd.DataFrame:
+    if not medians_parquet.is_file():
+        raise DataError(f"{medians_parquet}: no such file (written by `mpiguide aggregate`)")
     try:
         medians = pd.read_parquet(medians_parquet)
     except (OSError, ValueError) as error:

@@ -46,6 +46,8 @@ def safe_name(*parts: object) -> str:
 
 def read_tests(tests_csv: Path) -> pd.DataFrame:
     """tests.csv with parameter cells as text ("" = not applicable) and numeric statistics."""
+    if not tests_csv.is_file():
+        raise DataError(f"{tests_csv}: no such file (written by `mpiguide check`)")
     try:
         tests = pd.read_csv(tests_csv, dtype=str, keep_default_na=False)
     except (OSError, ValueError) as error:
@@ -194,6 +196,8 @@ def plot(
     """Write overview/, focus/ and heatmap.png into outdir."""
     timings_parquet, outdir = Path(timings_parquet), Path(outdir)
     options = AnalysisOptions.from_mapping(analysis, source)
+    if not timings_parquet.is_file():
+        raise DataError(f"{timings_parquet}: no such file (written by `mpiguide aggregate`)")
     tests = read_tests(Path(tests_csv))
     for sub in ("overview", "focus"):
         (outdir / sub).mkdir(parents=True, exist_ok=True)

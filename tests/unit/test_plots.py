@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from mpiguide.aggregate import aggregate
+from mpiguide.errors import DataError
 from mpiguide.guidelines import check, resolve
 from mpiguide.plots import plot, safe_name
 from mpiguide.synthetic import Deployment, grid_frame, write_campaign
@@ -70,3 +71,12 @@ def test_no_violation_still_writes_the_heatmap(analysed, tmp_path):
 
 def test_safe_names():
     assert safe_name("GL 4/x;rm", "group0001") == "GL_4_x_rm-group0001"
+
+
+def test_missing_inputs_are_named(analysed, tmp_path):
+    with pytest.raises(DataError, match=r"tests.csv: no such file \(written by `mpiguide check`\)"):
+        plot(analysed / "timings.parquet", tmp_path / "tests.csv", {}, tmp_path / "plots")
+    with pytest.raises(DataError, match=r"timings.parquet: no such file"):
+        plot(tmp_path / "timings.parquet", analysed / "guidelines" / "tests.csv", {}, tmp_path)
+    with pytest.raises(DataError, match=r"medians.parquet: no such file"):
+        check(tmp_path / "medians.parquet", [], {}, tmp_path)
