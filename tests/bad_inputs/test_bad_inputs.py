@@ -224,6 +224,39 @@ def snakemake(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run([str(SNAKEMAKE), *args], project, snakemake_env())
 
 
+# Values that a shell would act on if they reached it unquoted; each names its own marker file.
+HOSTILE_ENV = {
+    "MPIGUIDE_SUBST": "$(touch {pwned}-subst)",
+    "MPIGUIDE_TICKS": "`touch {pwned}-ticks`",
+    "MPIGUIDE_SEMI": "x; touch {pwned}-semi",
+    "MPIGUIDE_QUOTES": "'\"; touch {pwned}-quotes; echo \"'",
+    "MPIGUIDE_NEWLINE": "x\ntouch {pwned}-newline",
+}
+HOSTILE_LAUNCHER = "env 'MPIGUIDE_LAUNCHER=$(touch {pwned}-launcher)' mpirun.openmpi"
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """A valid campaign whose env values and launcher are hostile strings."""
+
+    project: Path
+    pwned: Path  # prefix of the marker files the strings try to create
+    env: dict[str, str]  # the hostile part of the entry's env
+
+    @classmethod
+    def create(cls, root: Path) -> Hostile:
+        pwned = root / "pwned"
+        env = {key: value.replace("{pwned}", str(pwned)) for key, value in HOSTILE_ENV.items()}
+        config = yaml.safe_load(GOOD_CONFIG.read_text())
+        config.update(runs=8, nrep=2)
+        config["mpi"]["openmpi"] = {
+            "mpicc": "mpicc.openmpi",
+            "launcher": HOSTILE_LAUNCHER.replace("{pwned}", str(pwned)),
+            "env": {**OPENMPI_ROOT_ENV, **env},
+        }
+        return cls(new_project(root / "project", config), pwned, env)
+
+
 @pytest.fixture(scope="module")
 def outcomes(
     kernel_for: Callable[[str], Kernel], tmp_path_factory: pytest.TempPathFactory
@@ -233,7 +266,9 @@ def outcomes(
     root = tmp_path_factory.mktemp("bad_inputs")
     runner = Runner(root, kernel_for("openmpi"))
     project = new_project(root / "project")
+    hostile = Hostile.create(root / "hostile")
     with ThreadPoolExecutor(max_workers=8) as pool:
+        hostile_dry_run = pool.submit(snakemake, hostile.project, "-n", "-p", "--cores", "2")
         sm = {
             case.id: pool.submit(snakemake, project, "-n", "--cores", "1", "--configfile",
                                  str(case.path))
@@ -247,6 +282,7 @@ def outcomes(
             "snakemake": {key: future.result() for key, future in sm.items()},
             "good": good.result(),
             "project": project,
+            "hostile": (hostile, hostile_dry_run.result()),
         }
 
 
@@ -305,17 +341,6 @@ def test_no_hostile_string_ran_a_command(outcomes: dict[str, Any]) -> None:
     assert not PWNED.exists()
 
 
-# Values that a shell would act on if they reached it unquoted; each names its own marker file.
-HOSTILE_ENV = {
-    "MPIGUIDE_SUBST": "$(touch {pwned}-subst)",
-    "MPIGUIDE_TICKS": "`touch {pwned}-ticks`",
-    "MPIGUIDE_SEMI": "x; touch {pwned}-semi",
-    "MPIGUIDE_QUOTES": "'\"; touch {pwned}-quotes; echo \"'",
-    "MPIGUIDE_NEWLINE": "x\ntouch {pwned}-newline",
-}
-HOSTILE_LAUNCHER = "env 'MPIGUIDE_LAUNCHER=$(touch {pwned}-launcher)' mpirun.openmpi"
-
-
 def run_commands(dry_run: str) -> list[str]:
     """The shell commands of the run jobs that `snakemake -n -p` prints."""
     commands = []
@@ -326,24 +351,14 @@ def run_commands(dry_run: str) -> list[str]:
 
 
 def test_env_and_launcher_values_reach_the_shell_quoted(
-    kernel_for: Callable[[str], Kernel], tmp_path: Path
+    kernel_for: Callable[[str], Kernel], outcomes: dict[str, Any]
 ) -> None:
     """A campaign whose env values and launcher hold `$(…)`, backticks, `;`, quotes and newlines
     validates (values are not names), the dry run prints them quoted, and running the printed
     command with bash runs the kernel with every value intact and creates no marker file."""
     kernel = kernel_for("openmpi")
-    pwned = tmp_path / "pwned"
-    env = {key: value.replace("{pwned}", str(pwned)) for key, value in HOSTILE_ENV.items()}
-    config = yaml.safe_load(GOOD_CONFIG.read_text())
-    config.update(runs=8, nrep=2)
-    config["mpi"]["openmpi"] = {
-        "mpicc": "mpicc.openmpi",
-        "launcher": HOSTILE_LAUNCHER.replace("{pwned}", str(pwned)),
-        "env": {**OPENMPI_ROOT_ENV, **env},
-    }
-    project = new_project(tmp_path / "project", config)
-
-    dry = snakemake(project, "-n", "-p", "--cores", "2")
+    hostile, dry = outcomes["hostile"]
+    project, pwned, env = hostile.project, hostile.pwned, hostile.env
     assert dry.returncode == 0, dry.stdout + dry.stderr
     commands = run_commands(dry.stdout)
     assert len(commands) == 8, dry.stdout
@@ -377,4 +392,4 @@ def test_env_and_launcher_values_reach_the_shell_quoted(
     job = subprocess.run(["bash", "-c", command], cwd=project, timeout=120, check=False)
     assert job.returncode == 0, (project / log).read_text()
     assert (project / outfile).exists()
-    assert sorted(tmp_path.glob("pwned*")) == []
+    assert sorted(pwned.parent.glob("pwned*")) == []
