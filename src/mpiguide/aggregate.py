@@ -312,7 +312,12 @@ def aggregate(
                 if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS or run is runs[-1]:
                     batch = pa.concat_tables(pending)
                     if writer is None:
-                        writer = pq.ParquetWriter(timings_tmp, batch.schema)
+                        # Every column but time_s repeats few values; dictionary-encoding the
+                        # measured times only costs time.
+                        dictionary = [c for c in batch.column_names if c != "time_s"]
+                        writer = pq.ParquetWriter(
+                            timings_tmp, batch.schema, use_dictionary=dictionary
+                        )
                     writer.write_table(batch, row_group_size=ROW_GROUP_ROWS)
                     pending.clear()
         finally:
