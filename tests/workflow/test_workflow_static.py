@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from workflow_project import REPO, TINY_CAMPAIGN, new_project, snakemake
+from workflow_project import REPO, TINY_CAMPAIGN, new_project, scheduled_jobs, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -101,3 +101,19 @@ def test_configfile_replaces_the_demo_campaign(tmp_path: Path) -> None:
     rules = snakemake(project, "--list-rules", "--configfile", "other.yaml").stdout.split()
     assert "run_mpich" in rules
     assert "run_openmpi" not in rules
+
+
+def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    project = new_project(tmp_path / "project", demo)
+    runs = demo["runs"] * len(demo["deployments"])
+    assert scheduled_jobs(project) == {
+        "build_openmpi": 1,
+        "grid": 1,
+        "inputs": runs,
+        "run_openmpi": runs,
+        "aggregate": 1,
+        "check_guidelines": 1,
+        "plot": 1,
+        "all": 1,
+    }
