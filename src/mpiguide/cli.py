@@ -1,8 +1,10 @@
 """Command line of mpiguide: the steps the Snakemake rules run, plus `validate` for users.
 
 Every subcommand validates its arguments before any work; an MpiguideError is printed as
-`mpiguide: error: <message>` and exits 2, as argparse does for bad flags. The analysis modules
-are imported inside their subcommands, so `grid`, `inputs` and `validate` start fast.
+`mpiguide: error: <message>` and exits 2, as argparse does for bad flags. A file that cannot be
+read or written (OSError) is printed as `mpiguide: error: <file>: <reason>` and exits 1. The
+analysis modules are imported inside their subcommands, so `grid`, `inputs` and `validate` start
+fast.
 """
 
 from __future__ import annotations
@@ -175,4 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MpiguideError as exc:
         print(f"mpiguide: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # e.g. an output directory that cannot be created or written
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"mpiguide: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0

@@ -98,6 +98,17 @@ def test_bad_flags_exit_2(
     assert code == 2 and message in err
 
 
+def test_an_unwritable_output_exits_1_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")  # a file where the output's directory should be
+    argv = ["grid", "--config-json", json.dumps(SPEC), "--out", str(blocker / "grid.csv")]
+    code, out, err = run(argv, capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"mpiguide: error: {blocker}") and err.count("\n") == 1
+
+
 def test_python_dash_m_entry_point(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mpiguide", "grid", "--config-json", '{"nrep": 1}', "--out", "g"],
