@@ -35,6 +35,12 @@ def test_analysis_change_reruns_only_analysis(
     assert scheduled_jobs(campaign_copy) == ANALYSIS
 
 
+def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
+    catalogue = campaign_copy / "config" / "guidelines.yaml"
+    catalogue.write_text(catalogue.read_text() + "\n# edited\n")
+    assert scheduled_jobs(campaign_copy) == ANALYSIS
+
+
 def test_more_runs_schedule_only_the_new_runs(campaign_copy: Path, edit_config: EditConfig) -> None:
     edit_config(lambda config: config.update(runs=config["runs"] + 1))
     per_mpi = {"inputs": len(TINY_CAMPAIGN["mpi"])}
