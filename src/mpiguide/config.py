@@ -164,6 +164,12 @@ def _check_deployments(config: Mapping[str, Any], source: str) -> None:
                 f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} rank; "
                 "a measurement needs at least 2 ranks (nodes x ppn >= 2)"
             )
+        node_size = deployment.get("node_size")
+        if node_size is not None and node_size > nodes * ppn:
+            raise ConfigError(
+                f"{source}: deployments[{index}].node_size: {node_size} is more than the "
+                f"deployment's {nodes * ppn} ranks; allowed: 1 to {nodes * ppn}"
+            )
         if (nodes, ppn) in seen:
             raise ConfigError(
                 f"{source}: deployments[{index}]: {nodes}x{ppn} repeats "

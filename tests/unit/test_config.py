@@ -132,6 +132,8 @@ def test_all_schema_errors_are_reported_at_once(schema: dict[str, Any]) -> None:
          r"^c\.yaml: deployments\[0\]: 1x1 is 1 rank; a measurement needs at least 2"),
         ({"deployments": [{"nodes": 1, "ppn": 2}, {"nodes": 1, "ppn": 2}]},
          r"deployments\[1\]: 1x2 repeats deployments\[0\]"),
+        ({"deployments": [{"nodes": 1, "ppn": 4, "node_size": 8}]},
+         r"deployments\[0\]\.node_size: 8 is more than the deployment's 4 ranks; allowed: 1 to 4"),
         ({"mpi": {"a": {"launcher": "mpirun 'unbalanced"}}},
          r"c\.yaml: mpi\.a\.launcher: cannot split"),
         ({"experiments": [{"op": "neigbor_alltoall", "topology": "cart", "ndim": 1}]},

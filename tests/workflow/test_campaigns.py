@@ -22,7 +22,6 @@ from workflow_project import REPO, new_project, scheduled_jobs, snakemake
 
 CAMPAIGNS_DIR = REPO / "config" / "campaigns"
 CAMPAIGNS = ("nbhcoll", "full", "collectives", "p2p", "nodecart")
-CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 CORES = 2  # this machine; Open MPI deployments above it must oversubscribe and yield
 MPICH_MAX_RANKS = 2
 APPROX_IDS = {
@@ -38,19 +37,6 @@ def campaign_path(name: str) -> Path:
 
 def load(name: str) -> dict[str, Any]:
     return yaml.safe_load(campaign_path(name).read_text(encoding="utf-8"))
-
-
-def schema_has_node_size() -> bool:
-    schema = yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))
-    return "node_size" in schema["properties"]["deployments"]["items"]["properties"]
-
-
-def needs_node_size(name: str) -> None:
-    """nodecart.yaml is written for a deployment key `node_size` (passed as --node-size) that
-    the config schema may not have yet: expected to fail until it does."""
-    uses = any("node_size" in d for d in load(name)["deployments"])
-    if uses and not schema_has_node_size():
-        pytest.xfail("deployment key node_size (-> kernel --node-size) not in the config schema")
 
 
 def campaign_project(root: Path, name: str, config: dict[str, Any] | None = None) -> Path:
@@ -135,7 +121,6 @@ def test_collectives_cover_sizes_one_to_a_million_with_a_time_budget() -> None:
 
 @pytest.mark.parametrize("name", CAMPAIGNS)
 def test_campaign_validates(name: str) -> None:
-    needs_node_size(name)
     result = subprocess.run(
         [sys.executable, "-m", "mpiguide", "validate", "--config", str(campaign_path(name))],
         cwd=REPO,
@@ -151,7 +136,6 @@ def test_campaign_validates(name: str) -> None:
 def test_campaign_dry_run_plans_every_run(name: str, tmp_path: Path) -> None:
     """`snakemake -n --configfile config/campaigns/<name>.yaml` succeeds and schedules one
     kernel build per mpi entry and one run per (mpi entry, deployment, run)."""
-    needs_node_size(name)
     config = load(name)
     project = campaign_project(tmp_path / "project", name)
     jobs = scheduled_jobs(project, "--configfile", f"config/campaigns/{name}.yaml")
@@ -167,7 +151,6 @@ def test_campaign_dry_run_plans_every_run(name: str, tmp_path: Path) -> None:
 
 def test_nodecart_runs_pass_node_size_to_the_kernel(tmp_path: Path) -> None:
     """Each nodecart deployment's node_size reaches its runs as `--node-size K`."""
-    needs_node_size("nodecart")
     project = campaign_project(tmp_path / "project", "nodecart")
     result = snakemake(
         project, "--profile", "profiles/local", "-n", "-p",
