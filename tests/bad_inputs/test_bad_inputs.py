@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import threading
@@ -47,6 +46,10 @@ import yaml
 
 from conftest import OPENMPI_ROOT_ENV
 
+# The workflow tests' helpers: throw-away project copies and snakemake runs in them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+from workflow_project import new_project, snakemake
+
 if TYPE_CHECKING:
     from conftest import Kernel
 
@@ -55,15 +58,12 @@ REPO = HERE.parents[1]
 GOOD_CONFIG = HERE / "good_campaign.yaml"
 CLI_DATA = HERE / "cli" / "data"
 PYTHON = sys.executable
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 PWNED = Path("/tmp/mpiguide-pwned")  # what the hostile strings of the cases try to create
 DEFAULT_RUN = {"config": "validate", "catalogue": "catalogue", "kernel_csv": "kernel"}
 PATTERNS = {"config": "*.yaml", "catalogue": "*.yaml", "kernel_csv": "*.csv", "cli": "*.args"}
 RUNS = ("validate", "catalogue", "kernel", "kernel-cli", "mpiguide")
 KERNEL_NPROCS = 2
 GOOD_KERNEL_INPUT = "exp_id,op,nrep\n0,empty,2\n"
-# Project files `snakemake -n` reads (tests/workflow/workflow_project.py copies the same set).
-PROJECT_FILES = ("Snakefile", "workflow", "profiles", "config/guidelines.yaml", "src/kernel")
 
 
 @dataclass(frozen=True)
@@ -198,32 +198,6 @@ class Runner:
         return Outcome(result.returncode, result.stdout, result.stderr, places, leftovers)
 
 
-def snakemake_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("SLURM_CONF", os.devnull)  # no 9 s wait for a SLURM controller per start
-    env["PATH"] = f"{SNAKEMAKE.parent}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
-def new_project(root: Path, config: dict[str, Any] | None = None) -> Path:
-    """A copy of what the workflow reads, with the demo config or `config`."""
-    root.mkdir(parents=True)
-    for name in PROJECT_FILES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("build", "*.o"))
-        else:
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, root / name)
-    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    (root / "config" / "config.yaml").write_text(yaml.safe_dump(config or demo, sort_keys=False))
-    return root
-
-
-def snakemake(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run([str(SNAKEMAKE), *args], project, snakemake_env())
-
-
 # Values that a shell would act on if they reached it unquoted; each names its own marker file.
 HOSTILE_ENV = {
     "MPIGUIDE_SUBST": "$(touch {pwned}-subst)",
@@ -265,13 +239,15 @@ def outcomes(
     PWNED.unlink(missing_ok=True)
     root = tmp_path_factory.mktemp("bad_inputs")
     runner = Runner(root, kernel_for("openmpi"))
-    project = new_project(root / "project")
+    project = new_project(root / "project", yaml.safe_load(GOOD_CONFIG.read_text()))
     hostile = Hostile.create(root / "hostile")
     with ThreadPoolExecutor(max_workers=8) as pool:
-        hostile_dry_run = pool.submit(snakemake, hostile.project, "-n", "-p", "--cores", "2")
+        hostile_dry_run = pool.submit(
+            snakemake, hostile.project, "-n", "-p", "--cores", "2", check=False
+        )
         sm = {
             case.id: pool.submit(snakemake, project, "-n", "--cores", "1", "--configfile",
-                                 str(case.path))
+                                 str(case.path), check=False)
             for case in SNAKEMAKE_CASES
         }  # fmt: skip
         good = pool.submit(run, [PYTHON, "-m", "mpiguide", "validate", "--config",
