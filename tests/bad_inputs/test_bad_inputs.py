@@ -139,9 +139,14 @@ class Outcome:
     leftovers: list[str]  # files in the case's directory after the run, its input excepted
 
     def fill(self, text: str) -> str:
-        for name, value in self.places.items():
-            text = text.replace("{" + name + "}", value)
-        return text
+        return fill(text, self.places)
+
+
+def fill(text: str, places: dict[str, str]) -> str:
+    """`text` with every `{name}` of `places` replaced (str.format would trip on JSON braces)."""
+    for name, value in places.items():
+        text = text.replace("{" + name + "}", value)
+    return text
 
 
 def run(
@@ -176,10 +181,7 @@ class Runner:
             Path(places["file"]).write_bytes(case.body)
             argv = [places["file"], places["out"]]
         elif case.run in ("kernel-cli", "mpiguide"):
-            line = case.body.decode("utf-8").strip()
-            for name, value in places.items():
-                line = line.replace("{" + name + "}", value)
-            argv = shlex.split(line)
+            argv = shlex.split(fill(case.body.decode("utf-8").strip(), places))
         elif case.run == "validate":
             argv = ["validate", "--config", places["file"]]
         else:
