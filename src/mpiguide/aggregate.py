@@ -232,7 +232,8 @@ def _check_rows(
         )
     reps = raw["rep"].to_numpy()
     in_range = (reps >= 0) & (reps < expected[rows])
-    if not in_range.all() or np.unique(rows * (expected.max() + 1) + reps).size != reps.size:
+    # (experiment, rep) pairs counted in a table of grid rows x nrep: O(n), unlike np.unique
+    if not in_range.all() or np.bincount(rows * (expected.max() + 1) + reps).max() > 1:
         raise DataError(
             f"{run.raw_csv}: rep must number each experiment's repetitions 0 .. reps_done-1 "
             "once each"
