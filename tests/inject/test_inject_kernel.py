@@ -1,10 +1,11 @@
 """The kernel, measuring under libmpiguide-inject, sees the planted slowdown: the acceptance test
 of the injection as the self-test campaign uses it. Two ranks, both MPI libraries.
 
-Compared statistic: the 10th percentile of the kernel's per-repetition times (max over ranks).
-On this 2-core machine shared with other jobs, two MPI ranks are descheduled in a varying share
-of the repetitions; that moves a median by hundreds of µs between two launches, while the 10th
-percentile stays at the cost of the code path (see tests/inject/probe.c)."""
+Compared statistic: the fastest of the kernel's per-repetition times (max over ranks). On this
+2-core machine shared with other jobs, two busy-polling MPI ranks are descheduled for
+milliseconds in a share of the repetitions that varies from launch to launch, at times most of
+them; that moves a median, even a 10th percentile, by far more than the planted 200 µs, while
+the fastest repetition stays at the cost of the code path."""
 
 from __future__ import annotations
 
@@ -31,9 +32,8 @@ EXPERIMENTS = [
 ]
 
 
-def p10_us(times: list[tuple[int, float]]) -> float:
-    ordered = sorted(seconds for _, seconds in times)
-    return 1e6 * ordered[len(ordered) // 10]
+def fastest_us(times: list[tuple[int, float]]) -> float:
+    return 1e6 * min(seconds for _, seconds in times)
 
 
 def measure(
@@ -46,7 +46,7 @@ def measure(
         2, [kernel.binary, "--nprocs", "2", infile, outfile], spec, preload=spec is not None
     )
     assert result.returncode == 0, result.stderr
-    return {exp_id: p10_us(times) for exp_id, times in read_times(outfile).items()}
+    return {exp_id: fastest_us(times) for exp_id, times in read_times(outfile).items()}
 
 
 def test_kernel_sees_planted_slowdowns(
