@@ -131,7 +131,8 @@ def _rank_sum_ci_rank(m: int, n: int, confidence: float) -> int:
     """
     cdf = _rank_sum_null_cdf(m, n)
     alpha_half = (1.0 - confidence) / 2.0
-    # cdf[k-1] <= alpha_half  <=>  k-1 < number of cdf entries <= alpha_half
+    # k = number of cdf entries <= alpha_half (cdf[k-1] <= alpha_half < cdf[k]); the factor
+    # keeps an entry equal to alpha_half but for rounding from falling out
     return int(np.searchsorted(cdf, alpha_half * (1 + 1e-12), side="right"))
 
 
