@@ -11,6 +11,12 @@
 #include "check.h"
 #include "json.h"
 
+static void release(struct output *out);
+/* After a failed write or rename: removes every file of the run (output_abandon) and aborts
+   with exit 1, so that no partial file is left under a temporary or final name. */
+static _Noreturn void fail_removing(struct output *out, const char *action, const char *path,
+                                    int err);
+
 static char *concat(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -175,14 +181,25 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
     else
         fputs("null", json);
     fputc('}', json);
+    /* A full or failing disk shows here within a stdio buffer, not only after the last
+       experiment of a run that may take hours. */
+    if (ferror(out->csv))
+        fail_removing(out, "write", out->csv_tmp, errno);
+    if (ferror(out->json))
+        fail_removing(out, "write", out->json_tmp, errno);
 }
 
-static void release(struct output *out);
-
-static void close_or_fail(FILE *f, const char *path)
+/* Flushes *f to the disk and closes it. Returns 0 or an errno value; *f is NULL afterwards
+   either way, so that output_abandon never closes it twice. */
+static int close_durably(FILE **f)
 {
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0)
-        fail_runtime("cannot write %s: %s", path, strerror(errno));
+    int err = 0;
+    if (ferror(*f) || fflush(*f) != 0 || fsync(fileno(*f)) != 0)
+        err = errno ? errno : EIO;
+    if (fclose(*f) != 0 && err == 0)
+        err = errno;
+    *f = NULL;
+    return err;
 }
 
 void output_commit(struct output *out)
@@ -190,30 +207,45 @@ void output_commit(struct output *out)
     char now[32];
     utc_now(now);
     fprintf(out->json, "\n  ],\n  \"end_time\": \"%s\"\n}\n", now);
-    close_or_fail(out->json, out->json_tmp);
-    close_or_fail(out->csv, out->csv_tmp);
-    out->json = out->csv = NULL;
+    int err;
+    if ((err = close_durably(&out->json)) != 0)
+        fail_removing(out, "write", out->json_tmp, err);
+    if ((err = close_durably(&out->csv)) != 0)
+        fail_removing(out, "write", out->csv_tmp, err);
     /* The CSV last: its presence means the run is complete. */
     if (rename(out->json_tmp, out->json_path) != 0)
-        fail_runtime("cannot rename %s to %s: %s", out->json_tmp, out->json_path,
-                     strerror(errno));
+        fail_removing(out, "rename to", out->json_path, errno);
+    out->json_renamed = 1;
     if (rename(out->csv_tmp, out->csv_path) != 0)
-        fail_runtime("cannot rename %s to %s: %s", out->csv_tmp, out->csv_path,
-                     strerror(errno));
+        fail_removing(out, "rename to", out->csv_path, errno);
     release(out);
 }
 
+/* Removes whatever this run wrote: both temporary files, and the JSON when it already has its
+   final name (without the CSV it describes nothing). unlink of a missing file is harmless. */
 void output_abandon(struct output *out)
 {
-    if (out->csv) {
+    if (out->csv)
         fclose(out->csv);
-        unlink(out->csv_tmp);
-    }
-    if (out->json) {
+    if (out->json)
         fclose(out->json);
+    if (out->csv_tmp)
+        unlink(out->csv_tmp);
+    if (out->json_tmp)
         unlink(out->json_tmp);
-    }
+    if (out->json_renamed)
+        unlink(out->json_path);
     release(out);
+}
+
+static _Noreturn void fail_removing(struct output *out, const char *action, const char *path,
+                                    int err)
+{
+    char message[4096];
+    snprintf(message, sizeof message, "cannot %s %s: %s", action, path,
+             strerror(err ? err : EIO));
+    output_abandon(out);
+    fail_runtime("%s", message);
 }
 
 static void release(struct output *out)

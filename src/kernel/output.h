@@ -13,6 +13,7 @@ struct output {
     char *csv_path, *csv_tmp, *json_path, *json_tmp;
     FILE *csv, *json;
     int experiments_written;
+    int json_renamed; /* output_commit renamed the JSON into place (the CSV not yet) */
 };
 
 /* What the provenance records about the run as a whole. */
@@ -34,7 +35,8 @@ int output_open(struct output *out, const char *csv_path, const struct run_info 
 void output_experiment(struct output *out, const struct experiment *exp, const char *op_name,
                        int reps, const double *times, const struct topology *topo,
                        const struct locality *loc);
-/* Finishes the JSON and renames both files into place. */
+/* Finishes the JSON and renames both files into place. A failed write (output_experiment
+   too) or rename removes every file of the run and aborts (exit 1). */
 void output_commit(struct output *out);
 /* Removes the temporary files (after a failure). */
 void output_abandon(struct output *out);

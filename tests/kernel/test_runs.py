@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,33 @@ def test_killed_run_leaves_no_output(
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate(timeout=60)
     assert not outfile.exists() and not (tmp_path / "out.json").exists()
+
+
+def test_failed_write_leaves_no_file_and_stops_early(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """A disk that fails under the output (here: a 100 kB file size limit on the ranks, with
+    SIGXFSZ ignored so that write() fails with EFBIG) ends the run at once with exit 1, and
+    removes the temporary files: nothing is left under a temporary or a final name. The limit
+    is set on the ranks only (mpirun's own session files must be writable), and TCP replaces
+    shared memory, whose segment files the limit would refuse."""
+    rows = [{"exp_id": i, "op": "empty", "nrep": 50_000} for i in range(1, 41)]
+    infile = write_input(tmp_path / "in.csv", rows, columns=["exp_id", "op", "nrep"])
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    kernel = kernel_for("openmpi")
+    limited = ["sh", "-c", 'trap "" XFSZ; exec prlimit --fsize=100000 "$@"', "sh", kernel.binary]
+    started = time.monotonic()
+    result = subprocess.run(
+        kernel.mpi.command(2, [*limited, infile, out_dir / "out.csv"]),
+        env=kernel.mpi.environment(2, {"OMPI_MCA_btl": "self,tcp"}),
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "cannot write" in result.stderr and "File too large" in result.stderr
+    assert sorted(p.name for p in out_dir.iterdir()) == []
+    # 2 million repetitions take far longer than the first 100 kB of them.
+    assert time.monotonic() - started < 20
 
 
 def test_max_time_stops_repeating_and_is_recorded(
