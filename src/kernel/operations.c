@@ -200,30 +200,34 @@ void operations_context_create(struct op_context *ctx, const struct experiment *
     ctx->count = (int)(ctx->block / ctx->type_size);
     ctx->root = exp->root;
 
-    int n = ctx->size;
-    if (ctx->nb && ctx->nb->indegree > n)
-        n = ctx->nb->indegree;
-    if (ctx->nb && ctx->nb->outdegree > n)
-        n = ctx->nb->outdegree;
     int *all_ranks = xmalloc((size_t)ctx->size * sizeof *all_ranks);
-    ctx->counts = xmalloc((size_t)n * sizeof *ctx->counts);
-    ctx->displs = xmalloc((size_t)n * sizeof *ctx->displs);
-    ctx->byte_displs = xmalloc((size_t)n * sizeof *ctx->byte_displs);
-    ctx->aint_displs = xmalloc((size_t)n * sizeof *ctx->aint_displs);
-    ctx->types = xmalloc((size_t)n * sizeof *ctx->types);
-    for (int i = 0; i < n; i++) {
-        if (i < ctx->size)
-            all_ranks[i] = i;
-        /* Validation keeps the largest buffer below INT_MAX bytes. */
+    for (int i = 0; i < ctx->size; i++)
+        all_ranks[i] = i;
+    ctx->all_ranks = all_ranks;
+
+    /* One entry per block the op's buffers hold: validation keeps exactly those blocks below
+       INT_MAX bytes, so every displacement fits an int. Entries past them (all ranks for a
+       per-neighbour op, or a whole buffer of msg_size per rank) would overflow. */
+    const struct operation *op = &operation_table[exp->op];
+    int blocks = 0;
+    if (op->msg_size == MSG_PER_PROCESS)
+        blocks = ctx->size;
+    else if (op->msg_size == MSG_PER_NEIGHBOR && ctx->nb)
+        blocks = ctx->nb->indegree > ctx->nb->outdegree ? ctx->nb->indegree
+                                                         : ctx->nb->outdegree;
+    ctx->counts = xmalloc((size_t)blocks * sizeof *ctx->counts);
+    ctx->displs = xmalloc((size_t)blocks * sizeof *ctx->displs);
+    ctx->byte_displs = xmalloc((size_t)blocks * sizeof *ctx->byte_displs);
+    ctx->aint_displs = xmalloc((size_t)blocks * sizeof *ctx->aint_displs);
+    ctx->types = xmalloc((size_t)blocks * sizeof *ctx->types);
+    for (int i = 0; i < blocks; i++) {
         ctx->counts[i] = ctx->count;
         ctx->displs[i] = i * ctx->count;
         ctx->byte_displs[i] = (int)((size_t)i * ctx->block);
         ctx->aint_displs[i] = (MPI_Aint)((size_t)i * ctx->block);
         ctx->types[i] = ctx->dtype;
     }
-    ctx->all_ranks = all_ranks;
 
-    const struct operation *op = &operation_table[exp->op];
     if (op->setup)
         op->setup(ctx);
 }

@@ -40,7 +40,8 @@ struct op_context {
     /* Filled by the op's setup through op_alloc_buffers; freed by operations_context_free. */
     unsigned char *sendbuf, *recvbuf;
     size_t send_bytes, recv_bytes;
-    /* Equal-count vectors for the v/w variants, length max(size, indegree, outdegree). */
+    /* Equal-count vectors for the v/w variants: size entries for per_process ops,
+       max(indegree, outdegree) for per_neighbor ops, none for the others. */
     int *counts, *displs;   /* displs in elements */
     int *byte_displs;       /* MPI_Alltoallw */
     MPI_Aint *aint_displs;  /* MPI_Neighbor_alltoallw, bytes */
