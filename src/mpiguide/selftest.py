@@ -96,8 +96,15 @@ def _single_mpi(guideline: Guideline, side: str, entries: Mapping[str, Any], sou
 def planted_guidelines(config: Mapping[str, Any], source: str) -> list[PlantedGuideline]:
     """The campaign's guidelines with the slowdown each one plants (checked: rhs is clean)."""
     entries = config["mpi"]
+    selection = config.get("guidelines", [])
+    catalogue_ids = [item for item in selection if isinstance(item, str)]
+    if catalogue_ids:
+        raise ConfigError(
+            f"{source}: guidelines: {catalogue_ids[0]!r}: a self-test compares mpi entries with "
+            "inline guidelines ({id: ..., lhs: {mpi: ...}, rhs: {mpi: ...}}), not catalogue ids"
+        )
     planted = []
-    for guideline in resolve(config.get("guidelines", []), {}, source):
+    for guideline in resolve(selection, {}, source):
         if guideline.relation != "le":
             raise ConfigError(f"{source}: guideline {guideline.id}: the self-test needs le")
         lhs = _single_mpi(guideline, "lhs", entries, source)

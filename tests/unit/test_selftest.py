@@ -116,6 +116,7 @@ def test_planted_guidelines_know_their_slowdown() -> None:
         ([guideline("G", "slow2", "a")], "no null comparison"),
         ([guideline("N", "a", "b"), guideline("G", "a", "slow2")], "rhs entry 'slow2' is slowed"),
         ([guideline("N", "a", "b"), guideline("G", "a", "c")], "naming one mpi entry"),
+        ([guideline("N", "a", "b"), "GL4"], "'GL4': a self-test compares mpi entries"),
         (
             [guideline("N", "a", "b"), {**guideline("G", "a", "b"), "lhs": {"op": "bcast"}}],
             "needs lhs: {mpi: NAME}",
@@ -197,7 +198,9 @@ def test_injection_logs_prove_every_slowed_run(tmp_path: Path) -> None:
     check_injection_logs(CONFIG, medians, logs, "c")
 
     (logs / "slow20" / "1x2" / "run01.log").write_text("ERROR: ld.so: object cannot be preloaded")
-    with pytest.raises(DataError, match=r"slow20/1x2/run01.log: mpi entry 'slow20' sets MPIGUIDE_INJECT"):
+    with pytest.raises(
+        DataError, match=r"slow20/1x2/run01.log: mpi entry 'slow20' sets MPIGUIDE_INJECT"
+    ):
         check_injection_logs(CONFIG, medians, logs, "c")
 
 
