@@ -355,12 +355,12 @@ static int parse_row(const struct source *at, const row_cells cells, int nprocs,
 
 /* ---- lines ------------------------------------------------------------------------------ */
 
-/* Removes the line end (LF or CRLF). */
-static void chomp(char *line)
+/* Removes the line end (LF or CRLF) from a line of n bytes; returns the length left. */
+static size_t chomp(char *line, size_t n)
 {
-    size_t n = strlen(line);
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
+    return n;
 }
 
 /* Splits line in place at commas; returns the number of fields (at most max). */
@@ -439,15 +439,24 @@ static int check_unique_ids(const char *path, const struct experiment *exps, siz
 }
 
 /* The next line, hashed as read (so the provenance hashes exactly what was validated) and
-   without its line end; -1 at the end of the file. */
+   without its line end; returns its length without the line end, or -1 at the end of the
+   file or on a read error (ferror tells). */
 static ssize_t next_line(FILE *file, char **line, size_t *capacity, struct sha256 *hash)
 {
     ssize_t length = getline(line, capacity, file);
-    if (length >= 0) {
-        sha256_update(hash, *line, (size_t)length);
-        chomp(*line);
-    }
-    return length;
+    if (length < 0)
+        return -1;
+    sha256_update(hash, *line, (size_t)length);
+    return (ssize_t)chomp(*line, (size_t)length);
+}
+
+/* A NUL byte would end the line for every string function: what follows it would be
+   silently ignored, though hashed. */
+static int check_no_nul(const struct source *at, const char *line, ssize_t length)
+{
+    if (strlen(line) != (size_t)length)
+        return reject(at, "NUL byte in the line (not a text file?)");
+    return 0;
 }
 
 static int read_rows(FILE *file, struct source *at, struct experiment **out, size_t *count,
@@ -460,17 +469,24 @@ static int read_rows(FILE *file, struct source *at, struct experiment **out, siz
     long long blank_line = 0; /* first empty line not yet followed by a row */
 
     at->line = 1;
-    if (next_line(file, &line, &capacity, hash) < 0) {
-        rc = reject(at, "empty file (expected a header row)");
+    ssize_t length = next_line(file, &line, &capacity, hash);
+    if (length < 0) {
+        /* A directory opens but does not read (EISDIR): that is no empty file. */
+        rc = ferror(file) ? reject(at, "read error: %s", strerror(errno))
+                          : reject(at, "empty file (expected a header row)");
         goto done;
     }
+    if ((rc = check_no_nul(at, line, length)) != 0)
+        goto done;
     /* A UTF-8 byte order mark from a spreadsheet is not part of the first column's name. */
     char *header = strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
     if ((rc = parse_header(at, header, column_of_field, &nfields)) != 0)
         goto done;
 
-    while (next_line(file, &line, &capacity, hash) >= 0) {
+    while ((length = next_line(file, &line, &capacity, hash)) >= 0) {
         at->line++;
+        if ((rc = check_no_nul(at, line, length)) != 0)
+            goto done;
         if (line[0] == '\0') {
             if (!blank_line)
                 blank_line = at->line;

@@ -87,6 +87,9 @@ BAD_INPUTS = [
      "column 'msg_size': 2000000000 bytes x 2 blocks exceeds 2147483647 bytes"),
     ("reorder-two", rows("2,neighbor_alltoall,64,char,3,cart,1,0,,,,2,"), 2,
      "column 'reorder': 2 is too large (at most 1)"),
+    # Everything after the NUL was once silently ignored: this row ran as nrep 3.
+    ("nul-byte", rows(GOOD, "2,empty,,,3\0,none,,,,,,,"), 3,
+     "NUL byte in the line (not a text file?)"),
 ]
 
 
@@ -152,6 +155,18 @@ def test_missing_input_file_exits_2(kernel_for: Callable[[str], Kernel], tmp_pat
     result = kernel_for("mpich").run(2, tmp_path / "absent.csv", tmp_path / "out.csv")
     assert result.returncode == 2
     assert f"{tmp_path / 'absent.csv'}: cannot open: No such file or directory" in result.stderr
+
+
+def test_unreadable_input_is_no_empty_file(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """A directory opens but does not read: once reported as an empty file."""
+    infile = tmp_path / "INPUT.csv"
+    infile.mkdir()
+    result = kernel_for("mpich").run(2, infile, tmp_path / "out.csv")
+    assert result.returncode == 2
+    assert f"{infile}:1: read error: Is a directory" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["INPUT.csv"]
 
 
 @pytest.mark.parametrize(
