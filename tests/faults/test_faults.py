@@ -52,13 +52,21 @@ def wait_for_ranks(snakemake_run: subprocess.Popen[str], timeout: float = 120) -
     raise AssertionError("no kernel run started")
 
 
-def test_killed_rank_fails_only_its_run(
+def start_measuring(
     make_project: MakeProject, running: list[subprocess.Popen[str]]
-) -> None:
+) -> tuple[Path, subprocess.Popen[str], dict[int, str]]:
+    """A campaign of slow runs started in a fresh project; returns once a run is measuring,
+    with the project, the snakemake process and the ranks of that run."""
     project = make_project(campaign(SLOW_RUNS))
     first = start_snakemake(project)
     running.append(first)
-    ranks = wait_for_ranks(first)
+    return project, first, wait_for_ranks(first)
+
+
+def test_killed_rank_fails_only_its_run(
+    make_project: MakeProject, running: list[subprocess.Popen[str]]
+) -> None:
+    project, first, ranks = start_measuring(make_project, running)
     killed_run = next(word for word in next(iter(ranks.values())).split() if "inputs" in word)
     killed_name = Path(killed_run).name  # run<NN>.csv
 
@@ -81,10 +89,7 @@ def test_killed_rank_fails_only_its_run(
 def test_second_snakemake_is_refused_while_one_runs(
     make_project: MakeProject, running: list[subprocess.Popen[str]]
 ) -> None:
-    project = make_project(campaign(SLOW_RUNS))
-    first = start_snakemake(project)
-    running.append(first)
-    wait_for_ranks(first)
+    project, first, _ = start_measuring(make_project, running)
 
     second = snakemake(project, "--profile", "profiles/local", "--cores", "1", check=False)
 
