@@ -9,14 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import jsonschema
-import yaml
 
 from mpiguide.errors import ConfigError
 from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
+from mpiguide.strict_yaml import load_yaml
 
 if TYPE_CHECKING:
     from mpiguide.stats import Correction
@@ -87,21 +88,47 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+@cache
 def _schema() -> dict[str, Any]:
-    return yaml.safe_load(SCHEMA.read_text())
+    return load_yaml(SCHEMA)
 
 
-def _validate_entry(entry: Any, where: str, validator: jsonschema.Validator) -> None:
-    error = jsonschema.exceptions.best_match(validator.iter_errors(entry))
-    if error is not None:
+@cache
+def _entry_validator() -> jsonschema.Validator:
+    """Validator of one catalogue entry (the schema's `guideline` definition)."""
+    return jsonschema.Draft202012Validator(
+        {"$ref": "#/$defs/guideline", "$defs": _schema()["$defs"]}
+    )
+
+
+def _most_helpful(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:
+    """A missing field of an entry or comparison first: the rules that combine lhs, rhs, pairs
+    and select depend on `relation`, and their failures would hide that it is missing."""
+    missing = [e for e in errors if e.validator == "required" and "properties" in e.schema]
+    return missing[0] if missing else jsonschema.exceptions.best_match(errors)
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    if error.validator == "required":
+        properties = error.schema.get("properties", {})
+        absent = [name for name in error.validator_value if name not in error.instance]
+        allowed = properties.get(absent[0], {}).get("enum") if absent else None
+        if allowed:
+            return f"{error.message}; allowed: {', '.join(map(str, allowed))}"
+    elif not error.absolute_path and error.validator in ("oneOf", "not"):
+        return (
+            "needs `lhs` and `rhs`, or `pairs` (relation le or approx), or only `select` "
+            "(relation monotone)"
+        )
+    return error.message
+
+
+def _validate_entry(entry: Any, where: str) -> None:
+    errors = list(_entry_validator().iter_errors(entry))
+    if errors:
+        error = _most_helpful(errors)
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        message = error.message
-        if not error.absolute_path and error.validator in ("oneOf", "not"):
-            message = (
-                "needs `lhs` and `rhs`, or `pairs` (relation le or approx), or only `select` "
-                "(relation monotone)"
-            )
-        raise ConfigError(f"{where}{path}: {message}")
+        raise ConfigError(f"{where}{path}: {_describe(error)}")
     selectors = [(name, entry.get(name)) for name in ("lhs", "rhs", "select")]
     selectors += [
         (f"pairs[{i}].{side}", pair[side])
@@ -117,27 +144,19 @@ def _validate_entry(entry: Any, where: str, validator: jsonschema.Validator) -> 
 
 
 def load_catalogue(path: str | Path) -> dict[str, Any]:
-    """The catalogue YAML, validated against the schema; ConfigError names file and key."""
+    """The catalogue YAML, validated against the schema; ConfigError names file and key (or
+    line: syntax errors, text that is not UTF-8, an id given twice)."""
     path = Path(path)
-    try:
-        catalogue = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the guideline catalogue: {error}") from None
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    catalogue = load_yaml(path, "the guideline catalogue")
     if not isinstance(catalogue, dict) or not catalogue:
         raise ConfigError(f"{path}: must map guideline ids to guidelines")
-    schema = _schema()
-    id_pattern = re.compile(schema["propertyNames"]["pattern"])
-    entry_validator = jsonschema.Draft202012Validator(
-        {"$ref": "#/$defs/guideline", "$defs": schema["$defs"]}
-    )
+    id_pattern = re.compile(_schema()["propertyNames"]["pattern"])
     for guideline_id, entry in catalogue.items():
         if not isinstance(guideline_id, str) or not id_pattern.match(guideline_id):
             raise ConfigError(
                 f"{path}: guideline id {guideline_id!r} must match {id_pattern.pattern}"
             )
-        _validate_entry(entry, f"{path}: {guideline_id}", entry_validator)
+        _validate_entry(entry, f"{path}: {guideline_id}")
     return catalogue
 
 
@@ -169,9 +188,6 @@ def resolve(
     selection: Sequence[str | Mapping[str, Any]], catalogue: Mapping[str, Any], source: str
 ) -> list[Guideline]:
     """The campaign's `guidelines:` list: catalogue ids, or inline entries `{id: NAME, ...}`."""
-    entry_validator = jsonschema.Draft202012Validator(
-        {"$ref": "#/$defs/guideline", "$defs": _schema()["$defs"]}
-    )
     resolved: list[Guideline] = []
     for i, item in enumerate(selection):
         where = f"{source}: guidelines[{i}]"
@@ -183,7 +199,7 @@ def resolve(
             resolved.append(_guideline(item, catalogue[item]))
         elif isinstance(item, Mapping) and isinstance(item.get("id"), str):
             entry = {key: value for key, value in item.items() if key != "id"}
-            _validate_entry(entry, where, entry_validator)
+            _validate_entry(entry, where)
             resolved.append(_guideline(item["id"], entry))
         else:
             raise ConfigError(f"{where}: must be a guideline id or a mapping with a string 'id'")

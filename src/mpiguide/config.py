@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from mpiguide.catalogue import (
     AnalysisOptions,
@@ -28,6 +27,7 @@ from mpiguide.catalogue import (
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
 from mpiguide.launch import command_words
+from mpiguide.strict_yaml import load_yaml
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 CATALOGUE = Path("config/guidelines.yaml")
@@ -45,41 +45,6 @@ def find_repository_file(relative: Path, start: Path) -> Path:
     raise ConfigError(
         f"cannot find {relative} above {start} nor in the mpiguide checkout {package_root}"
     )
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping (plain YAML keeps the last,
-    so a second `mpi` entry of the same name would silently replace the first)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def load_yaml(path: Path) -> Any:
-    try:
-        data = path.read_bytes()
-        text = data.decode("utf-8")
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: no Python objects
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(
-            f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
-        ) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}{where}: invalid YAML: {problem}") from None
 
 
 def key_path(path: Iterable[str | int]) -> str:

@@ -203,6 +203,56 @@ def test_bad_catalogue_entries_name_file_and_key(tmp_path, entry, message):
     assert message in str(error.value)
 
 
+def test_missing_relation_is_named_with_its_values(tmp_path):
+    # the schema's if/then (monotone needs select) used to report "'select' is required"
+    path = tmp_path / "guidelines.yaml"
+    for entry in ({**VALID}, {**VALID, "lhs": None, "rhs": None, "select": {"op": "a"}}):
+        entry = {key: value for key, value in entry.items() if key != "relation" and value}
+        path.write_text(yaml.safe_dump({"GL0": entry}))
+        with pytest.raises(ConfigError) as error:
+            load_catalogue(path)
+        assert str(error.value) == (
+            f"{path}: GL0: 'relation' is a required property; allowed: le, approx, monotone"
+        )
+
+
+GL4_TEXT = """GL4:
+  source: s
+  text: t
+  relation: le
+  lhs: {op: neighbor_allgather}
+  rhs: {op: neighbor_alltoall}
+"""
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        # the strict loader of campaign configs: a second GL4 would silently replace the first
+        ((GL4_TEXT + GL4_TEXT).encode(), ":7: invalid YAML: key 'GL4' is given twice"),
+        (GL4_TEXT.replace("source: s", "source: Lübbe").encode("latin-1"),
+         ":2: not UTF-8 text (byte 0xfc at offset 16)"),
+        (GL4_TEXT.replace("allgather}", "allgather").encode(),
+         ":6: invalid YAML: expected ',' or '}', but got ':' (while parsing a flow mapping "
+         "that starts at line 5)"),
+    ],
+)  # fmt: skip
+def test_catalogue_files_are_read_strictly_naming_the_line(tmp_path, content, message):
+    path = tmp_path / "guidelines.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as error:
+        load_catalogue(path)
+    assert str(error.value) == f"{path}{message}"
+
+
+def test_a_missing_catalogue_is_named(tmp_path):
+    with pytest.raises(ConfigError) as error:
+        load_catalogue(tmp_path / "nope.yaml")
+    assert str(error.value) == (
+        f"{tmp_path / 'nope.yaml'}: cannot read the guideline catalogue: No such file or directory"
+    )
+
+
 def test_resolve_rejects_unknown_ids_and_duplicates():
     catalogue = load_catalogue(CATALOGUE)
     with pytest.raises(ConfigError, match=r"cfg.yaml: guidelines\[1\]: unknown guideline 'GL99'"):

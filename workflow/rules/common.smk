@@ -14,9 +14,10 @@ from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
 from mpiguide.catalogue import load_catalogue
-from mpiguide.config import check_campaign, load_yaml, validate_schema
+from mpiguide.config import check_campaign, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.launch import env_prefix, launcher_words
+from mpiguide.strict_yaml import load_yaml
 
 
 CONFIG_SOURCE = (
