@@ -102,14 +102,14 @@ def cmd_check(args: argparse.Namespace) -> None:
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     catalogue = guidelines.load_catalogue(args.catalogue)
     resolved = guidelines.resolve(selection, catalogue, "--guidelines-json")
-    guidelines.check(args.medians, resolved, analysis, args.outdir)
+    guidelines.check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
 
 
 def cmd_plot(args: argparse.Namespace) -> None:
     from mpiguide.plots import plot
 
     analysis = _json(args.analysis_json, "--analysis-json", dict)
-    plot(args.timings, args.tests, analysis, args.outdir)
+    plot(args.timings, args.tests, analysis, args.outdir, source="--analysis-json")
 
 
 def build_parser() -> argparse.ArgumentParser:

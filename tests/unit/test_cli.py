@@ -10,6 +10,7 @@ import pytest
 from mpiguide.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
+CATALOGUE = REPO / "config" / "guidelines.yaml"
 SPEC = {"nrep": 4, "experiments": [{"op": ["allgather", "bcast"], "msg_size": [8, 64]}]}
 
 
@@ -53,6 +54,13 @@ def test_grid_then_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
           "--analysis-json", "{}", "--outdir", "d"],
          "mpiguide: error: --guidelines-json: expected a JSON array"),
         (["validate", "--config", "missing.yaml"], "mpiguide: error: missing.yaml: cannot read"),
+        # a bad analysis option names the flag it came from (the rules pass the config's values)
+        (["check", "--medians", __file__, "--catalogue", str(CATALOGUE), "--guidelines-json",
+          "[]", "--analysis-json", '{"p_thres": 2}', "--outdir", "d"],
+         "mpiguide: error: --analysis-json: analysis.p_thres is 2; allowed: a number in (0, 1)"),
+        (["plot", "--timings", __file__, "--tests", __file__, "--analysis-json",
+          '{"varied": "colour"}', "--outdir", "d"],
+         "mpiguide: error: --analysis-json: analysis.varied is 'colour'; allowed: one of op,"),
     ],
 )  # fmt: skip
 def test_errors_exit_2_with_one_message(
