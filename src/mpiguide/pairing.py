@@ -16,8 +16,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from mpiguide.catalogue import canonical_value as canonical_value  # re-exported for config.py
-
 # Separates the lhs and rhs values of a key where they differ: fixed differently by the
 # selectors ("1|0" for reorder), or not applicable on one side ("|LINEAR").
 PAIR_SEPARATOR = "|"
