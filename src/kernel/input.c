@@ -43,6 +43,12 @@ struct source {
     long long line;
 };
 
+/* The run the file is validated for. */
+struct run_shape {
+    int nprocs;
+    int largest_node; /* ranks of the largest node */
+};
+
 __attribute__((format(printf, 2, 3))) static int reject(const struct source *at,
                                                         const char *fmt, ...)
 {
@@ -326,9 +332,11 @@ static int parse_measurement(const struct source *at, const row_cells cells,
 }
 
 /* Sizes the kernel must be able to hold in memory and address with int. */
-static int check_limits(const struct source *at, int nprocs, const struct experiment *exp)
+static int check_limits(const struct source *at, const struct run_shape *run,
+                        const struct experiment *exp)
 {
     const struct operation *op = &operation_table[exp->op];
+    const int nprocs = run->nprocs;
     if (is_stencil(exp->topology) && topology_max_degree(exp, nprocs) > MAX_STENCIL_OFFSETS)
         return reject(at,
                       "column 'radius': radius %d in %d dimensions gives more than %lld offsets",
@@ -336,21 +344,26 @@ static int check_limits(const struct source *at, int nprocs, const struct experi
     long long blocks = op->msg_size == MSG_PER_NEIGHBOR  ? topology_max_degree(exp, nprocs)
                        : op->msg_size == MSG_PER_PROCESS ? nprocs
                                                          : 1;
+    const int node_vectors = operation_has(op, OP_NODE_VECTORS);
+    if (node_vectors)
+        blocks *= run->largest_node;
     if (blocks > 0 && exp->msg_size > MAX_BUFFER_BYTES / blocks)
-        return reject(at, "column 'msg_size': %lld bytes x %lld blocks exceeds %d bytes",
-                      (long long)exp->msg_size, blocks, MAX_BUFFER_BYTES);
+        return reject(at, "column 'msg_size': %lld bytes x %lld blocks exceeds %d bytes%s",
+                      (long long)exp->msg_size, blocks, MAX_BUFFER_BYTES,
+                      node_vectors ? " (a node leader holds the blocks of its whole node)" : "");
     return 0;
 }
 
-static int parse_row(const struct source *at, const row_cells cells, int nprocs,
+static int parse_row(const struct source *at, const row_cells cells, const struct run_shape *run,
                      struct experiment *exp)
 {
     memset(exp, 0, sizeof *exp);
     exp->line = at->line;
-    if (parse_identity(at, cells, exp) || parse_operation_parameters(at, cells, nprocs, exp) ||
+    if (parse_identity(at, cells, exp) ||
+        parse_operation_parameters(at, cells, run->nprocs, exp) ||
         parse_measurement(at, cells, exp) || parse_topology_parameters(at, cells, exp))
         return -1;
-    return check_limits(at, nprocs, exp);
+    return check_limits(at, run, exp);
 }
 
 /* ---- lines ------------------------------------------------------------------------------ */
@@ -460,7 +473,7 @@ static int check_no_nul(const struct source *at, const char *line, ssize_t lengt
 }
 
 static int read_rows(FILE *file, struct source *at, struct experiment **out, size_t *count,
-                     int nprocs, struct sha256 *hash)
+                     const struct run_shape *run, struct sha256 *hash)
 {
     char *line = NULL;
     size_t capacity = 0, n = 0, allocated = 0;
@@ -515,7 +528,7 @@ static int read_rows(FILE *file, struct source *at, struct experiment **out, siz
             }
             exps = grown;
         }
-        if ((rc = parse_row(at, cells, nprocs, &exps[n])) != 0)
+        if ((rc = parse_row(at, cells, run, &exps[n])) != 0)
             goto done;
         n++;
     }
@@ -540,10 +553,11 @@ done:
     return 0;
 }
 
-int input_read(const char *path, int nprocs, struct experiment **experiments, size_t *count,
-               char digest_hex[65])
+int input_read(const char *path, int nprocs, int largest_node, struct experiment **experiments,
+               size_t *count, char digest_hex[65])
 {
     struct source at = {path, 0};
+    const struct run_shape run = {nprocs, largest_node};
     FILE *file = fopen(path, "r");
     if (!file) {
         fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
@@ -551,7 +565,7 @@ int input_read(const char *path, int nprocs, struct experiment **experiments, si
     }
     struct sha256 hash;
     sha256_init(&hash);
-    int rc = read_rows(file, &at, experiments, count, nprocs, &hash);
+    int rc = read_rows(file, &at, experiments, count, &run, &hash);
     fclose(file);
     if (rc == 0)
         sha256_hex(&hash, digest_hex);

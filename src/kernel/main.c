@@ -113,15 +113,20 @@ static int agree(int status)
     return status;
 }
 
-/* Rank 0 reads and validates (and hashes the input); the others receive the experiments.
-   Returns 0 or -1. */
-static int load_experiments(const char *path, struct experiment **exps, size_t *count,
-                            char digest_hex[65])
+/* Rank 0 reads and validates (and hashes the input) for this run's ranks and nodes; the
+   others receive the experiments. Returns 0 or -1. */
+static int load_experiments(const char *path, const struct node_info *node,
+                            struct experiment **exps, size_t *count, char digest_hex[65])
 {
     int rank, size;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    int status = rank == 0 ? input_read(path, size, exps, count, digest_hex) : 0;
+    int largest_node = 0;
+    for (int n = 0; n < node->node_count; n++)
+        if (node->ranks_per_node[n] > largest_node)
+            largest_node = node->ranks_per_node[n];
+    int status =
+        rank == 0 ? input_read(path, size, largest_node, exps, count, digest_hex) : 0;
     if (agree(status) != 0)
         return -1;
     unsigned long long n = *count;
@@ -222,7 +227,7 @@ static int run_experiment(const struct experiment *exp, const struct options *op
 }
 
 static int run(const struct options *opt, const struct experiment *exps, size_t count,
-               const char *input_sha256, int argc, char **argv)
+               const struct node_info *node, const char *input_sha256, int argc, char **argv)
 {
     int rank, size;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -231,24 +236,22 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     MPI_Comm world, sync_comm;
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &world));
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &sync_comm));
-    struct node_info node;
-    node_info_create(MPI_COMM_WORLD, opt->node_size, &node);
     int rc = EXIT_OK;
 
     if (opt->dump_topology) {
-        dump_topologies(exps, count, world, &node);
+        dump_topologies(exps, count, world, node);
         goto done;
     }
-    char **hosts = node_hosts(&node);
+    char **hosts = node_hosts(node);
     struct output out;
     int status = 0;
     if (rank == 0) {
         struct run_info info = {.argc = argc, .argv = argv, .input_path = opt->input,
-                                .input_sha256 = input_sha256, .nprocs = size, .node = &node,
+                                .input_sha256 = input_sha256, .nprocs = size, .node = node,
                                 .node_size_option = opt->node_size, .hosts = hosts,
                                 .verify = opt->verify};
         status = output_open(&out, opt->output, &info);
-        for (int n = 0; n < node.node_count; n++)
+        for (int n = 0; n < node->node_count; n++)
             free(hosts[n]);
     }
     free(hosts);
@@ -257,7 +260,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
         goto done;
     }
     for (size_t i = 0; i < count; i++)
-        if (run_experiment(&exps[i], opt, world, sync_comm, &node, &out) != 0) {
+        if (run_experiment(&exps[i], opt, world, sync_comm, node, &out) != 0) {
             rc = EXIT_RUNTIME;
             break;
         }
@@ -268,7 +271,6 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
             output_abandon(&out);
     }
 done:
-    node_info_free(&node);
     MPI_CHECK(MPI_Comm_free(&sync_comm));
     MPI_CHECK(MPI_Comm_free(&world));
     return rc;
@@ -308,10 +310,15 @@ int main(int argc, char **argv)
                     "launcher that of the MPI library the kernel was built with?)\n",
                     opt.nprocs, size, size == 1 ? "" : "s");
         rc = EXIT_RUNTIME;
-    } else if (load_experiments(opt.input, &exps, &count, input_sha256) != 0) {
-        rc = EXIT_BAD_INPUT;
     } else {
-        rc = run(&opt, exps, count, input_sha256, orig_argc, orig_argv);
+        /* Before validation: what a node leader must hold depends on the node sizes. */
+        struct node_info node;
+        node_info_create(MPI_COMM_WORLD, opt.node_size, &node);
+        if (load_experiments(opt.input, &node, &exps, &count, input_sha256) != 0)
+            rc = EXIT_BAD_INPUT;
+        else
+            rc = run(&opt, exps, count, &node, input_sha256, orig_argc, orig_argv);
+        node_info_free(&node);
     }
     free(exps);
     MPI_CHECK(MPI_Finalize());

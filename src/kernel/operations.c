@@ -107,15 +107,18 @@ const struct operation operation_table[] = {
     MOCKUP(alltoall_as_neighbor_alltoall, MSG_PER_PROCESS, 0,
            alltoall_as_neighbor_alltoall_setup, alltoall_as_neighbor_alltoall_run, blocks),
 #undef MOCKUP
-#define DECOMPOSED(op, msg, flags, verify)                                                     \
-    DERIVED("hier", op##_as_hier, msg, flags, op##_as_hier_setup, op##_as_hier_run, verify),    \
+/* hier_flags: what only the hierarchical variant needs (alltoall: the leader gathers its
+   node's send vectors). */
+#define DECOMPOSED(op, msg, flags, hier_flags, verify)                                         \
+    DERIVED("hier", op##_as_hier, msg, (flags) | (hier_flags), op##_as_hier_setup,             \
+            op##_as_hier_run, verify),                                                         \
     DERIVED("lane", op##_as_lane, msg, flags, op##_as_lane_setup, op##_as_lane_run, verify)
-    DECOMPOSED(bcast, MSG_BUFFER, OP_ROOT, blocks),
-    DECOMPOSED(reduce, MSG_BUFFER, OP_ROOT | SUM, reduction),
-    DECOMPOSED(allreduce, MSG_BUFFER, SUM, reduction),
-    DECOMPOSED(allgather, MSG_PER_PROCESS, 0, blocks),
-    DECOMPOSED(alltoall, MSG_PER_PROCESS, 0, blocks),
-    DECOMPOSED(reduce_scatter_block, MSG_PER_PROCESS, SUM, reduction),
+    DECOMPOSED(bcast, MSG_BUFFER, OP_ROOT, 0, blocks),
+    DECOMPOSED(reduce, MSG_BUFFER, OP_ROOT | SUM, 0, reduction),
+    DECOMPOSED(allreduce, MSG_BUFFER, SUM, 0, reduction),
+    DECOMPOSED(allgather, MSG_PER_PROCESS, 0, 0, blocks),
+    DECOMPOSED(alltoall, MSG_PER_PROCESS, 0, OP_NODE_VECTORS, blocks),
+    DECOMPOSED(reduce_scatter_block, MSG_PER_PROCESS, SUM, 0, reduction),
 #undef DECOMPOSED
 #define P2P(name, setup, before_sync)                                                          \
     {#name, "p2p", MSG_PER_PAIR, 0, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,    \

@@ -20,6 +20,8 @@ enum op_flags {
     OP_NONBLOCKING = 1u << 1,       /* start, work, wait: the work column applies */
     OP_TOPOLOGY_REQUIRED = 1u << 2, /* topology none is rejected */
     OP_REDUCTION = 1u << 3,         /* MPI_SUM over dtype */
+    OP_NODE_VECTORS = 1u << 4,      /* a node leader holds the whole per-process vector of each
+                                       rank of its node: validation bounds node size x blocks */
 };
 
 /* Everything an operation sees. Built per experiment by operations_context_create. */

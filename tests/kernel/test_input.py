@@ -87,6 +87,11 @@ BAD_INPUTS = [
      "column 'msg_size': 2000000000 bytes x 2 blocks exceeds 2147483647 bytes"),
     ("reorder-two", rows("2,neighbor_alltoall,64,char,3,cart,1,0,,,,2,"), 2,
      "column 'reorder': 2 is too large (at most 1)"),
+    # 2 ranks on one node: the leader gathers 2 x 2 blocks. Once valid (2 blocks), then an
+    # MPI_Abort at setup (its int counts overflowed) that ended the whole run.
+    ("hier-leader-buffer", rows("2,alltoall_as_hier,600000000,char,3,none,,,,,,,"), 2,
+     "column 'msg_size': 600000000 bytes x 4 blocks exceeds 2147483647 bytes (a node leader "
+     "holds the blocks of its whole node)"),
     # Everything after the NUL was once silently ignored: this row ran as nrep 3.
     ("nul-byte", rows(GOOD, "2,empty,,,3\0,none,,,,,,,"), 3,
      "NUL byte in the line (not a text file?)"),
