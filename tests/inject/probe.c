@@ -180,15 +180,19 @@ static struct ring ring_neighbours(void)
 /* The start of a send: MPI_Isend and MPI_Issend have this type. */
 typedef int (*send_start)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
-/* One double to the next rank and one from the previous, started with `start_send`. */
-static void exchange(struct ring ring, int tag, send_start start_send)
+/* One double to the next rank and one from the previous, sends started with `start_send`;
+ * returns the seconds it took, from a synchronised start. */
+static double timed_exchange(struct ring ring, int tag, send_start start_send)
 {
     double sent = 2.0, received = 0.0;
     MPI_Request requests[2];
     MPI_Status statuses[2];
+    CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    const double start = MPI_Wtime();
     CHECK(MPI_Irecv(&received, 1, MPI_DOUBLE, ring.previous, tag, MPI_COMM_WORLD, &requests[0]));
     CHECK(start_send(&sent, 1, MPI_DOUBLE, ring.next, tag, MPI_COMM_WORLD, &requests[1]));
     CHECK(MPI_Waitall(2, requests, statuses));
+    return MPI_Wtime() - start;
 }
 
 static void probe_completions(int nrep)
@@ -216,12 +220,8 @@ static void probe_completions(int nrep)
     }
 
     /* Point-to-point alone: must not pay the collective's delay. */
-    for (int rep = 0; rep < nrep; rep++) {
-        CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        const double start = MPI_Wtime();
-        exchange(ring, 0, MPI_Isend);
-        seconds[rep] = MPI_Wtime() - start;
-    }
+    for (int rep = 0; rep < nrep; rep++)
+        seconds[rep] = timed_exchange(ring, 0, MPI_Isend);
     report("p2p_waitall", seconds, nrep);
 
     free(seconds);
@@ -243,10 +243,7 @@ static void probe_request_free(int nrep)
         CHECK(MPI_Isend(&sent, 1, MPI_DOUBLE, ring.next, 1, MPI_COMM_WORLD, &send));
         CHECK(MPI_Request_free(&send));
         CHECK(MPI_Wait(&receive, MPI_STATUS_IGNORE));
-        CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        const double start = MPI_Wtime();
-        exchange(ring, 2, MPI_Issend);
-        seconds[rep] = MPI_Wtime() - start;
+        seconds[rep] = timed_exchange(ring, 2, MPI_Issend);
     }
     report("after_request_free", seconds, nrep);
     free(seconds);
