@@ -126,3 +126,12 @@ def test_python_dash_m_entry_point(tmp_path: Path) -> None:
     assert result.stderr == (
         "mpiguide: error: --config-json: (top level): 'experiments' is a required property\n"
     )
+
+
+def test_an_output_whose_temporary_cannot_be_created_names_the_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / ("g" * 250)  # a valid name; "<name>.tmp-<pid>" is too long
+    argv = ["grid", "--config-json", json.dumps(SPEC), "--out", str(out)]
+    code, _, err = run(argv, capsys)
+    assert (code, err) == (1, f"mpiguide: error: {out}: File name too long\n")
