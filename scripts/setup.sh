@@ -10,7 +10,11 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 MPI_PKGS=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
-SLURM_PKGS=(munge slurm-wlm slurmdbd slurm-wlm-basic-plugins mariadb-server)
+# The local test cluster (tests/slurm/cluster.sh): munge, slurmctld + slurmd + clients,
+# slurmdbd with its MySQL plugin and MariaDB for accounting (the executor plugin polls sacct),
+# and libpmix2, which srun --mpi=pmix (Open MPI) loads at run time.
+SLURM_PKGS=(munge slurm-wlm slurmdbd slurm-wlm-basic-plugins slurm-wlm-mysql-plugin
+            mariadb-server mariadb-client libpmix2)
 
 missing_pkgs() {
   local pkg
@@ -51,13 +55,13 @@ setup_mpi() {
 }
 
 setup_slurm() {
-  if command -v slurmctld >/dev/null && command -v slurmdbd >/dev/null \
-     && command -v munged >/dev/null && command -v mariadbd >/dev/null; then
-    return 0
-  fi
-  if ! apt_install "${SLURM_PKGS[@]}"; then
-    echo "setup: not root and SLURM missing: the SLURM tests will be skipped" \
+  if command -v dpkg-query >/dev/null; then
+    apt_install "${SLURM_PKGS[@]}" && return 0
+    echo "setup: not root and SLURM packages missing: the SLURM tests will be skipped" \
          "(as root: apt-get install ${SLURM_PKGS[*]})"
+  else
+    echo "setup: not a Debian system: the SLURM tests run only where tests/slurm/cluster.sh" \
+         "finds munged, mariadbd, slurmdbd, slurmctld and slurmd"
   fi
 }
 
