@@ -43,11 +43,6 @@ struct source {
     long long line;
 };
 
-/* The run the file is validated for. */
-struct run_shape {
-    int nprocs;
-    int largest_node; /* ranks of the largest node */
-};
 
 __attribute__((format(printf, 2, 3))) static int reject(const struct source *at,
                                                         const char *fmt, ...)
@@ -344,6 +339,10 @@ static int check_limits(const struct source *at, const struct run_shape *run,
     long long blocks = op->msg_size == MSG_PER_NEIGHBOR  ? topology_max_degree(exp, nprocs)
                        : op->msg_size == MSG_PER_PROCESS ? nprocs
                                                          : 1;
+    if (operation_has(op, OP_EQUAL_NODES) && !run->equal_nodes)
+        return reject(at, "op %s: lane decompositions need nodes of equal size (this run's "
+                          "nodes differ); use --node-size with a divisor of the rank count",
+                      op->name);
     const int node_vectors = operation_has(op, OP_NODE_VECTORS);
     if (node_vectors)
         blocks *= run->largest_node;
@@ -553,11 +552,10 @@ done:
     return 0;
 }
 
-int input_read(const char *path, int nprocs, int largest_node, struct experiment **experiments,
+int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,
                size_t *count, char digest_hex[65])
 {
     struct source at = {path, 0};
-    const struct run_shape run = {nprocs, largest_node};
     FILE *file = fopen(path, "r");
     if (!file) {
         fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
@@ -565,7 +563,7 @@ int input_read(const char *path, int nprocs, int largest_node, struct experiment
     }
     struct sha256 hash;
     sha256_init(&hash);
-    int rc = read_rows(file, &at, experiments, count, &run, &hash);
+    int rc = read_rows(file, &at, experiments, count, run, &hash);
     fclose(file);
     if (rc == 0)
         sha256_hex(&hash, digest_hex);

@@ -6,10 +6,17 @@
 
 #include "experiment.h"
 
-/* Reads and validates the whole file for a run on nprocs ranks whose largest node has
-   largest_node ranks. On success returns 0, a malloc'ed array and the SHA-256 of the bytes read
-   (64 hex digits); otherwise prints "PATH:LINE: message" to stderr and returns -1. */
-int input_read(const char *path, int nprocs, int largest_node, struct experiment **experiments,
+/* The run a file is validated for: what decides whether an experiment can run at all. */
+struct run_shape {
+    int nprocs;
+    int largest_node; /* ranks of the largest node */
+    int equal_nodes;  /* every node has the same number of ranks */
+};
+
+/* Reads and validates the whole file for the run. On success returns 0, a malloc'ed array and
+   the SHA-256 of the bytes read (64 hex digits); otherwise prints "PATH:LINE: message" to
+   stderr and returns -1. */
+int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,
                size_t *count, char digest_hex[65]);
 
 #endif

@@ -121,12 +121,13 @@ static int load_experiments(const char *path, const struct node_info *node,
     int rank, size;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    int largest_node = 0;
-    for (int n = 0; n < node->node_count; n++)
-        if (node->ranks_per_node[n] > largest_node)
-            largest_node = node->ranks_per_node[n];
-    int status =
-        rank == 0 ? input_read(path, size, largest_node, exps, count, digest_hex) : 0;
+    struct run_shape shape = {.nprocs = size, .largest_node = 0, .equal_nodes = 1};
+    for (int n = 0; n < node->node_count; n++) {
+        if (node->ranks_per_node[n] > shape.largest_node)
+            shape.largest_node = node->ranks_per_node[n];
+        shape.equal_nodes &= node->ranks_per_node[n] == node->ranks_per_node[0];
+    }
+    int status = rank == 0 ? input_read(path, &shape, exps, count, digest_hex) : 0;
     if (agree(status) != 0)
         return -1;
     unsigned long long n = *count;

@@ -112,7 +112,8 @@ const struct operation operation_table[] = {
 #define DECOMPOSED(op, msg, flags, hier_flags, verify)                                         \
     DERIVED("hier", op##_as_hier, msg, (flags) | (hier_flags), op##_as_hier_setup,             \
             op##_as_hier_run, verify),                                                         \
-    DERIVED("lane", op##_as_lane, msg, flags, op##_as_lane_setup, op##_as_lane_run, verify)
+    DERIVED("lane", op##_as_lane, msg, (flags) | OP_EQUAL_NODES, op##_as_lane_setup,          \
+            op##_as_lane_run, verify)
     DECOMPOSED(bcast, MSG_BUFFER, OP_ROOT, 0, blocks),
     DECOMPOSED(reduce, MSG_BUFFER, OP_ROOT | SUM, 0, reduction),
     DECOMPOSED(allreduce, MSG_BUFFER, SUM, 0, reduction),

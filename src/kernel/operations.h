@@ -22,6 +22,7 @@ enum op_flags {
     OP_REDUCTION = 1u << 3,         /* MPI_SUM over dtype */
     OP_NODE_VECTORS = 1u << 4,      /* a node leader holds the whole per-process vector of each
                                        rank of its node: validation bounds node size x blocks */
+    OP_EQUAL_NODES = 1u << 5,       /* every node must have the same number of ranks (lane) */
 };
 
 /* Everything an operation sees. Built per experiment by operations_context_create. */

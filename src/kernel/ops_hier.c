@@ -70,7 +70,8 @@ static struct aux *layout_create(struct op_context *ctx, int lanes)
     }
     if (lanes) {
         /* Lane algorithms split buffers into local_size parts, one per lane: every node must
-           have the same number of ranks. */
+           have the same number of ranks. Validation rejects lane ops otherwise (OP_EQUAL_NODES);
+           this guards the algorithms should a communicator ever span other nodes. */
         if (!a->regular)
             fail_runtime("exp_id %lld: lane decompositions need nodes of equal size (node 0 "
                          "has %d ranks); use --node-size with a divisor of the rank count",
