@@ -1,5 +1,6 @@
-"""The kernel's own arithmetic under UBSan: building the context of an experiment at the size
-limits validation allows must not overflow an int."""
+"""The kernel under the sanitizers: every op on every topology under --verify with ASan and UBSan
+(no out-of-bounds access, no undefined arithmetic in the ops, their setups and --verify), and
+the context of an experiment at the size limits validation allows (no int overflow)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kernel_files import KERNEL_SOURCES
+import test_issue5_ops
+import test_measure
+from kernel_files import KERNEL_SOURCES, write_input
 
 from conftest import MPI_LIBRARIES
 
@@ -47,3 +50,48 @@ def test_equal_count_vectors_do_not_overflow(context_driver: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "runtime error" not in result.stderr
     assert result.stdout.count("ok") == 3
+
+
+SANITIZE = "-fsanitize=address,undefined"
+# The MPI libraries' own allocations outlive MPI_Finalize: leak reports would be theirs.
+SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=0", "UBSAN_OPTIONS": "print_stacktrace=1"}
+# (library, ranks, --node-size): hier/lane/nodecart do real work on 2 nodes of 2.
+SANITIZED_LAUNCHES = [("mpich", 2, 0), ("openmpi", 4, 2)]
+
+
+@pytest.mark.parametrize(
+    ("mpi", "nprocs", "node_size"), SANITIZED_LAUNCHES,
+    ids=[f"{m}-{n}" for m, n, _ in SANITIZED_LAUNCHES],
+)
+def test_every_op_verifies_under_asan_and_ubsan(
+    tmp_path: Path, mpi: str, nprocs: int, node_size: int
+) -> None:
+    library = MPI_LIBRARIES[mpi]
+    if not library.available():
+        pytest.skip(f"{library.mpicc} or {library.launcher} not installed")
+    build = tmp_path / "build"
+    subprocess.run(
+        [
+            "make", "-s", "-C", KERNEL_SOURCES, f"MPICC={library.mpicc}", f"BUILD={build}",
+            f"CFLAGS=-O1 -g -fno-omit-frame-pointer {SANITIZE} -fno-sanitize-recover=undefined",
+            f"LDFLAGS={SANITIZE}",
+        ],
+        check=True,
+    )
+    rows = test_measure.experiments(nprocs)
+    rows += test_issue5_ops.numbered(
+        test_issue5_ops.batch(nprocs, test_issue5_ops.new_ops(), test_issue5_ops.TOPOLOGIES)
+        + test_issue5_ops.remainders(nprocs),
+        5000,
+    )
+    infile = write_input(tmp_path / "in.csv", rows)
+    options = ["--node-size", str(node_size)] if node_size else []
+    result = subprocess.run(
+        library.command(nprocs, [build / "mpiguide-bench", "--verify", *options, infile,
+                                 tmp_path / "out.csv"]),
+        env=library.environment(nprocs, SANITIZER_ENV),
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "runtime error" not in result.stderr
+    assert "AddressSanitizer" not in result.stderr
