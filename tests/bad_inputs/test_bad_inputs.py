@@ -64,6 +64,8 @@ PATTERNS = {"config": "*.yaml", "catalogue": "*.yaml", "kernel_csv": "*.csv", "c
 RUNS = ("validate", "catalogue", "kernel", "kernel-cli", "mpiguide")
 KERNEL_NPROCS = 2
 GOOD_KERNEL_INPUT = "exp_id,op,nrep\n0,empty,2\n"
+DEFAULT_CONFIG = "config/config.yaml"
+DUPLICATE_KEY_CASE = HERE / "config" / "duplicate_mpi_name.yaml"  # its second `openmpi`: line 10
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,9 @@ def outcomes(
     runner = Runner(root, kernel_for("openmpi"))
     project = new_project(root / "project", yaml.safe_load(GOOD_CONFIG.read_text()))
     hostile = Hostile.create(root / "hostile")
+    # the demo config a plain `snakemake` reads, with an `mpi` entry given twice
+    default_config = new_project(root / "default_config", yaml.safe_load(GOOD_CONFIG.read_text()))
+    (default_config / DEFAULT_CONFIG).write_bytes(DUPLICATE_KEY_CASE.read_bytes())
     with ThreadPoolExecutor(max_workers=8) as pool:
         hostile_dry_run = pool.submit(
             snakemake, hostile.project, "-n", "-p", "--cores", "2", check=False
@@ -252,6 +257,7 @@ def outcomes(
                                  str(case.path), check=False)
             for case in SNAKEMAKE_CASES
         }  # fmt: skip
+        default_dry_run = pool.submit(snakemake, default_config, "-n", "--cores", "1", check=False)
         good = pool.submit(run, [PYTHON, "-m", "mpiguide", "validate", "--config",
                                  str(GOOD_CONFIG)], root)  # fmt: skip
         cases = dict(zip([c.id for c in CASES], pool.map(runner, CASES), strict=True))
@@ -261,6 +267,7 @@ def outcomes(
             "good": good.result(),
             "project": project,
             "hostile": (hostile, hostile_dry_run.result()),
+            "default_config": default_dry_run.result(),
         }
 
 
@@ -313,6 +320,18 @@ def test_the_workflow_reports_a_bad_config_cleanly(outcomes: dict[str, Any], cas
     assert result.stderr.startswith(named), shown
     for fragment in case.expect:
         assert fragment in result.stderr, shown
+
+
+def test_a_key_given_twice_in_the_default_config_is_refused(outcomes: dict[str, Any]) -> None:
+    """Without --configfile, Snakemake reads config/config.yaml (Snakefile's `configfile:`) with
+    plain YAML as well; common.smk reads it again strictly."""
+    result = outcomes["default_config"]
+    shown = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 1, shown
+    assert result.stderr.startswith(
+        f"{DEFAULT_CONFIG}:10: invalid YAML: key 'openmpi' is given twice\n"
+    ), shown
+    assert "Traceback" not in result.stdout + result.stderr, shown
 
 
 def test_no_hostile_string_ran_a_command(outcomes: dict[str, Any]) -> None:

@@ -20,10 +20,10 @@ from mpiguide.launch import env_prefix, launcher_words
 from mpiguide.strict_yaml import load_yaml
 
 
-CONFIG_SOURCE = (
-    ", ".join(os.path.relpath(path) for path in workflow.overwrite_configfiles)
-    or "config/config.yaml"
-)
+CONFIG_FILES = [
+    os.path.relpath(path) for path in workflow.overwrite_configfiles
+] or ["config/config.yaml"]
+CONFIG_SOURCE = ", ".join(CONFIG_FILES)
 CATALOGUE = "config/guidelines.yaml"
 
 # Schema first (types, required keys, defaults filled in), then what a schema cannot express
@@ -31,6 +31,12 @@ CATALOGUE = "config/guidelines.yaml"
 # Snakemake's schema error dumps the schema; the package restates it as "file: key: problem".
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 try:
+    # Snakemake has read the config files already, keeping the last of two equal keys (a second
+    # `mpi` entry of the same name replaces the first); reading them again with the package's
+    # strict loader refuses that, naming the line. Syntax errors never get here: Snakemake
+    # stops on them before this file runs (docs/config.md).
+    for config_file in CONFIG_FILES:
+        load_yaml(Path(config_file))
     try:
         validate(config, str(SCHEMA))
     except WorkflowError:
