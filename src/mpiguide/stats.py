@@ -23,6 +23,10 @@ Alternative = Literal["greater", "two-sided"]
 # Tukey's fences: values outside [q1 - k*IQR, q3 + k*IQR] are outliers.
 TUKEY_K = 1.5
 
+# scipy.stats.mannwhitneyu's 'auto': exact p-values when either sample has at most this many
+# values and there are no ties.
+EXACT_MAX_SIZE = 8
+
 # statsmodels' names of the corrections offered in `analysis: correction`.
 _MULTITEST_METHOD = {"holm": "holm", "bh": "fdr_bh"}
 
@@ -91,13 +95,28 @@ def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
 def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative) -> np.ndarray:
     """p-values of the Wilcoxon rank-sum test per row: lhs (T, m) against rhs (T, n).
 
-    `greater`: lhs is shifted to the right of rhs (lhs slower). One scipy call per shape.
+    `greater`: lhs is shifted to the right of rhs (lhs slower). Each row gets the p-value that
+    `scipy.stats.mannwhitneyu` gives that test alone: exact when a sample has at most
+    EXACT_MAX_SIZE values and the row has no ties, else the normal approximation with tie
+    correction. scipy's own 'auto' decides once per call, so one tied row would move every row
+    of a small shape to the approximation; here the rows are split by ties, one call per part.
     """
-    if lhs.shape[0] == 0:
+    tests = lhs.shape[0]
+    if tests == 0:
         return np.empty(0)
-    return np.asarray(
-        stats.mannwhitneyu(lhs, rhs, axis=1, alternative=alternative).pvalue, dtype=np.float64
-    )
+    if lhs.shape[1] > EXACT_MAX_SIZE and rhs.shape[1] > EXACT_MAX_SIZE:
+        tied = np.ones(tests, dtype=bool)  # the approximation for every row, as scipy would
+    else:
+        both = np.sort(np.concatenate((lhs, rhs), axis=1), axis=1)
+        tied = (both[:, 1:] == both[:, :-1]).any(axis=1)
+    pvalues = np.empty(tests)
+    for method, rows in (("asymptotic", tied), ("exact", ~tied)):
+        if rows.any():
+            result = stats.mannwhitneyu(
+                lhs[rows], rhs[rows], axis=1, alternative=alternative, method=method
+            )
+            pvalues[rows] = result.pvalue
+    return pvalues
 
 
 @lru_cache(maxsize=256)
