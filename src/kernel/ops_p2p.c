@@ -131,6 +131,8 @@ void isend_recv_wait_run(struct op_context *ctx)
     MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
 }
 
+/* The receive is posted before the send: both ranks of a pair send, and a message too large to
+   buffer (rendezvous) completes only once its receive is posted. */
 void send_irecv_wait_run(struct op_context *ctx)
 {
     const struct aux *a = ctx->state;

@@ -113,6 +113,25 @@ def test_every_new_op_verifies(
         assert prov["nodes"] == nprocs // node_size
 
 
+# Above every eager limit here (Open MPI sm 4 KiB, MPICH shm 64 KiB): sends complete only when
+# matched, so a send-before-receive order in a pair, a node or a halo would deadlock.
+RENDEZVOUS_SIZE = 256 * 1024
+
+
+@pytest.mark.parametrize(("mpi", "nprocs", "node_size"), [("mpich", 2, 0), ("openmpi", 3, 2)])
+def test_rendezvous_sizes_do_not_deadlock(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path, mpi: str, nprocs: int, node_size: int
+) -> None:
+    """Blocking sends of the p2p pairs (an idle rank on 3), hier's root-leader hops (on nodes of
+    2 and 1) and the halo's, with messages that cannot be buffered."""
+    rows = batch(nprocs, new_ops({"p2p", "hier", "halo"}), TOPOLOGIES[:3])
+    for row in rows:
+        row["msg_size"] = RENDEZVOUS_SIZE
+    numbered(rows, 7000)
+    options = ("--node-size", str(node_size)) if node_size else ()
+    run_batch(kernel_for(mpi), tmp_path, nprocs, rows, *options)
+
+
 def test_irregular_nodes_odd_ranks_and_nodecart_fallback(
     kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:
