@@ -134,8 +134,10 @@ def _expected_repetitions(run: RunFile, grid_rows: np.ndarray, grid: pa.Table) -
         provenance = json.loads(run.provenance.read_text())
     except FileNotFoundError:
         raise DataError(f"{run.provenance}: provenance missing for {run.raw_csv}") from None
-    except (OSError, json.JSONDecodeError) as error:
+    except (OSError, ValueError) as error:  # ValueError: JSONDecodeError, UnicodeDecodeError
         raise DataError(f"{run.provenance}: not readable JSON: {error}") from None
+    if not isinstance(provenance, dict):
+        raise DataError(f"{run.provenance}: must be a JSON object (the kernel's provenance)")
     for key in (PROV_INPUT_SHA256, PROV_NPROCS, PROV_EXPERIMENTS):
         if key not in provenance:
             raise DataError(f"{run.provenance}: key '{key}' missing")

@@ -117,6 +117,24 @@ def test_missing_provenance_is_named(campaign):
         run_aggregate(root, raw)
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"input_sha256": "\xff"}', "not readable JSON: 'utf-8' codec can't decode byte 0xff"),
+        (b"[1, 2]", "must be a JSON object"),
+        (b"5", "must be a JSON object"),
+        (b'{"nprocs": 2', "not readable JSON: Expecting"),
+    ],
+)
+def test_unreadable_provenance_is_named(campaign, content, message):
+    root, raw = campaign
+    provenance = raw[1].with_suffix(".json")
+    provenance.write_bytes(content)
+    with pytest.raises(DataError) as error:
+        run_aggregate(root, raw)
+    assert str(error.value).startswith(f"{provenance}: {message}")
+
+
 def test_time_budget_allows_fewer_repetitions(campaign, tmp_path):
     root, raw = campaign
     grid_csv = root / "grid.csv"
