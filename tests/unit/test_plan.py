@@ -2,6 +2,7 @@
 
 import csv
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,29 @@ def test_bad_grid_files(tmp_path: Path, content: str | bytes, message: str) -> N
     bad.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(DataError, match=message):
         make_input(bad, tmp_path / "out.csv")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # a row that lost or gained a cell would reach the kernel shifted by one column
+        (lambda line: line.rsplit(",", 1)[0], r"g\.csv:{line}: 15 cells, the header has 16"),
+        (lambda line: line + ",x", r"g\.csv:{line}: 17 cells, the header has 16"),
+        (lambda line: line.replace(",1,dissemination", ",one,dissemination"),
+         r"g\.csv:{line}: root one is not a rank of 1x2 \(0 to 1\)"),
+    ],
+)  # fmt: skip
+def test_a_damaged_grid_row_is_named_by_its_line(
+    tmp_path: Path, grid_csv: Path, edit: Callable[[str], str], message: str
+) -> None:
+    lines = grid_csv.read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if ",1,dissemination" in line)  # root 1
+    lines[index] = edit(lines[index])
+    damaged = tmp_path / "g.csv"
+    damaged.write_text("\n".join(lines) + "\n\n")  # a blank last line is fine
+    with pytest.raises(DataError, match=message.replace("{line}", str(index + 1))):
+        make_input(damaged, tmp_path / "out.csv")
+    assert not list(tmp_path.glob("out.csv*"))
 
 
 def test_missing_grid(tmp_path: Path) -> None:
