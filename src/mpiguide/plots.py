@@ -57,7 +57,14 @@ def read_tests(tests_csv: Path) -> pd.DataFrame:
         raise DataError(f"{tests_csv}: column {missing[0]!r} missing")
     for column in NUMERIC_COLUMNS:
         if column in tests:
-            tests[column] = pd.to_numeric(tests[column])
+            numbers = pd.to_numeric(tests[column], errors="coerce")
+            bad = numbers.isna() & (tests[column] != "")
+            if bad.any():
+                line = int(bad.to_numpy().argmax()) + 2  # the header is line 1
+                raise DataError(
+                    f"{tests_csv}:{line}: {column} {tests[column][bad].iloc[0]!r} is not a number"
+                )
+            tests[column] = numbers
     if "violated" in tests:
         tests["violated"] = tests["violated"] == "True"
     return tests

@@ -80,3 +80,15 @@ def test_missing_inputs_are_named(analysed, tmp_path):
         plot(tmp_path / "timings.parquet", analysed / "guidelines" / "tests.csv", {}, tmp_path)
     with pytest.raises(DataError, match=r"medians.parquet: no such file"):
         check(tmp_path / "medians.parquet", [], {}, tmp_path)
+
+
+def test_a_damaged_tests_csv_is_named_by_line(analysed, tmp_path):
+    lines = (analysed / "guidelines" / "tests.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[3].split(",")
+    cells[header.index("p_value")] = "0.0o1"
+    lines[3] = ",".join(cells)
+    damaged = tmp_path / "tests.csv"
+    damaged.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"tests\.csv:4: p_value '0\.0o1' is not a number"):
+        plot(analysed / "timings.parquet", damaged, {}, tmp_path / "plots")
