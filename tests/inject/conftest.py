@@ -56,7 +56,7 @@ class InjectBuild:
         )
 
     def probe_times(self, nprocs: int, args: list[str], spec: str | None) -> dict[str, float]:
-        """The probe's "label p10_us" lines (µs); fails the test if the probe fails."""
+        """The probe's "label fastest_us" lines (µs); fails the test if the probe fails."""
         result = self.launch(nprocs, [self.probe, *args], spec, preload=spec is not None)
         assert result.returncode == 0, result.stderr
         return {
