@@ -2,6 +2,7 @@
    et al.): <op>_as_<how> does exactly the job of <op> with other MPI operations, with <op>'s
    buffers, msg_size meaning and --verify expectations: each setup starts with <op>'s own setup
    and adds only private scratch (struct aux), so the same checks prove the same job. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -268,12 +269,13 @@ void scan_as_exscan_reduce_local_run(struct op_context *ctx)
 static void full_graph(struct op_context *ctx)
 {
     struct aux *a = aux_new(ctx);
-    a->counts = xmalloc((size_t)ctx->size * sizeof *a->counts);
+    int *weights = xmalloc((size_t)ctx->size * sizeof *weights);
     for (int i = 0; i < ctx->size; i++)
-        a->counts[i] = 1;
-    MPI_CHECK(MPI_Dist_graph_create_adjacent(ctx->comm, ctx->size, ctx->all_ranks, a->counts,
-                                             ctx->size, ctx->all_ranks, a->counts,
-                                             MPI_INFO_NULL, 0, &a->comm));
+        weights[i] = 1;
+    MPI_CHECK(MPI_Dist_graph_create_adjacent(ctx->comm, ctx->size, ctx->all_ranks, weights,
+                                             ctx->size, ctx->all_ranks, weights, MPI_INFO_NULL,
+                                             0, &a->comm));
+    free(weights);
 }
 
 void allgather_as_neighbor_allgather_setup(struct op_context *ctx)
