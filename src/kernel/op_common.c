@@ -72,16 +72,18 @@ size_t op_check_blocks(struct op_context *ctx)
 
 void op_fill_reduction(struct op_context *ctx)
 {
-    reduction_fill(ctx->sendbuf, ctx->exp->dtype, ctx->send_elems, ctx->rank, 0);
+    reduction_fill(ctx->sendbuf, ctx->exp->dtype, ctx->size, ctx->send_elems, ctx->rank, 0);
     if (ctx->result_lo <= ctx->result_hi)
-        reduction_poison(ctx->recvbuf, ctx->exp->dtype, ctx->recv_bytes / ctx->type_size,
+        reduction_poison(ctx->recvbuf, ctx->exp->dtype, ctx->size,
+                         ctx->recv_bytes / ctx->type_size,
                          ctx->result_first, ctx->result_lo, ctx->result_hi);
 }
 
 size_t op_check_reduction(struct op_context *ctx)
 {
     if (ctx->result_lo <= ctx->result_hi)
-        reduction_check(ctx->recvbuf, ctx->exp->dtype, ctx->recv_bytes / ctx->type_size,
+        reduction_check(ctx->recvbuf, ctx->exp->dtype, ctx->size,
+                        ctx->recv_bytes / ctx->type_size,
                         ctx->result_first, ctx->result_lo, ctx->result_hi, &ctx->mismatch);
     return ctx->mismatch.count;
 }

@@ -25,12 +25,14 @@ void pattern_poison(unsigned char *buf, size_t bytes, int sender, int receiver);
 void pattern_check(const unsigned char *buf, size_t bytes, int sender, int receiver, size_t base,
                    struct mismatch *m);
 
-/* Reductions (MPI_SUM): element i of rank r holds a small integer value(r, first + i), so sums
-   over ranks are exact in every dtype (char sums wrap modulo 256, as MPI_UNSIGNED_CHAR does). */
-void reduction_fill(void *buf, enum dtype dtype, size_t count, int rank, size_t first);
+/* Reductions (MPI_SUM) over the `nranks` ranks of a communicator: element i of rank r holds a
+   small integer value(r, first + i), so sums over ranks are exact in every dtype and never
+   overflow it: in char, at most 4 ranks contribute to an element (pattern.c says why). */
+void reduction_fill(void *buf, enum dtype dtype, int nranks, size_t count, int rank, size_t first);
 /* Expected result: sum of value(r, first + i) over ranks lo .. hi. */
-void reduction_poison(void *buf, enum dtype dtype, size_t count, size_t first, int lo, int hi);
-void reduction_check(const void *buf, enum dtype dtype, size_t count, size_t first, int lo,
-                     int hi, struct mismatch *m);
+void reduction_poison(void *buf, enum dtype dtype, int nranks, size_t count, size_t first, int lo,
+                      int hi);
+void reduction_check(const void *buf, enum dtype dtype, int nranks, size_t count, size_t first,
+                     int lo, int hi, struct mismatch *m);
 
 #endif

@@ -105,3 +105,23 @@ def test_every_op_on_every_topology_verifies_and_writes_nrep_rows(
             # One node: every neighbour is on-node.
             assert entry["neighbours"]["off_node"]["max"] == 0
     assert not list(tmp_path.glob("*.tmp-*"))
+
+
+def test_char_reductions_verify_beyond_four_ranks(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """Every reduction in char on 5 ranks, 64 B (above Open MPI's AVX vector width). With every
+    rank contributing up to 61 per element the sums passed 255, which Open MPI's op/avx
+    saturates (ompi#8045, wontfix): --verify failed on any run of 5 or more ranks."""
+    nprocs = 5
+    reductions = [op for op in operations() if op["reduction"] == "1"]
+    rows = [
+        {"exp_id": i, "op": op["op"], "msg_size": size, "dtype": "char", "nrep": 1,
+         **({"root": nprocs - 1} if op["root"] == "1" else {})}
+        for i, (op, size) in enumerate(itertools.product(reductions, (64, 1000)))
+    ]
+    infile = write_input(tmp_path / "in.csv", rows)
+    outfile = tmp_path / "out.csv"
+    result = kernel_for("openmpi").run(nprocs, "--verify", infile, outfile)
+    assert result.returncode == 0, result.stderr
+    assert set(read_times(outfile)) == {row["exp_id"] for row in rows}
