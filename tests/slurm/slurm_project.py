@@ -148,11 +148,14 @@ def results(project: Path) -> Path:
 
 
 def sacct_record(job_id: str, fields: tuple[str, ...], timeout: float = 20) -> dict[str, str]:
-    """One job's accounting record (allocation only). slurmctld sends records to slurmdbd
-    asynchronously: wait until every field has arrived."""
+    """The accounting record of a job's allocation ("123") or of one of its steps ("123.0").
+    slurmctld sends records to slurmdbd asynchronously: wait until every field has arrived."""
+    allocation_only = () if "." in job_id else ("-X",)
     deadline = time.monotonic() + timeout
     while True:
-        line = run("sacct", "-j", job_id, "-X", "-n", "-P", f"--format={','.join(fields)}")
+        line = run(
+            "sacct", "-j", job_id, *allocation_only, "-n", "-P", f"--format={','.join(fields)}"
+        )
         values = line.strip().split("|")
         if len(values) == len(fields) and all(values):
             return dict(zip(fields, values, strict=True))
