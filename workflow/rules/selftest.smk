@@ -1,14 +1,68 @@
 # The self-test (docs/trust.md): false-positive and detection rates of this campaign's verdicts,
 # for a campaign built like config/campaigns/selftest.yaml (identical entries and copies slowed
 # by libmpiguide-inject, compared by `mpi` selectors). Not part of `all`: run it as
-#   snakemake --profile profiles/local --configfile config/campaigns/selftest.yaml selftest
+#   snakemake --profile profiles/local --configfile config/campaigns/selftest.yaml all selftest
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
+
+INJECT_LIBRARY = "libmpiguide-inject.so"
+INJECT_SOURCES = sorted(
+    str(path)
+    for pattern in ("*.c", "*.h", "*.def", "Makefile")
+    for path in Path("src/inject").glob(pattern)
+)
+
+
+def inject_libraries() -> dict[str, str]:
+    """LD_PRELOAD path -> the mpi entry whose mpicc builds it, for every entry preloading a
+    libmpiguide-inject at a relative path (one the workflow builds; an absolute path or a list
+    of libraries is the user's to build)."""
+    libraries: dict[str, str] = {}
+    for name, entry in MPI.items():
+        path = entry["env"].get("LD_PRELOAD", "")
+        if Path(path).name != INJECT_LIBRARY or Path(path).is_absolute() or " " in path:
+            continue
+        builder = libraries.setdefault(path, name)
+        if MPI[builder]["mpicc"] != entry["mpicc"]:
+            sys.exit(
+                f"{CONFIG_SOURCE}: mpi.{name}.env.LD_PRELOAD: {path} is built with "
+                f"{MPI[builder]['mpicc']} for mpi.{builder}; give each mpicc its own path"
+            )
+    return libraries
+
+
+INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries()
+
+for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.items()):
+
+    rule:
+        name:
+            f"build_inject_{inject_index}"
+        input:
+            INJECT_SOURCES,
+        output:
+            inject_library,
+        params:
+            mpicc=MPI[inject_mpi]["mpicc"],
+            builddir=str(Path(inject_library).parent),
+        log:
+            f"{RESULTS}/logs/build/inject_{inject_index}.log",
+        # Runs do not depend on the library (an mpi entry's env is only a string), so it is
+        # built first; a run that still missed it shows no announcement, and `selftest` fails.
+        priority: 100
+        envmodules:
+            *MPI[inject_mpi]["modules"],
+        conda:
+            kernel_conda_env(inject_mpi)
+        shell:
+            'make -C src/inject MPICC={params.mpicc:q} BUILD="$PWD"/{params.builddir:q}'
+            " > {log:q} 2>&1"
 
 
 rule selftest:
     input:
         medians=f"{RESULTS}/medians.parquet",
+        libraries=list(INJECT_LIBRARIES),
     output:
         csv=f"{RESULTS}/selftest.csv",
         plot=f"{RESULTS}/selftest.png",
