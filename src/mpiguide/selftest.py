@@ -20,19 +20,23 @@ import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
 
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline, resolve
 from mpiguide.errors import ConfigError, DataError, MpiguideError
 
+# numpy and pandas are imported where they are used: the workflow imports this module while it
+# parses (inject_libraries), and parsing stays light.
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
 RUN_COUNTS = (5, 10, 20, 30)
 RESAMPLES = 100
 INJECT_VARIABLE = "MPIGUIDE_INJECT"
+INJECT_LIBRARY = "libmpiguide-inject.so"
 # What libmpiguide-inject prints (rank 0, stderr: the run's log) when it is active.
 ANNOUNCEMENT = "mpiguide-inject: active:"
 ALL_OPS = "all"
@@ -77,6 +81,24 @@ def planted_fraction(mpi: str, entry: Mapping[str, Any], source: str) -> float:
     if len(fractions) != 1:
         raise ConfigError(f"{where}: plants different fractions {sorted(fractions)}; use one")
     return fractions.pop()
+
+
+def inject_libraries(entries: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, str]:
+    """LD_PRELOAD path -> the mpi entry whose mpicc builds it, for every entry that preloads a
+    libmpiguide-inject at a relative path: one the workflow builds (an absolute path, or several
+    libraries, is the user's to build)."""
+    libraries: dict[str, str] = {}
+    for name, entry in entries.items():
+        path = entry.get("env", {}).get("LD_PRELOAD", "")
+        if PurePath(path).name != INJECT_LIBRARY or PurePath(path).is_absolute() or " " in path:
+            continue
+        builder = libraries.setdefault(path, name)
+        if entries[builder].get("mpicc") != entry.get("mpicc"):
+            raise ConfigError(
+                f"{source}: mpi.{name}.env.LD_PRELOAD: {path} is built with "
+                f"{entries[builder].get('mpicc')} for mpi.{builder}; give each mpicc its own path"
+            )
+    return libraries
 
 
 def _single_mpi(guideline: Guideline, side: str, entries: Mapping[str, Any], source: str) -> str:
@@ -158,6 +180,9 @@ def _draws(
     deployment) drawn without replacement, stacked for one evaluate call: the `draw` column is a
     parameter, so tests pair experiments of the same draw only, and exp_ids are offset per draw,
     so that each draw's experiments are experiments of their own."""
+    import numpy as np
+    import pandas as pd
+
     medians = medians[medians["mpi"].isin(list(mpis))]
     offset = int(medians["exp_id"].max()) + 1
     pieces = []
@@ -172,6 +197,8 @@ def _draws(
 def _rates(tests: pd.DataFrame, planted: Sequence[PlantedGuideline]) -> pd.DataFrame:
     """Per slowdown and op (and over all ops): the share of tests flagged and of groups with a
     flagged test, averaged over the draws."""
+    import pandas as pd
+
     slowdown = {p.guideline.id: p.slowdown for p in planted}
     tests = tests.assign(slowdown=tests["guideline"].map(slowdown))
     groups = tests.groupby(["slowdown", "draw", "guideline", "group"], observed=True).agg(
@@ -212,6 +239,9 @@ def power_table(
     A run count above the runs measured is left out; at exactly the runs measured there is one
     possible draw, so the rates are those of the campaign's own verdicts.
     """
+    import numpy as np
+    import pandas as pd
+
     from mpiguide.guidelines import evaluate
 
     mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
@@ -283,6 +313,8 @@ def selftest(
     source: str = "config",
 ) -> pd.DataFrame:
     """Check the injection took effect, compute the power table, write the CSV and the plot."""
+    import pandas as pd
+
     options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
     planted = planted_guidelines(config, source)
     try:

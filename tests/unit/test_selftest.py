@@ -16,6 +16,7 @@ from mpiguide.grid import COLUMNS
 from mpiguide.selftest import (
     ANNOUNCEMENT,
     check_injection_logs,
+    inject_libraries,
     planted_fraction,
     planted_guidelines,
     power_table,
@@ -103,6 +104,23 @@ def test_planted_fraction_rejects_other_specs(spec: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as error:
         planted_fraction("s", entry, "c.yaml")
     assert "c.yaml: mpi.s.env.MPIGUIDE_INJECT" in str(error.value)
+
+
+def test_inject_libraries_the_workflow_builds() -> None:
+    def preloading(path: str, mpicc: str = "mpicc.openmpi") -> dict[str, Any]:
+        return {"mpicc": mpicc, "env": {"LD_PRELOAD": path, "MPIGUIDE_INJECT": "x"}}
+
+    relative = "build/inject/openmpi/libmpiguide-inject.so"
+    entries = {
+        "a": CLEAN,
+        "ref": preloading(relative),
+        "slow": preloading(relative),
+        "mine": preloading("/opt/lib/libmpiguide-inject.so"),  # the user's to build
+        "other": preloading("build/libother.so"),
+    }
+    assert inject_libraries(entries, "c.yaml") == {relative: "ref"}
+    with pytest.raises(ConfigError, match=r"c.yaml: mpi.mpich.env.LD_PRELOAD: .* built with"):
+        inject_libraries({**entries, "mpich": preloading(relative, "mpicc.mpich")}, "c.yaml")
 
 
 def test_planted_guidelines_know_their_slowdown() -> None:

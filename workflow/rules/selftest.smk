@@ -5,33 +5,19 @@
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
 
-INJECT_LIBRARY = "libmpiguide-inject.so"
+from mpiguide.selftest import inject_libraries
+
 INJECT_SOURCES = sorted(
     str(path)
     for pattern in ("*.c", "*.h", "*.def", "Makefile")
     for path in Path("src/inject").glob(pattern)
 )
 
-
-def inject_libraries() -> dict[str, str]:
-    """LD_PRELOAD path -> the mpi entry whose mpicc builds it, for every entry preloading a
-    libmpiguide-inject at a relative path (one the workflow builds; an absolute path or a list
-    of libraries is the user's to build)."""
-    libraries: dict[str, str] = {}
-    for name, entry in MPI.items():
-        path = entry["env"].get("LD_PRELOAD", "")
-        if Path(path).name != INJECT_LIBRARY or Path(path).is_absolute() or " " in path:
-            continue
-        builder = libraries.setdefault(path, name)
-        if MPI[builder]["mpicc"] != entry["mpicc"]:
-            sys.exit(
-                f"{CONFIG_SOURCE}: mpi.{name}.env.LD_PRELOAD: {path} is built with "
-                f"{MPI[builder]['mpicc']} for mpi.{builder}; give each mpicc its own path"
-            )
-    return libraries
-
-
-INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries()
+# LD_PRELOAD path -> the mpi entry whose mpicc builds it (relative paths only; see the function).
+try:
+    INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries(MPI, CONFIG_SOURCE)
+except MpiguideError as err:
+    sys.exit(str(err))
 
 for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.items()):
 
@@ -44,7 +30,7 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
             inject_library,
         params:
             mpicc=MPI[inject_mpi]["mpicc"],
-            builddir=str(Path(inject_library).parent),
+            builddir=output_dir,
         log:
             f"{RESULTS}/logs/build/inject_{inject_index}.log",
         # Runs do not depend on the library (an mpi entry's env is only a string), so it is
