@@ -17,6 +17,7 @@ import jsonschema
 
 from mpiguide.errors import ConfigError
 from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
+from mpiguide.schema_messages import describe, readable_pattern
 from mpiguide.strict_yaml import load_yaml
 
 if TYPE_CHECKING:
@@ -109,18 +110,12 @@ def _most_helpful(errors: list[jsonschema.ValidationError]) -> jsonschema.Valida
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
-    if error.validator == "required":
-        properties = error.schema.get("properties", {})
-        absent = [name for name in error.validator_value if name not in error.instance]
-        allowed = properties.get(absent[0], {}).get("enum") if absent else None
-        if allowed:
-            return f"{error.message}; allowed: {', '.join(map(str, allowed))}"
-    elif not error.absolute_path and error.validator in ("oneOf", "not"):
+    if not error.absolute_path and error.validator in ("oneOf", "not"):
         return (
             "needs `lhs` and `rhs`, or `pairs` (relation le or approx), or only `select` "
             "(relation monotone)"
         )
-    return error.message
+    return describe(error)
 
 
 def _validate_entry(entry: Any, where: str) -> None:
@@ -154,7 +149,8 @@ def load_catalogue(path: str | Path) -> dict[str, Any]:
     for guideline_id, entry in catalogue.items():
         if not isinstance(guideline_id, str) or not id_pattern.match(guideline_id):
             raise ConfigError(
-                f"{path}: guideline id {guideline_id!r} must match {id_pattern.pattern}"
+                f"{path}: guideline id {guideline_id!r} must match "
+                f"{readable_pattern(id_pattern.pattern)}"
             )
         _validate_entry(entry, f"{path}: {guideline_id}")
     return catalogue

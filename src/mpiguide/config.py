@@ -27,6 +27,7 @@ from mpiguide.catalogue import (
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
 from mpiguide.launch import command_words
+from mpiguide.schema_messages import describe
 from mpiguide.strict_yaml import load_yaml
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
@@ -55,15 +56,6 @@ def key_path(path: Iterable[str | int]) -> str:
     return text or "(top level)"
 
 
-def _describe_schema_error(error: jsonschema.ValidationError) -> str:
-    if "propertyNames" in error.relative_schema_path and error.validator == "pattern":
-        return f"name {error.instance!r} is not allowed: it must match {error.validator_value!r}"
-    if error.validator == "additionalProperties":
-        allowed = ", ".join(error.schema.get("properties", {}))
-        return f"{error.message}; allowed: {allowed}" if allowed else error.message
-    return error.message
-
-
 def _default_filling_validator() -> type[jsonschema.protocols.Validator]:
     """Draft 2020-12 validator that fills `default:` values in as it goes, as
     snakemake.utils.validate does (python-jsonschema FAQ recipe)."""
@@ -88,7 +80,7 @@ def validate_schema(config: Any, schema: Mapping[str, Any], source: str) -> None
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = [
-            f"{source}: {key_path(e.absolute_path)}: {_describe_schema_error(e)}"
+            f"{source}: {key_path(e.absolute_path)}: {describe(e)}"
             for e in errors[:MAX_REPORTED_ERRORS]
         ]
         if len(errors) > MAX_REPORTED_ERRORS:

@@ -193,6 +193,11 @@ BOTH_FORMS = {"pairs": [{"lhs": {"op": "a"}, "rhs": {"op": "b"}}]}
         ({**VALID, "lhs": {"colour": "a"}}, "GL0.lhs.colour: not a parameter"),
         ({key: v for key, v in VALID.items() if key != "source"}, "'source' is a required"),
         ({**VALID, "lhs": {"op": "a;rm"}}, "GL0.lhs.op: 'a;rm' does not match"),
+        ({**VALID, "lhs": {"op": "a\n"}}, "GL0.lhs.op: 'a\\n' does not match '^[A-Za-z0-9_.+-]+$'"),
+        (
+            {**VALID, "lhs": {"op\n": "a"}},
+            "GL0.lhs: name 'op\\n' is not allowed: it must match '^[a-z][a-z0-9_]*$'",
+        ),
     ],
 )
 def test_bad_catalogue_entries_name_file_and_key(tmp_path, entry, message):
@@ -201,6 +206,16 @@ def test_bad_catalogue_entries_name_file_and_key(tmp_path, entry, message):
     with pytest.raises(ConfigError, match=str(path)) as error:
         load_catalogue(path)
     assert message in str(error.value)
+
+
+def test_an_id_with_a_trailing_newline_is_refused(tmp_path):
+    path = tmp_path / "guidelines.yaml"
+    path.write_text(yaml.safe_dump({"GL0\n": VALID}))
+    with pytest.raises(ConfigError) as error:
+        load_catalogue(path)
+    assert str(error.value) == (
+        f"{path}: guideline id 'GL0\\n' must match ^[A-Za-z][A-Za-z0-9_.-]{{0,63}}$"
+    )
 
 
 def test_missing_relation_is_named_with_its_values(tmp_path):
