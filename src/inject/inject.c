@@ -108,7 +108,7 @@ static int announce(int init_status)
     if (rank == 0) {
         char summary[4096];
         inject_describe(rules, function_names, INJECT_FN_COUNT, summary, sizeof summary);
-        fprintf(stderr, "mpiguide-inject: active: %s\n", summary[0] ? summary : "nothing");
+        fprintf(stderr, "mpiguide-inject: active: %s\n", summary);
     }
     return MPI_SUCCESS;
 }
