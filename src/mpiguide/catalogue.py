@@ -171,6 +171,7 @@ def _selector(raw: Mapping[str, Any]) -> Selector:
 
 
 def _guideline(guideline_id: str, entry: Mapping[str, Any]) -> Guideline:
+    comparisons: tuple[Comparison, ...]
     if entry["relation"] == "monotone":
         select = _selector(entry["select"])
         comparisons = (Comparison(select, select),)

@@ -56,13 +56,13 @@ def _existing_directory(text: str) -> Path:
     return path
 
 
-def _json(text: str, flag: str, kind: type) -> Any:
+def _json(text: str, flag: str, kind: type[dict] | type[list]) -> Any:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise MpiguideError(f"{flag}: invalid JSON: {exc}") from None
     if not isinstance(value, kind):
-        expected = {dict: "object", list: "array"}[kind]
+        expected = "object" if kind is dict else "array"
         raise MpiguideError(f"{flag}: expected a JSON {expected}, got {text!r}")
     return value
 

@@ -160,7 +160,9 @@ class _Measured:
             {"nodes": canonical_value(d["nodes"]), "ppn": canonical_value(d["ppn"])}
             for d in config["deployments"]
         ]
-        self.values = {p: {e[p] for e in self.experiments} - {None} for p in PARAMETERS}
+        self.values: dict[str, set[str]] = {
+            p: {value for e in self.experiments if (value := e[p]) is not None} for p in PARAMETERS
+        }
         self.values["mpi"] = set(config["mpi"])
         for key in ("nodes", "ppn"):
             self.values[key] = {d[key] for d in self.deployments}

@@ -38,12 +38,12 @@ INTEGER_PARAMETERS = frozenset(
 DTYPE_SIZES = {"char": 1, "int": 4, "float": 4, "double": 8}
 TOPOLOGIES = ("none", "cart", "vonneumann", "moore", "full")
 # Values of the topology-dependent parameters, the default first.
-ORDERINGS = {
+ORDERINGS: dict[str, tuple[str, ...]] = {
     "vonneumann": ("FMAJ", "LMAJ", "RAND"),
     "moore": ("FMAJ", "LMAJ", "RAND"),
     "full": ("LINEAR", "RAND"),
 }
-CONSTRUCTORS = {
+CONSTRUCTORS: dict[str, tuple[str, ...]] = {
     "cart": ("cart", "nodecart"),
     "vonneumann": ("graph_adj", "graph"),
     "moore": ("graph_adj", "graph"),

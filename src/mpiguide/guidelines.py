@@ -30,7 +30,7 @@ from mpiguide.pairing import (
     pair_comparison,
     pair_monotone,
 )
-from mpiguide.stats import adjust_pvalues
+from mpiguide.stats import Alternative, adjust_pvalues
 from mpiguide.tables import write_tables
 from mpiguide.verdicts import STAT_COLUMNS, RunMedians, compare
 
@@ -89,7 +89,7 @@ def _tests_of(
     exp_ids = experiments["exp_id"].to_numpy()
     tests["lhs_exp_id"] = exp_ids[lhs_rows]
     tests["rhs_exp_id"] = exp_ids[rhs_rows]
-    alternative = "two-sided" if guideline.relation == "approx" else "greater"
+    alternative: Alternative = "two-sided" if guideline.relation == "approx" else "greater"
     stats = compare(run_medians, lhs_rows, rhs_rows, alternative, options.confidence)
     tests = pd.concat([tests, stats], axis=1)
     tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)

@@ -60,7 +60,7 @@ def compare(
     n_rhs = run_medians.count[rhs_rows]
     result = {name: np.full(n_tests, np.nan) for name in STAT_COLUMNS}
     result["n_lhs"], result["n_rhs"] = n_lhs, n_rhs
-    shapes = np.unique(np.stack((n_lhs, n_rhs), axis=1), axis=0) if n_tests else []
+    shapes = np.unique(np.stack((n_lhs, n_rhs), axis=1), axis=0) if n_tests else np.empty((0, 2))
     # Every experiment has at least one run median (its rows come from medians.parquet).
     for m, n in shapes:
         which = np.flatnonzero((n_lhs == m) & (n_rhs == n))
