@@ -17,6 +17,7 @@ import difflib
 import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpiguide.atomic import atomic_path
@@ -313,7 +314,7 @@ def build_grid(config: Mapping[str, Any], source: str = "config") -> pd.DataFram
     return frame.astype(dtypes)
 
 
-def write_grid(df: pd.DataFrame, path: str) -> None:
+def write_grid(df: pd.DataFrame, path: str | Path) -> None:
     """Write grid.csv atomically; empty cells for not-applicable parameters."""
     with atomic_path(path) as temporary:
         df.to_csv(temporary, index=False, columns=list(COLUMNS), float_format="%.15g")

@@ -93,6 +93,11 @@ def combined_values(
     return pd.DataFrame(columns)
 
 
+def lhs_side(values: pd.Series) -> pd.Series:
+    """Per cell of a column of `combined_values`, the lhs experiment's value."""
+    return values.astype(str).str.partition(PAIR_SEPARATOR)[0]
+
+
 def split_pair(value: str) -> tuple[str, str]:
     """Inverse of `combined_values` for one cell: (lhs value, rhs value)."""
     lhs, separator, rhs = value.partition(PAIR_SEPARATOR)

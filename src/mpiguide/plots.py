@@ -28,8 +28,8 @@ from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.errors import DataError
 from mpiguide.guidelines import AnalysisOptions
-from mpiguide.pairing import PAIR_SEPARATOR, split_pair
-from mpiguide.tables import effect_ratio
+from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
+from mpiguide.tables import effect_ratio, parameter_columns
 
 NUMERIC_COLUMNS = (
     "group", "lhs_exp_id", "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs",
@@ -70,13 +70,9 @@ def read_tests(tests_csv: Path) -> pd.DataFrame:
     return tests
 
 
-def _keys(tests: pd.DataFrame) -> list[str]:
-    return list(tests.columns[2 : tests.columns.get_loc("group")])
-
-
 def _x_values(values: pd.Series) -> tuple[pd.Series, bool]:
     """The lhs side of the varied parameter, as numbers when all of them are numbers."""
-    lhs = values.astype(str).str.partition(PAIR_SEPARATOR)[0]
+    lhs = lhs_side(values)
     numbers = pd.to_numeric(lhs, errors="coerce")
     return (numbers, True) if numbers.notna().all() else (lhs, False)
 
@@ -154,7 +150,7 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
         _save(figure, path)
         return
     x, numeric = _x_values(tests[varied])
-    row = tests["guideline"] + " " + tests["op"].str.partition(PAIR_SEPARATOR)[0]
+    row = tests["guideline"] + " " + lhs_side(tests["op"])
     frame = pd.DataFrame({"row": row, "x": x, "ratio": effect_ratio(tests)}).dropna()
     table = frame.pivot_table(index="row", columns="x", values="ratio", aggfunc="median")
     table = table.reindex(pd.unique(frame["row"]))  # guidelines in the campaign's order
@@ -211,7 +207,7 @@ def plot(
     if tests.empty:
         heatmap(tests, options.varied, outdir / "heatmap.png")
         return
-    keys = _keys(tests)
+    keys = parameter_columns(tests)
     if options.varied not in keys:
         raise DataError(f"{tests_csv}: no column for analysis.varied {options.varied!r}")
     tests = tests.assign(_effect=effect_ratio(tests))

@@ -15,7 +15,7 @@ import pandas as pd
 
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
-from mpiguide.pairing import PAIR_SEPARATOR
+from mpiguide.pairing import PAIR_SEPARATOR, lhs_side
 
 if TYPE_CHECKING:
     from mpiguide.guidelines import Guideline
@@ -25,6 +25,12 @@ SUMMARY_KEYS = ["guideline", *DEPLOYMENT_KEYS]
 SEVERITY_BOUNDS = (1.1, 1.5, 2.0, 5.0)
 SEVERITY_LABELS = ("low", "medium", "medium-high", "high", "very high")
 NO_TESTS = "-"
+
+
+def parameter_columns(tests: pd.DataFrame) -> list[str]:
+    """The key columns of tests.csv: mpi, nodes, ppn and the grid parameters, between
+    `relation` and `group`."""
+    return list(tests.columns[2 : tests.columns.get_loc("group")])
 
 
 def effect_ratio(tests: pd.DataFrame) -> pd.Series:
@@ -109,9 +115,7 @@ def severity(slowdown: pd.Series) -> pd.Series:
 
 def lhs_values(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """The lhs experiment's value of every key (the part before "|" where the sides differ)."""
-    return pd.DataFrame(
-        {key: tests[key].astype(str).str.partition(PAIR_SEPARATOR)[0] for key in keys}
-    )
+    return pd.DataFrame({key: lhs_side(tests[key]) for key in keys})
 
 
 def alternatives(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
@@ -152,7 +156,7 @@ def slowdowns(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 def write_tables(tests: pd.DataFrame, guidelines: Sequence[Guideline], outdir: Path) -> None:
     """summary.csv, summary.md and slowdown.csv of `tests` into outdir."""
-    keys = list(tests.columns[2 : tests.columns.get_loc("group")])
+    keys = parameter_columns(tests)
     summary = summarise(tests)
     with atomic_path(outdir / "summary.csv") as temporary:
         summary.to_csv(temporary, index=False)
