@@ -121,6 +121,33 @@ def test_hundred_thousand_experiments(kernel_for: Callable[[str], Kernel], tmp_p
     assert len(read_provenance(outfile)["experiments"]) == n
 
 
+# MPICH has 2048 communicator context ids: a communicator leaked per experiment fails the run
+# (MPI_Comm_split ... failed) long before 2100 experiments of the kind that leaks it.
+LEAK_KINDS = [
+    # topology comm (cart) + the lane op's node, leader and lane communicators
+    {"op": "allgather_as_lane", "msg_size": 8, "topology": "cart", "ndim": 1},
+    # topology comm (graph) + the intermediate Cartesian comm of its plan + the mock-up's graph
+    {"op": "allgather_as_neighbor_allgather", "msg_size": 8, "topology": "moore", "ndim": 2},
+    # one constructor per repetition (nodecart: its ordered split too), freed after each
+    {"op": "topo_create", "topology": "cart", "ndim": 2, "constructor": "nodecart"},
+]
+LEAK_REPEATS = 2100
+
+
+def test_no_communicator_leaks_per_experiment(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    rows = [
+        {"exp_id": i, "nrep": 1, **LEAK_KINDS[i % len(LEAK_KINDS)]}
+        for i in range(LEAK_REPEATS * len(LEAK_KINDS))
+    ]
+    infile = write_input(tmp_path / "in.csv", rows)
+    outfile = tmp_path / "out.csv"
+    result = kernel_for("mpich").run(2, infile, outfile)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(read_times(outfile)) == len(rows)
+
+
 def test_node_size_groups_ranks_into_nodes(
     kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:
