@@ -3,6 +3,7 @@ output file. Tolerated input variants. Command-line mistakes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -154,6 +155,20 @@ def test_tolerated_variants_and_defaults(
     assert moore["neighbours"]["on_node"] == {"min": 8, "max": 8, "mean": 8}
     assert moore["dims"] == [2, 1]
     assert read_provenance(outfile)["input"] == str(infile)
+
+
+def test_provenance_is_json_whatever_the_path_bytes(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """A path is bytes: one that is not UTF-8 (Latin-1 'é' = 0xE9) once went raw into
+    OUTPUT.json, which then no JSON reader accepted. UTF-8 ('ü') stays as it is."""
+    infile = tmp_path / ("in-\udce9-\u00fc.csv")  # the byte 0xE9 (surrogate escape), then ü
+    infile.write_text(rows(GOOD))
+    outfile = tmp_path / "out.csv"
+    result = kernel_for("mpich").run(2, infile, outfile)
+    assert result.returncode == 0, result.stderr
+    prov = json.loads(outfile.with_suffix(".json").read_bytes())
+    assert prov["input"] == str(tmp_path / "in-\u00e9-\u00fc.csv")
 
 
 def test_missing_input_file_exits_2(kernel_for: Callable[[str], Kernel], tmp_path: Path) -> None:
