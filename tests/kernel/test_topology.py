@@ -171,3 +171,37 @@ def test_rand_orderings_are_reproducible_and_differ_between_ranks(
             for rank, (_, lists) in first[exp_id].items()
         }
         assert len(relative) > 1
+
+
+def test_reordered_nodecart_lists_follow_the_new_ranks(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """Neither library reorders the experiments above, so their lists are only compared where
+    world and topology ranks agree. nodecart does reorder (8 ranks, nodes of 2: {4, 2} grid in
+    2x1 boxes): the Cartesian lists follow the new ranks, the dump names the world rank of each,
+    and the two ranks of every node are grid neighbours."""
+    nprocs = 8
+    rows = [
+        {"exp_id": i, "op": "topo_create", "nrep": 1, "topology": "cart", "ndim": ndim,
+         "nfin": nfin, "constructor": "nodecart", "reorder": 1}
+        for i, (ndim, nfin) in enumerate([(2, 0), (2, 2), (3, 1)])
+    ]
+    infile = write_input(tmp_path / "in.csv", rows)
+    result = kernel_for("openmpi").run(nprocs, "--node-size", "2", "--dump-topology", infile)
+    assert result.returncode == 0, result.stderr
+    table: dict[int, dict[int, tuple[int, Lists]]] = defaultdict(dict)
+    for line in result.stdout.splitlines()[1:]:
+        exp_id, rank, world_rank, sources, destinations = line.split("\t")
+        table[int(exp_id)][int(rank)] = (
+            int(world_rank), (parse_ranks(sources), parse_ranks(destinations))
+        )
+    for row in rows:
+        ranks = table[row["exp_id"]]
+        assert sorted(world for world, _ in ranks.values()) == list(range(nprocs))
+        assert any(world != rank for rank, (world, _) in ranks.items()), row
+        for rank, (_, lists) in ranks.items():
+            assert lists == expected_lists(row, rank, nprocs), (row, rank)
+        rank_of_world = {world: rank for rank, (world, _) in ranks.items()}
+        for node in range(nprocs // 2):
+            first, second = rank_of_world[2 * node], rank_of_world[2 * node + 1]
+            assert second in ranks[first][1][1], (row, node)
