@@ -8,7 +8,6 @@ config/campaigns/selftest.yaml, run by a user (docs/trust.md)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -61,10 +60,6 @@ def test_reduced_selftest_detects_the_planted_slowdown(
     make_project: Callable[[dict[str, Any]], Path],
 ) -> None:
     project = make_project(REDUCED_SELFTEST)
-    inject_sources = project / "src" / "inject"
-    if not inject_sources.exists():  # workflow_project.PROJECT_FILES predates src/inject
-        shutil.copytree(REPO / "src" / "inject", inject_sources)
-
     # One invocation builds the library (rule build_inject_*), measures and self-tests.
     snakemake(project, "--profile", "profiles/local", "--cores", "2", "selftest")
 

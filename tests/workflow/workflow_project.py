@@ -19,7 +19,14 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-PROJECT_FILES = ("Snakefile", "workflow", "profiles", "config/guidelines.yaml", "src/kernel")
+PROJECT_FILES = (
+    "Snakefile",
+    "workflow",
+    "profiles",
+    "config/guidelines.yaml",
+    "src/kernel",
+    "src/inject",
+)
 # Kernel builds inside src/kernel are not part of a project.
 IGNORED = shutil.ignore_patterns("build", "__pycache__", "*.o")
 

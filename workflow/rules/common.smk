@@ -17,6 +17,7 @@ from mpiguide.catalogue import load_catalogue
 from mpiguide.config import check_campaign, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.launch import env_prefix, launcher_words
+from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
 
@@ -150,6 +151,21 @@ KERNEL_SOURCES = sorted(
     for pattern in ("*.c", "*.h", "Makefile")
     for path in Path("src/kernel").glob(pattern)
 )
+
+
+# libmpiguide-inject builds the workflow makes (LD_PRELOAD path -> the mpi entry whose mpicc
+# builds it; rules in selftest.smk): entries that preload one are slowed copies (docs/trust.md).
+try:
+    INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries(MPI, CONFIG_SOURCE)
+except MpiguideError as err:
+    sys.exit(str(err))
+
+
+def preloaded_libraries(mpi: str) -> list:
+    """The injector an entry preloads, when the workflow builds it: its runs wait for the build
+    (`ancient`: rebuilding the library never re-measures existing runs)."""
+    path = MPI[mpi]["env"].get("LD_PRELOAD", "")
+    return [ancient(path)] if path in INJECT_LIBRARIES else []
 
 
 def kernel_binary(mpi: str) -> str:

@@ -15,6 +15,7 @@ for run_mpi in MPI:
         input:
             kernel=ancient(kernel_binary(run_mpi)),
             csv=f"{RESULTS}/inputs/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.csv",
+            preload=preloaded_libraries(run_mpi),
         output:
             csv=f"{RESULTS}/raw/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.csv",
             json=f"{RESULTS}/raw/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.json",

@@ -5,20 +5,13 @@
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
 
-from mpiguide.selftest import inject_libraries
-
 INJECT_SOURCES = sorted(
     str(path)
     for pattern in ("*.c", "*.h", "*.def", "Makefile")
     for path in Path("src/inject").glob(pattern)
 )
 
-# LD_PRELOAD path -> the mpi entry whose mpicc builds it (relative paths only; see the function).
-try:
-    INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries(MPI, CONFIG_SOURCE)
-except MpiguideError as err:
-    sys.exit(str(err))
-
+# INJECT_LIBRARIES (common.smk): LD_PRELOAD path -> the mpi entry whose mpicc builds it.
 for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.items()):
 
     rule:
@@ -33,9 +26,6 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
             builddir=output_dir,
         log:
             f"{RESULTS}/logs/build/inject_{inject_index}.log",
-        # Runs do not depend on the library (an mpi entry's env is only a string), so it is
-        # built first; a run that still missed it shows no announcement, and `selftest` fails.
-        priority: 100
         envmodules:
             *MPI[inject_mpi]["modules"],
         conda:
