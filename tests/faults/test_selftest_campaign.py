@@ -18,7 +18,6 @@ from workflow_project import ROOT_ENV, snakemake
 
 pytestmark = pytest.mark.workflow
 
-REPO = Path(__file__).resolve().parents[2]
 
 LIBRARY = "build/inject/openmpi/libmpiguide-inject.so"
 OPS = ("MPI_Allreduce", "MPI_Bcast")
