@@ -1,0 +1,45 @@
+"""The one loader of user YAML: safe, strict about repeated keys, `FILE:LINE:` errors."""
+
+from pathlib import Path
+
+import pytest
+
+from mpiguide.errors import ConfigError
+from mpiguide.strict_yaml import load_yaml
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # nested mappings too: a repeated key in an mpi entry
+        (b"mpi:\n  a:\n    env: {}\n    env: {X: '1'}\n",
+         ":4: invalid YAML: key 'env' is given twice"),
+        # an unclosed bracket: where parsing gave up, and the line that opened it
+        (b"a: [1, 2\nb: 3\n",
+         ":2: invalid YAML: expected ',' or ']', but got ':' (while parsing a flow sequence "
+         "that starts at line 1)"),
+        (b"a: 1\n b: 2\n", ":2: invalid YAML: mapping values are not allowed here"),
+        (b"x: !!python/object/apply:os.system ['true']\n",
+         ":1: invalid YAML: could not determine a constructor for the tag "
+         "'tag:yaml.org,2002:python/object/apply:os.system'"),
+        (b"a: 1\nb: caf\xe9\n", ":2: not UTF-8 text (byte 0xe9 at offset 11)"),
+    ],
+)  # fmt: skip
+def test_errors_name_file_and_line(tmp_path: Path, text: bytes, message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError) as error:
+        load_yaml(path)
+    assert str(error.value) == f"{path}{message}"
+
+
+def test_equal_keys_in_different_mappings_are_fine(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("a: {env: 1}\nb: {env: 2}\n")
+    assert load_yaml(path) == {"a": {"env": 1}, "b": {"env": 2}}
+
+
+def test_an_unreadable_file_says_what_it_is(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_yaml(tmp_path, "the guideline catalogue")
+    assert str(error.value) == f"{tmp_path}: cannot read the guideline catalogue: Is a directory"
