@@ -55,7 +55,10 @@ def test_failed_write_leaves_no_file_and_stops_early(
     removes the temporary files: nothing is left under a temporary or a final name. The limit
     is set on the ranks only (mpirun's own session files must be writable), and TCP replaces
     shared memory, whose segment files the limit would refuse."""
-    rows = [{"exp_id": i, "op": "empty", "nrep": 50_000} for i in range(1, 41)]
+    # The first experiment's 20 000 rows (500 kB) overflow the limit; the second one would take
+    # 10 million repetitions (some 10 to 50 s here) if the failure were noticed only at the end.
+    rows = [{"exp_id": 1, "op": "empty", "nrep": 20_000},
+            {"exp_id": 2, "op": "empty", "nrep": 10_000_000}]
     infile = write_input(tmp_path / "in.csv", rows, columns=["exp_id", "op", "nrep"])
     out_dir = tmp_path / "out"
     out_dir.mkdir()
@@ -70,7 +73,6 @@ def test_failed_write_leaves_no_file_and_stops_early(
     assert result.returncode == 1, result.stderr
     assert "cannot write" in result.stderr and "File too large" in result.stderr
     assert sorted(p.name for p in out_dir.iterdir()) == []
-    # 2 million repetitions take far longer than the first 100 kB of them.
     assert time.monotonic() - started < 20
 
 
