@@ -86,10 +86,10 @@ def running_job(comment: str, process: subprocess.Popen[str], timeout: float = 1
 def stop(process: subprocess.Popen[str]) -> None:
     """Ctrl-C as a user would press it. The first cancels the jobs and then waits for the job
     it takes for running; the second ends Snakemake."""
-    for _ in range(2):
+    for grace in (5, 20):
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=grace)
             return
         except subprocess.TimeoutExpired:
             continue
@@ -121,15 +121,15 @@ def failed_invocation(
             )
             run("scancel", cancelled)
             # The time limit ends the other job after 60-90 s. Once Snakemake has reported
-            # that, its next status queries (1, 11, 21 s later) see every job's final state:
-            # if it still runs 40 s on, it waits for a job that will never change.
+            # that, its next status query (1 s later) sees every job's final state: if it still
+            # runs 20 s on, it waits for a job that will never change.
             deadline = time.monotonic() + 240
             while "SLURM status is: 'TIMEOUT'" not in log.read_text():
                 assert process.poll() is None, log.read_text()
                 assert time.monotonic() < deadline, f"no job timed out:\n{log.read_text()}"
                 time.sleep(1)
             try:
-                process.wait(timeout=40)
+                process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 interrupted = True
                 stop(process)
