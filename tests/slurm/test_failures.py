@@ -120,16 +120,16 @@ def failed_invocation(
                 f"rule_run_mpich_wildcards_{nodes}_{ppn}_{CANCELLED_RUN}", process
             )
             run("scancel", cancelled)
-            # The time limit ends the other job after 60-90 s. Once Snakemake has reported
-            # that, its next status query (1 s later) sees every job's final state: if it still
-            # runs 20 s on, it waits for a job that will never change.
+            # The time limit ends the other job after 60-90 s, long after sacct has shown the
+            # cancelled job's final state: with both reported, Snakemake has nothing left to
+            # wait for. If it still runs 10 s on, it waits for a job that will never change.
             deadline = time.monotonic() + 240
             while "SLURM status is: 'TIMEOUT'" not in log.read_text():
                 assert process.poll() is None, log.read_text()
                 assert time.monotonic() < deadline, f"no job timed out:\n{log.read_text()}"
                 time.sleep(1)
             try:
-                process.wait(timeout=20)
+                process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 interrupted = True
                 stop(process)
