@@ -312,7 +312,8 @@ int main(int argc, char **argv)
                     opt.nprocs, size, size == 1 ? "" : "s");
         rc = EXIT_RUNTIME;
     } else {
-        /* Before validation: what a node leader must hold depends on the node sizes. */
+        /* Before validation: what a node leader must hold (alltoall_as_hier) and whether the
+           lane ops can run at all depend on the node sizes. */
         struct node_info node;
         node_info_create(MPI_COMM_WORLD, opt.node_size, &node);
         if (load_experiments(opt.input, &node, &exps, &count, input_sha256) != 0)
