@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from conftest import OPENMPI_ROOT_ENV
+from mpi_support import OPENMPI_ROOT_ENV
 
 # The workflow tests' helpers: throw-away project copies and snakemake runs in them.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 from workflow_project import new_project, snakemake
 
 if TYPE_CHECKING:
-    from conftest import Kernel
+    from mpi_support import Kernel
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

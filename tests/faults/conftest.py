@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import MPI_LIBRARIES, build_kernel
+from mpi_support import MPI_LIBRARIES, build_kernel
 
 # The workflow tests' project helpers, imported from their directory as those tests do.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MPI_LIBRARIES, MpiLibrary
+from mpi_support import MPI_LIBRARIES, MpiLibrary
 
 REPO = Path(__file__).resolve().parents[2]
 INJECT_SOURCES = REPO / "src" / "inject"

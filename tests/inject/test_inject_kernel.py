@@ -23,7 +23,7 @@ from kernel.kernel_files import read_times, write_input
 from .conftest import InjectBuild
 
 if TYPE_CHECKING:
-    from conftest import Kernel
+    from mpi_support import Kernel
 
 pytestmark = pytest.mark.kernel
 

@@ -12,7 +12,7 @@ import pytest
 from kernel_files import read_provenance, read_times
 
 if TYPE_CHECKING:
-    from conftest import Kernel
+    from mpi_support import Kernel
 
 pytestmark = pytest.mark.kernel
 

@@ -14,7 +14,7 @@ import pytest
 from kernel_files import Row, operations, read_provenance, read_times, write_input
 
 if TYPE_CHECKING:
-    from conftest import Kernel
+    from mpi_support import Kernel
 
 pytestmark = pytest.mark.kernel
 

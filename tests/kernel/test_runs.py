@@ -15,7 +15,7 @@ import pytest
 from kernel_files import read_provenance, read_times, write_input
 
 if TYPE_CHECKING:
-    from conftest import Kernel
+    from mpi_support import Kernel
 
 pytestmark = pytest.mark.kernel
 

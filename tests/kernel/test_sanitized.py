@@ -13,7 +13,7 @@ import test_issue5_ops
 import test_measure
 from kernel_files import KERNEL_SOURCES, write_input
 
-from conftest import MPI_LIBRARIES
+from mpi_support import MPI_LIBRARIES
 
 pytestmark = pytest.mark.kernel
 

@@ -13,7 +13,7 @@ import pytest
 from kernel_files import Row, write_input
 
 if TYPE_CHECKING:
-    from conftest import Kernel
+    from mpi_support import Kernel
 
 pytestmark = pytest.mark.kernel
 

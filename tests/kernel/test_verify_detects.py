@@ -11,7 +11,7 @@ import pytest
 from kernel_files import write_input
 
 if TYPE_CHECKING:
-    from conftest import Kernel
+    from mpi_support import Kernel
 
 pytestmark = pytest.mark.kernel
 
