@@ -102,8 +102,10 @@ def test_impossible_request_is_rejected(
     [
         ("openmpi", "pmix", True),
         ("openmpi", "pmi2", False),  # aborts in MPI_Init
+        ("openmpi", "none", False),
         ("mpich", "pmi2", True),
         ("mpich", "pmix", False),  # two one-rank jobs: --nprocs 2 turns that into a failure
+        ("mpich", "none", False),  # the same
     ],
 )
 def test_srun_mpi_plugin(
