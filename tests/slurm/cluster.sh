@@ -123,7 +123,8 @@ JobCompType=jobcomp/none
 KillWait=5
 ReturnToService=2
 SchedulerType=sched/backfill
-$node_line State=UNKNOWN
+# NodeAddr: slurmctld reaches slurmd without resolving the host name.
+$node_line NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=$PARTITION_MAX_TIME State=UP OverSubscribe=$PARTITION_OVERSUBSCRIBE
 EOF
   mv "$SLURM_CONF_FILE.tmp" "$SLURM_CONF_FILE"
