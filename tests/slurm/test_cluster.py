@@ -52,6 +52,8 @@ def test_batch_job_is_accounted(cluster: Cluster) -> None:
         "sbatch",
         "--parsable",
         "--wait",
+        "--output",
+        "/dev/null",  # not slurm-<id>.out in the working directory
         "-p",
         cluster.partition,
         "-A",

@@ -23,3 +23,9 @@ rule aggregate:
         " --raw-root {params.raw_root:q} --inputs-root {params.inputs_root:q}"
         " --timings {output.timings:q} --medians {output.medians:q}"
         " {input.raw:q} 2> {log:q}"
+
+
+# Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs
+# (the login node) instead of waiting in the queue.
+localrules:
+    aggregate,

@@ -38,3 +38,9 @@ rule check_guidelines:
         "python -m mpiguide check --medians {input.medians:q} --catalogue {input.catalogue:q}"
         " --guidelines-json {params.guidelines:q} --analysis-json {params.analysis:q}"
         " --outdir {params.outdir:q} 2> {log:q}"
+
+
+# Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs
+# (the login node) instead of waiting in the queue.
+localrules:
+    check_guidelines,

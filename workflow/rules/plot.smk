@@ -24,3 +24,9 @@ rule plot:
     shell:
         "python -m mpiguide plot --timings {input.timings:q} --tests {input.tests:q}"
         " --analysis-json {params.analysis:q} --outdir {output:q} 2> {log:q}"
+
+
+# Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs
+# (the login node) instead of waiting in the queue.
+localrules:
+    plot,
