@@ -332,7 +332,10 @@ def selftest(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mpiguide.selftest",
-        description="False-positive and detection rates of a self-test campaign (docs/trust.md)",
+        description=(
+            "False-positive and detection rates of a self-test campaign"
+            " (README.md#how-far-can-i-trust-a-verdict)"
+        ),
     )
     parser.add_argument(
         "--config-json",

@@ -4,7 +4,7 @@ load of this shared machine hides in 5 runs); the `selftest` target builds the l
 every slowed run was slowed and writes the power table and its plot.
 
 Lives with the fault tests for their seeded projects; the full campaign is
-config/campaigns/selftest.yaml, run by a user (docs/trust.md)."""
+config/campaigns/selftest.yaml, run by a user (README.md#how-far-can-i-trust-a-verdict)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def compare(name: str, lhs: str, rhs: str) -> dict[str, Any]:
 
 
 # 7 runs, resampled to 5: with 5 runs against 5 the smallest p-value is 1/252, so p_thres is
-# 0.01 here (the campaign default 0.001 needs 7 runs for any verdict; docs/trust.md).
+# 0.01 here (the campaign default 0.001 needs 7 runs for any verdict;
+# README.md#how-far-can-i-trust-a-verdict).
 REDUCED_SELFTEST: dict[str, Any] = {
     "campaign": "selftest",
     "seed": 3,

@@ -160,7 +160,8 @@ def test_timeout_is_reported(failed_invocation: FailedInvocation) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="snakemake-executor-plugin-slurm 2.8.0 compares sacct's state 'CANCELLED by <uid>' "
-    "with 'CANCELLED', takes the job for running and waits forever (docs/cluster.md)",
+    "with 'CANCELLED', takes the job for running and waits forever"
+    " (README.md#running-on-a-cluster)",
 )
 def test_cancelled_job_is_reported(failed_invocation: FailedInvocation) -> None:
     assert sacct_record(failed_invocation.cancelled_job, ("State",))["State"].startswith(

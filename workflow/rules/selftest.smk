@@ -1,4 +1,5 @@
-# The self-test (docs/trust.md): false-positive and detection rates of this campaign's verdicts,
+# The self-test (README.md#how-far-can-i-trust-a-verdict):
+# false-positive and detection rates of this campaign's verdicts,
 # for a campaign built like config/campaigns/selftest.yaml (identical entries and copies slowed
 # by libmpiguide-inject, compared by `mpi` selectors). Not part of `all`: run it as
 #   snakemake --profile profiles/local --configfile config/campaigns/selftest.yaml all selftest
