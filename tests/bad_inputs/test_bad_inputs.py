@@ -45,9 +45,6 @@ import pytest
 import yaml
 
 from mpi_support import OPENMPI_ROOT_ENV
-
-# The workflow tests' helpers: throw-away project copies and snakemake runs in them.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 from workflow_project import new_project, snakemake
 
 if TYPE_CHECKING:

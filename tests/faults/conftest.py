@@ -1,4 +1,4 @@
-"""Fixtures for the fault tests: small campaign projects (tests/workflow/workflow_project.py)
+"""Fixtures for the fault tests: small campaign projects (tests/workflow_project.py)
 with a kernel built once per session, and the processes a running snakemake started."""
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ from typing import Any
 import pytest
 
 from mpi_support import MPI_LIBRARIES, build_kernel
-
-# The workflow tests' project helpers, imported from their directory as those tests do.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 from workflow_project import ROOT_ENV, new_project, snakemake_env
 
 CAMPAIGN = "faults"

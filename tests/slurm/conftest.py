@@ -17,10 +17,11 @@ from slurm_project import (
     SLURM_PROFILE_ARGS,
     Cluster,
     cluster_script,
-    new_project,
     parse_start_output,
     snakemake,
 )
+
+from workflow_project import new_project
 
 
 @pytest.fixture(scope="package")

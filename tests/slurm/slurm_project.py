@@ -4,22 +4,17 @@ with `--profile profiles/slurm` plus the test overlay (tests/slurm/profile)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from workflow_project import TINY_CAMPAIGN
 
-REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CLUSTER_SH = HERE / "cluster.sh"
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-# What a project needs from the repository; the mpiguide package comes from the venv.
-PROJECT_FILES = ("Snakefile", "workflow", "profiles", "config/guidelines.yaml", "src/kernel")
-IGNORED = shutil.ignore_patterns("build", "__pycache__", "*.o")
 SLURM_PROFILE_ARGS = ("--profile", "profiles/slurm", "--workflow-profile", str(HERE / "profile"))
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "sacct", "squeue", "scancel", "sacctmgr")
@@ -33,35 +28,15 @@ RUNS = ("00", "01", "02")
 NREP = 5
 N_EXPERIMENTS = 8
 SLURM_CAMPAIGN: dict = {
+    **TINY_CAMPAIGN,
     "campaign": CAMPAIGN,
     "seed": 11,
     "runs": len(RUNS),
     "nrep": NREP,
     "mpi": {
-        "openmpi": {
-            "mpicc": "mpicc.openmpi",
-            "launcher": "mpirun.openmpi --oversubscribe",
-            "srun": "srun --mpi=pmix",
-            "env": {
-                "OMPI_ALLOW_RUN_AS_ROOT": "1",
-                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                "OMPI_MCA_mpi_yield_when_idle": "1",
-            },
-        },
-        "mpich": {"mpicc": "mpicc.mpich", "launcher": "mpiexec.mpich", "srun": "srun --mpi=pmi2"},
+        "openmpi": {**TINY_CAMPAIGN["mpi"]["openmpi"], "srun": "srun --mpi=pmix"},
+        "mpich": {**TINY_CAMPAIGN["mpi"]["mpich"], "srun": "srun --mpi=pmi2"},
     },
-    "deployments": [{"nodes": 1, "ppn": 2}],
-    "experiments": [
-        {
-            "op": ["neighbor_allgather", "neighbor_alltoall"],
-            "topology": ["cart"],
-            "ndim": [1],
-            "reorder": [0, 1],
-            "msg_size": [8, 1024],
-        }
-    ],
-    "guidelines": ["GL4"],
-    "analysis": {"varied": "msg_size", "p_thres": 0.5, "v_thres": 1.0},
 }
 MPIS = tuple(SLURM_CAMPAIGN["mpi"])
 
@@ -109,25 +84,6 @@ def cluster_script(action: str) -> subprocess.CompletedProcess[str]:
 def parse_start_output(stdout: str) -> Cluster:
     values = dict(line.split("=", 1) for line in stdout.splitlines() if "=" in line)
     return Cluster(partition=values["partition"], account=values["account"])
-
-
-def new_project(root: Path, config: dict) -> Path:
-    """A fresh clone of the workflow with `config` as its campaign, no results."""
-    root.mkdir(parents=True)
-    for name in PROJECT_FILES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=IGNORED)
-        else:
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, root / name)
-    write_config(root, config)
-    return root
-
-
-def write_config(project: Path, config: dict) -> None:
-    (project / "config").mkdir(exist_ok=True)
-    (project / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
 def snakemake(project: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -32,8 +32,9 @@ from slurm_project import (
     sacct_record,
     slurm_env,
     snakemake,
-    write_config,
 )
+
+from workflow_project import write_config
 
 pytestmark = pytest.mark.slurm
 
