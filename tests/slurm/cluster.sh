@@ -7,7 +7,7 @@
 #   tests/slurm/cluster.sh status   exit 0 when every daemon runs and the node takes jobs
 #
 # Daemons: munged (own key and socket), MariaDB on 127.0.0.1 (own data dir and port), slurmdbd
-# (accounting: the executor plugin polls sacct), slurmctld, slurmd. Their state, logs and pid
+# (accounting: the executor plugin's sacct status queries), slurmctld, slurmd. Their state, logs and pid
 # files live under $MPIGUIDE_SLURM_DIR (default /tmp/mpiguide-slurm). The one file outside it is
 # the symlink /etc/slurm/slurm.conf -> $MPIGUIDE_SLURM_DIR/etc/slurm.conf: the plugin's job step
 # strips SLURM_CONF from the environment of the rule's srun, so clients must find the
@@ -121,6 +121,10 @@ AccountingStorageEnforce=associations,limits
 JobCompType=jobcomp/none
 # Short kill grace time: cancelled and timed-out test jobs end within seconds.
 KillWait=5
+# Seconds slurmctld keeps a finished job, so squeue still shows its final state (the profile's
+# slurm-status-command). SLURM's default, stated: the plugin polls up to 180 s apart and uses
+# squeue only where this is at least 3 x slurm-init-seconds-before-status-checks.
+MinJobAge=300
 ReturnToService=2
 SchedulerType=sched/backfill
 # NodeAddr: slurmctld reaches slurmd without resolving the host name.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -71,6 +72,15 @@ def test_batch_job_is_accounted(cluster: Cluster) -> None:
         "Account": cluster.account,
         "Partition": cluster.partition,
     }
+
+
+def test_finished_jobs_stay_visible_to_squeue(cluster: Cluster) -> None:
+    """MinJobAge keeps finished jobs in slurmctld long enough for the plugin's squeue status
+    queries, which it spaces up to 180 s apart (and uses only from 3 x 40 s on)."""
+    config = run("scontrol", "show", "config")
+    match = re.search(r"^MinJobAge\s*=\s*(\d+) sec$", config, flags=re.MULTILINE)
+    assert match, config
+    assert int(match.group(1)) >= 300
 
 
 @pytest.mark.parametrize(
