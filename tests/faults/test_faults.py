@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workflow_project import scheduled_jobs, snakemake
 
 from mpiguide import aggregate
+from workflow_project import scheduled_jobs, snakemake
 
 from .conftest import CAMPAIGN, DEPLOYMENT, RUNS, SLOW_RUNS, campaign, kernel_ranks, start_snakemake
 

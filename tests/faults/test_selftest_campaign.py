@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+
 from workflow_project import ROOT_ENV, snakemake
 
 pytestmark = pytest.mark.workflow

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from workflow_project import TINY_CAMPAIGN, new_project, read_config, snakemake, write_config
 
 

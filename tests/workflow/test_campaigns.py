@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+
 from workflow_project import REPO, new_project, scheduled_jobs, snakemake
 
 CAMPAIGNS_DIR = REPO / "config" / "campaigns"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from workflow_project import DEPLOYMENT, N_EXPERIMENTS, TINY_CAMPAIGN, snakemake
 
 pytestmark = pytest.mark.workflow

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from workflow_project import DEPLOYMENT, scheduled_jobs, snakemake
 
 pytestmark = pytest.mark.workflow

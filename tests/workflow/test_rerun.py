@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+
 from workflow_project import TINY_CAMPAIGN, new_project, read_config, scheduled_jobs, snakemake
 
 pytestmark = pytest.mark.workflow

@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+
 from workflow_project import TINY_CAMPAIGN, new_project, snakemake
 
 pytestmark = pytest.mark.workflow

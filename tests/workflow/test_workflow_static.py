@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from workflow_project import REPO, TINY_CAMPAIGN, new_project, scheduled_jobs, snakemake
 
 pytestmark = pytest.mark.workflow
