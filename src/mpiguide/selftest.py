@@ -37,6 +37,7 @@ RUN_COUNTS = (5, 10, 20, 30)
 RESAMPLES = 100
 INJECT_VARIABLE = "MPIGUIDE_INJECT"
 INJECT_LIBRARY = "libmpiguide-inject.so"
+MAX_FRACTION = 100.0
 # What libmpiguide-inject prints (rank 0, stderr: the run's log) when it is active.
 ANNOUNCEMENT = "mpiguide-inject: active:"
 ALL_OPS = "all"
@@ -75,9 +76,16 @@ def planted_fraction(mpi: str, entry: Mapping[str, Any], source: str) -> float:
                 "(NAME:fraction=F), so that every operation is slowed by the same relative amount"
             )
         try:
-            fractions.add(float(value))
+            fraction = float(value)
         except ValueError:
             raise ConfigError(f"{where}: {item.strip()!r}: {value!r} is not a number") from None
+        # The bounds of libmpiguide-inject (INJECT_MAX_FRACTION in src/inject/spec.h): a NaN or a
+        # negative fraction would otherwise label a null comparison as a planted slowdown.
+        if not 0.0 <= fraction <= MAX_FRACTION:
+            raise ConfigError(
+                f"{where}: {item.strip()!r}: fraction must be a number from 0 to {MAX_FRACTION:g}"
+            )
+        fractions.add(fraction)
     if len(fractions) != 1:
         raise ConfigError(f"{where}: plants different fractions {sorted(fractions)}; use one")
     return fractions.pop()

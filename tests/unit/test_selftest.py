@@ -97,6 +97,9 @@ def test_planted_fraction_reads_the_spec() -> None:
         ("MPI_Bcast:usec=5", "the self-test plants fractions"),
         ("MPI_Bcast:fraction=0.1, MPI_Scan:fraction=0.2", "plants different fractions"),
         ("MPI_Bcast:fraction=ten", "'ten' is not a number"),
+        ("MPI_Bcast:fraction=nan", "fraction must be a number from 0 to 100"),
+        ("MPI_Bcast:fraction=-0.1", "fraction must be a number from 0 to 100"),
+        ("MPI_Bcast:fraction=inf", "fraction must be a number from 0 to 100"),
     ],
 )
 def test_planted_fraction_rejects_other_specs(spec: str, message: str) -> None:
