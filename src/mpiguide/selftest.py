@@ -159,6 +159,12 @@ def check_injection_logs(
     LD_PRELOAD of a missing library is only a warning of the dynamic loader: without this check
     a misplaced library would turn a planted slowdown into a silent null comparison.
     """
+    unknown = sorted(set(medians["mpi"].astype(str)) - set(config["mpi"]))
+    if unknown:
+        raise DataError(
+            f"the run medians hold mpi entries {unknown} that {source} does not define: "
+            "medians and config come from different campaigns"
+        )
     runs = medians[[*DEPLOYMENT_KEYS, "run"]].drop_duplicates()
     for row in runs.itertuples(index=False):
         log = run_logs / str(row.mpi) / f"{row.nodes}x{row.ppn}" / f"run{int(row.run):02d}.log"
@@ -253,6 +259,10 @@ def power_table(
     from mpiguide.guidelines import evaluate
 
     mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
+    # An entry without runs would silently drop its guidelines' rows from the table.
+    unmeasured = sorted(mpis - set(medians["mpi"].astype(str)))
+    if unmeasured:
+        raise DataError(f"the run medians hold no runs of mpi entries {unmeasured}")
     runs_per_entry = medians[medians["mpi"].isin(list(mpis))].groupby(list(DEPLOYMENT_KEYS))
     measured = int(runs_per_entry["run"].nunique().min())
     guidelines = [p.guideline for p in planted]

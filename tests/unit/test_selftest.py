@@ -245,3 +245,12 @@ def test_selftest_writes_table_and_plot(tmp_path: Path) -> None:
     assert set(written["slowdown_pct"]) == {0.0, 2.0, 20.0}
     assert plot.read_bytes().startswith(b"\x89PNG")
     assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
+
+
+def test_selftest_refuses_medians_of_another_campaign(tmp_path: Path) -> None:
+    medians = synthetic_medians(runs=5)
+    logs = write_logs(tmp_path, medians, {"slow2", "slow20"})
+    with pytest.raises(DataError, match=r"entries \['other'\] that c does not define"):
+        check_injection_logs(CONFIG, medians.replace({"mpi": {"b": "other"}}), logs, "c")
+    with pytest.raises(DataError, match=r"no runs of mpi entries \['slow20'\]"):
+        power_table(medians[medians["mpi"] != "slow20"], planted_guidelines(CONFIG, "c"), OPTIONS)
