@@ -118,3 +118,15 @@ def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
         "plot": 1,
         "all": 1,
     }
+
+
+def test_analysis_rules_run_on_the_submit_host() -> None:
+    """README: under SLURM only kernel builds and runs queue; every rule that runs mpiguide's
+    pandas code is a local rule."""
+    text = "\n".join(p.read_text() for p in sorted((REPO / "workflow" / "rules").glob("*.smk")))
+    blocks = re.findall(r"^localrules:\n((?:[ \t]+\w+,\n)+)", text, re.MULTILINE)
+    local = set(re.findall(r"\w+", "".join(blocks)))
+    rules = re.findall(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", text, re.MULTILINE | re.DOTALL)
+    analysis = {name for name, body in rules if "python -m mpiguide" in body}
+    assert {"aggregate", "check_guidelines", "selftest"} <= analysis
+    assert analysis - local == set()

@@ -54,3 +54,9 @@ rule selftest:
         "python -m mpiguide.selftest --config-json {params.config:q}"
         " --medians {input.medians:q} --run-logs {params.run_logs:q}"
         " --csv {output.csv:q} --plot {output.plot:q} 2> {log:q}"
+
+
+# Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs
+# (the login node) instead of waiting in the queue.
+localrules:
+    selftest,
