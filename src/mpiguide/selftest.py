@@ -38,6 +38,8 @@ RESAMPLES = 100
 INJECT_VARIABLE = "MPIGUIDE_INJECT"
 INJECT_LIBRARY = "libmpiguide-inject.so"
 MAX_FRACTION = 100.0
+# ld.so splits LD_PRELOAD into libraries at these (ld.so(8)).
+LD_PRELOAD_SEPARATORS = (" ", ":")
 # What libmpiguide-inject prints (rank 0, stderr: the run's log) when it is active.
 ANNOUNCEMENT = "mpiguide-inject: active:"
 ALL_OPS = "all"
@@ -98,7 +100,8 @@ def inject_libraries(entries: Mapping[str, Mapping[str, Any]], source: str) -> d
     libraries: dict[str, str] = {}
     for name, entry in entries.items():
         path = entry.get("env", {}).get("LD_PRELOAD", "")
-        if PurePath(path).name != INJECT_LIBRARY or PurePath(path).is_absolute() or " " in path:
+        several = any(separator in path for separator in LD_PRELOAD_SEPARATORS)
+        if PurePath(path).name != INJECT_LIBRARY or PurePath(path).is_absolute() or several:
             continue
         builder = libraries.setdefault(path, name)
         if entries[builder].get("mpicc") != entry.get("mpicc"):

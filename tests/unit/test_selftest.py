@@ -120,6 +120,9 @@ def test_inject_libraries_the_workflow_builds() -> None:
         "slow": preloading(relative),
         "mine": preloading("/opt/lib/libmpiguide-inject.so"),  # the user's to build
         "other": preloading("build/libother.so"),
+        # ld.so splits LD_PRELOAD at blanks and colons: several libraries, the user's to build
+        "pair": preloading(f"build/libother.so:{relative}".replace("openmpi", "pair")),
+        "pair2": preloading(f"build/libother.so {relative}".replace("openmpi", "pair2")),
     }
     assert inject_libraries(entries, "c.yaml") == {relative: "ref"}
     with pytest.raises(ConfigError, match=r"c.yaml: mpi.mpich.env.LD_PRELOAD: .* built with"):
