@@ -150,6 +150,34 @@ def test_lubbe_constructor_and_collective_guidelines(guidelines: list[Guideline]
     ]
 
 
+def test_lubbe_constructor_guidelines_pair_topo_create(guidelines: list[Guideline]) -> None:
+    """GL1: Cart_create with the von Neumann r = 1 graph (FMAJ) of the same ndim, nfin,
+    reorder; GL2: adjacent with Dist_graph_create of the same neighbourhood; GL3: reorder 0
+    with 1 of the same constructor. Nothing but topo_create is paired."""
+    block = {"topology": ["cart", "vonneumann", "moore"], "ndim": [1, 2], "nfin": [0, 1],
+             "ordering": ["FMAJ", "RAND"], "reorder": [0, 1],
+             "constructor": ["cart", "graph", "graph_adj"]}  # fmt: skip
+    experiments = _experiments(
+        [{"op": ["topo_create"], **block}, {"op": ["neighbor_alltoall"], "msg_size": [8], **block}],
+        ["openmpi"],
+    )
+    keys = [*DEPLOYMENT_KEYS, *GRID_PARAMETERS]
+    by_id = {g.id: g for g in guidelines}
+    differing = {"GL1": {"topology", "radius", "ordering", "constructor"},
+                 "GL2": {"constructor"}, "GL3": {"reorder"}}  # fmt: skip
+    for guideline_id, allowed in differing.items():
+        (comparison,) = by_id[guideline_id].comparisons
+        pairs = pair_comparison(experiments, keys, comparison.lhs, comparison.rhs)
+        lhs = experiments.iloc[pairs["lhs_row"].to_numpy()].reset_index(drop=True)
+        rhs = experiments.iloc[pairs["rhs_row"].to_numpy()].reset_index(drop=True)
+        assert len(pairs) and set(lhs["op"]) == set(rhs["op"]) == {"topo_create"}
+        differ = {key for key in GRID_PARAMETERS if (lhs[key] != rhs[key]).any()}
+        assert differ <= allowed, (guideline_id, differ)
+    # GL1: one test per Cartesian experiment (2 ndim x 2 nfin x 2 reorder)
+    (gl1,) = by_id["GL1"].comparisons
+    assert len(pair_comparison(experiments, keys, gl1.lhs, gl1.rhs)) == 8
+
+
 def test_lubbe_entries_pair_like_with_like(guidelines: list[Guideline]) -> None:
     """On a grid holding topo_create and every neighbourhood collective on every graph
     topology, ordering, constructor and reorder flag, an entry whose both sides list the same
