@@ -12,9 +12,16 @@ from mpiguide.catalogue import load_catalogue, resolve
 from mpiguide.config import load_campaign
 from mpiguide.grid import build_grid
 from mpiguide.guidelines import check
-from mpiguide.paper_tables import LAYOUTS, LUBBE_TABLE3, LUBBE_TABLE4, row_labels
+from mpiguide.paper_tables import (
+    LAYOUTS,
+    LUBBE_TABLE3,
+    LUBBE_TABLE4,
+    labelled_summary,
+    row_labels,
+)
 from mpiguide.strict_yaml import load_yaml
 from mpiguide.synthetic import Deployment, write_campaign
+from mpiguide.tables import table3_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 CAMPAIGNS = ROOT / "config" / "campaigns"
@@ -123,3 +130,18 @@ def test_table4_reorder_row_is_wider_than_gl12(tmp_path):
     gl12 = summary.loc[summary["guideline"] == "GL12"]
     assert gl12[["tests", "groups"]].drop_duplicates().values.tolist() == [[60, 4]]
     assert len(gl12) == len(DEPLOYMENTS)
+
+
+def test_paper_layout_labels_rows_and_marks_untested_ones():
+    summary = pd.DataFrame(
+        {"guideline": ["GL4", "MONO"], "mpi": "openmpi", "nodes": 1, "ppn": 2, "tests": [8, 3],
+         "violated": [1, 0], "groups": [4, 1], "violated_groups": [1, 0]}
+    )  # fmt: skip
+    markdown = table3_markdown(summary, ["GL9", "GL4", "MONO"], "lubbe-table3")
+    assert "Lübbe 2017, Table 3" in markdown
+    assert "| Neigh_allgather ≼ Neigh_alltoall | 1/8 (1/4) |" in markdown
+    assert "| Cart ≼ Vneum | - |" in markdown
+    assert markdown.rstrip().endswith("| MONO | 0/3 (0/1) |")
+    labelled = labelled_summary(summary, "lubbe-table3", ["GL9", "GL4", "MONO"])
+    assert list(labelled["row"]) == ["Neigh_allgather ≼ Neigh_alltoall", "MONO"]
+    assert list(labelled.columns) == ["row", *summary.columns]
