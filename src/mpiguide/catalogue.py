@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +29,9 @@ Selector = dict[str, tuple[str, ...]]
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "guidelines.schema.yaml"
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
+# Process counts that may be the varied parameter; nprocs = nodes x ppn is derived, not stored.
+PROCESS_COUNT_KEYS = ("nprocs", "nodes", "ppn")
+VARIED_KEYS = (*GRID_PARAMETERS, *PROCESS_COUNT_KEYS)
 CORRECTIONS = ("none", "holm", "bh")
 
 
@@ -56,6 +59,9 @@ class AnalysisOptions:
     v_thres: float = 1.03
     correction: Correction = "none"
     confidence: float = 0.95
+    variability: tuple[Selector, ...] = ()
+    run_band: float = 0.1
+    model_tolerance: float = 0.2
 
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
@@ -66,23 +72,44 @@ class AnalysisOptions:
                 f"{source}: analysis.{sorted(unknown)[0]} is not an option; allowed: "
                 f"{', '.join(cls.__dataclass_fields__)}"
             )
-        options = cls(**analysis)
+        options = cls(**{**analysis, "variability": ()})
         checks = [
-            ("varied", isinstance(options.varied, str) and options.varied in GRID_PARAMETERS,
-             f"one of {', '.join(GRID_PARAMETERS)}"),
+            ("varied", isinstance(options.varied, str) and options.varied in VARIED_KEYS,
+             f"one of {', '.join(VARIED_KEYS)}"),
             ("p_thres", _is_number(options.p_thres) and 0 < options.p_thres < 1,
              "a number in (0, 1)"),
             ("v_thres", _is_number(options.v_thres) and options.v_thres >= 1, "a number >= 1"),
             ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
             ("confidence", _is_number(options.confidence) and 0 < options.confidence < 1,
              "a number in (0, 1)"),
+            ("run_band", _is_number(options.run_band) and 0 < options.run_band < 1,
+             "a number in (0, 1)"),
+            ("model_tolerance",
+             _is_number(options.model_tolerance) and options.model_tolerance > 0,
+             "a number > 0"),
         ]  # fmt: skip
         for key, valid, allowed in checks:
             if not valid:
                 raise ConfigError(
                     f"{source}: analysis.{key} is {getattr(options, key)!r}; allowed: {allowed}"
                 )
-        return options
+        selectors = _variability_selectors(analysis.get("variability", []), source)
+        return replace(options, variability=selectors)
+
+
+def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:
+    """analysis.variability: a list of selectors (mappings of selectable keys or nprocs)."""
+    allowed_keys = (*SELECTABLE_KEYS, "nprocs")
+    if not isinstance(raw, list) or not all(isinstance(item, Mapping) for item in raw):
+        raise ConfigError(f"{source}: analysis.variability must be a list of selectors")
+    for index, selector in enumerate(raw):
+        for key in selector:
+            if key not in allowed_keys:
+                raise ConfigError(
+                    f"{source}: analysis.variability[{index}].{key}: not a parameter; "
+                    f"allowed: {', '.join(allowed_keys)}"
+                )
+    return tuple(_selector(selector) for selector in raw)
 
 
 def _is_number(value: object) -> bool:

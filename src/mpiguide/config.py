@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 
 from mpiguide.catalogue import (
+    PROCESS_COUNT_KEYS,
     AnalysisOptions,
     Guideline,
     Selector,
@@ -232,11 +233,34 @@ def _check_analysis(
     parameter that varies in this campaign."""
     AnalysisOptions.from_mapping(config["analysis"], source)
     varied = config["analysis"]["varied"]
+    if varied in PROCESS_COUNT_KEYS:
+        _check_process_count(config["deployments"], varied, source)
+        return
     varying = [p for p in PARAMETERS if len({row[p] for row in rows} - {None}) > 1]
     if varied not in varying:
         raise ConfigError(
             f"{source}: analysis.varied: '{varied}' takes one value only in this campaign; "
             f"parameters that vary: {', '.join(varying) or 'none'}"
+        )
+
+
+def _check_process_count(
+    deployments: Sequence[Mapping[str, Any]], varied: str, source: str
+) -> None:
+    """A process count to vary along must take two values among the deployments; along nprocs,
+    two deployments with the same count (1x4, 2x2) would be two points at one x."""
+    counts = [d["nodes"] * d["ppn"] if varied == "nprocs" else d[varied] for d in deployments]
+    if len(set(counts)) < 2:
+        raise ConfigError(
+            f"{source}: analysis.varied: '{varied}' takes one value only in this campaign's "
+            f"deployments ({counts[0]}); list deployments with at least two"
+        )
+    if varied == "nprocs" and len(set(counts)) < len(counts):
+        same = [f"{d['nodes']}x{d['ppn']}" for d, c in zip(deployments, counts, strict=True)
+                if counts.count(c) > 1]  # fmt: skip
+        raise ConfigError(
+            f"{source}: analysis.varied: 'nprocs' is ambiguous: deployments "
+            f"{', '.join(same)} have the same number of processes; vary nodes or ppn instead"
         )
 
 

@@ -53,6 +53,16 @@ def _read_medians(medians_parquet: Path) -> pd.DataFrame:
     return medians
 
 
+def with_nprocs(medians: pd.DataFrame) -> pd.DataFrame:
+    """`medians` with the derived column nprocs = nodes x ppn after ppn."""
+    if "nprocs" in medians.columns:
+        return medians
+    frame = medians.copy()
+    nprocs = frame["nodes"].astype("int64") * frame["ppn"].astype("int64")
+    frame.insert(frame.columns.get_loc("ppn") + 1, "nprocs", nprocs)
+    return frame
+
+
 def _experiments(medians: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
     """One row per (mpi, nodes, ppn, exp_id) as canonical strings; row of every median."""
     keys = [c for c in medians.columns if c not in MEDIAN_COLUMNS]
@@ -106,6 +116,8 @@ def evaluate(
     medians: pd.DataFrame, guidelines: Sequence[Guideline], options: AnalysisOptions, source: str
 ) -> pd.DataFrame:
     """One row per test of every guideline (columns: see docs/analysis.md)."""
+    if options.varied == "nprocs":
+        medians = with_nprocs(medians)
     experiments, rows, keys = _experiments(medians)
     if options.varied not in keys:
         raise ConfigError(f"{source}: analysis.varied {options.varied!r} is not in the data")

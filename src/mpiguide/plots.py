@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import seaborn as sns
 
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS
 from mpiguide.errors import DataError
 from mpiguide.guidelines import AnalysisOptions
 from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
@@ -80,7 +80,11 @@ def _x_values(values: pd.Series) -> tuple[pd.Series, bool]:
 def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     """Title of a group: guideline, deployment and the keys where lhs and rhs differ."""
     first = group.iloc[0]
-    deployment = f"{first['mpi']} {first['nodes']}x{first['ppn']}"
+    deployment = (
+        first["mpi"]
+        if varied in PROCESS_COUNT_KEYS
+        else f"{first['mpi']} {first['nodes']}x{first['ppn']}"
+    )
     differing = [
         f"{key}: {' vs '.join(value or 'n/a' for value in split_pair(first[key]))}"
         for key in keys
@@ -89,7 +93,9 @@ def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     fixed = [
         f"{key}={first[key]}"
         for key in keys
-        if key not in (varied, *DEPLOYMENT_KEYS) and first[key] and PAIR_SEPARATOR not in first[key]
+        if key not in (varied, *DEPLOYMENT_KEYS, *PROCESS_COUNT_KEYS)
+        and first[key]
+        and PAIR_SEPARATOR not in first[key]
     ]
     return (
         f"{first['guideline']} group {first['group']} ({deployment}): {'; '.join(differing)}\n"
@@ -115,7 +121,8 @@ def overview_plot(group: pd.DataFrame, keys: list[str], varied: str, path: Path)
                  edgecolors="black", linewidths=1.5, label="violated", zorder=3)  # fmt: skip
     axes.set_yscale("log")
     if numeric and (frame["_x"] > 0).all():
-        axes.set_xscale("log")
+        # process counts on log2, as Parker's scaling figures
+        axes.set_xscale("log", base=2 if varied in PROCESS_COUNT_KEYS else 10)
     axes.set_xlabel(varied)
     axes.set_ylabel("median of run medians [s]")
     axes.set_title(_describe_group(frame, keys, varied), fontsize=8)
