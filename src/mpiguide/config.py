@@ -28,6 +28,7 @@ from mpiguide.catalogue import (
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
 from mpiguide.launch import command_words
+from mpiguide.models import MODELS, load_models, resolve_models
 from mpiguide.schema_messages import describe
 from mpiguide.strict_yaml import load_yaml
 
@@ -105,6 +106,19 @@ def validate_grid_spec(spec: Any, source: str) -> None:
         "properties": {key: schema["properties"][key] for key in GRID_KEYS},
     }
     validate_schema(spec, spec_schema, source)
+
+
+def validate_models_selection(selection: Any, source: str) -> None:
+    """Validate a campaign's `models:` value (given alone, e.g. on the command line) against
+    its part of the schema."""
+    schema = load_schema(Path.cwd())
+    part = {
+        "$schema": schema["$schema"],
+        "$defs": schema["$defs"],
+        "type": "object",
+        "properties": {"models": schema["properties"]["models"]},
+    }
+    validate_schema({"models": selection}, part, source)
 
 
 def _check_commands(config: Mapping[str, Any], source: str) -> None:
@@ -264,6 +278,30 @@ def _check_process_count(
         )
 
 
+def _check_models(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+) -> None:
+    """Each selected model exists and each of its ops is measured, with a msg_size where the
+    model depends on n."""
+    if not config["models"]:
+        return
+    catalogue = load_models(find_repository_file(MODELS, Path.cwd()))
+    measured = {row["op"]: row["msg_size"] is not None for row in rows}
+    for index, selection in enumerate(resolve_models(config["models"], catalogue, source)):
+        for position, op in enumerate(selection.ops):
+            where = f"{source}: models[{index}].ops[{position}]"
+            if op not in measured:
+                raise ConfigError(
+                    f"{where}: {op!r} is not measured in this campaign "
+                    f"(its ops: {', '.join(sorted(measured))})"
+                )
+            if selection.model.uses_n and not measured[op]:
+                raise ConfigError(
+                    f"{where}: {selection.model.id} depends on the message size n, which "
+                    f"{op!r} does not have"
+                )
+
+
 def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: str) -> None:
     """Semantic checks of a schema-valid config (defaults filled in); `source` is the config
     file named in every ConfigError."""
@@ -273,6 +311,7 @@ def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: st
     _check_roots(config, source)
     _check_guidelines(config, catalogue, rows, source)
     _check_analysis(config, rows, source)
+    _check_models(config, rows, source)
 
 
 def load_campaign(path: Path, catalogue_path: Path | None = None) -> dict[str, Any]:

@@ -40,7 +40,7 @@ __all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue"
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 
 
-def _read_medians(medians_parquet: Path) -> pd.DataFrame:
+def read_medians(medians_parquet: Path) -> pd.DataFrame:
     if not medians_parquet.is_file():
         raise DataError(f"{medians_parquet}: no such file (written by `mpiguide aggregate`)")
     try:
@@ -151,7 +151,7 @@ def check(
     """
     medians_parquet, outdir = Path(medians_parquet), Path(outdir)
     options = AnalysisOptions.from_mapping(analysis, source)
-    medians = _read_medians(medians_parquet)
+    medians = read_medians(medians_parquet)
     tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
     with atomic_path(outdir / "tests.csv") as temporary:

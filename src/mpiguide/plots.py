@@ -103,7 +103,7 @@ def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     )
 
 
-def _save(figure: plt.Figure, path: Path) -> None:
+def save_figure(figure: plt.Figure, path: Path) -> None:
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format="png", dpi=100, bbox_inches="tight")
     plt.close(figure)
@@ -127,7 +127,7 @@ def overview_plot(group: pd.DataFrame, keys: list[str], varied: str, path: Path)
     axes.set_ylabel("median of run medians [s]")
     axes.set_title(_describe_group(frame, keys, varied), fontsize=8)
     axes.legend()
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def focus_plot(test: pd.Series, repetitions: pd.DataFrame, varied: str, path: Path) -> None:
@@ -145,7 +145,7 @@ def focus_plot(test: pd.Series, repetitions: pd.DataFrame, varied: str, path: Pa
         f"p = {test['p_adjusted']:.2g}",
         fontsize=9,
     )
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
@@ -154,7 +154,7 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
     if tests.empty:
         axes.text(0.5, 0.5, "no tests", ha="center", va="center")
         axes.set_axis_off()
-        _save(figure, path)
+        save_figure(figure, path)
         return
     x, numeric = _x_values(tests[varied])
     row = tests["guideline"] + " " + lhs_side(tests["op"])
@@ -168,7 +168,7 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
                 cbar_kws={"label": "log2 median ratio"}, ax=axes)  # fmt: skip
     axes.set_xlabel(varied)
     axes.set_ylabel("guideline, lhs operation")
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def _repetitions(timings_parquet: Path, tests: pd.DataFrame) -> pd.DataFrame:

@@ -108,6 +108,7 @@ def campaign(deployments, varied):
         "nrep": 10,
         "guidelines": [],
         "analysis": {"varied": varied},
+        "models": [],
     }
 
 
