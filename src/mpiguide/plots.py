@@ -173,11 +173,16 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
 
 def _repetitions(timings_parquet: Path, tests: pd.DataFrame) -> pd.DataFrame:
     """Repetitions of the lhs and rhs experiments of `tests` (one Parquet read, filtered)."""
-    exp_ids = sorted({*tests["lhs_exp_id"].astype(int), *tests["rhs_exp_id"].astype(int)})
+    exp_ids = {*tests["lhs_exp_id"].astype(int), *tests["rhs_exp_id"].astype(int)}
+    return read_repetitions(timings_parquet, exp_ids)
+
+
+def read_repetitions(timings_parquet: Path, exp_ids: set[int]) -> pd.DataFrame:
+    """Repetitions of the experiments `exp_ids` in every deployment, deployment keys as text."""
     columns = ["exp_id", *DEPLOYMENT_KEYS, "run", "time_s"]
     try:
         table = pq.read_table(timings_parquet, columns=columns,
-                              filters=[("exp_id", "in", exp_ids)])  # fmt: skip
+                              filters=[("exp_id", "in", sorted(exp_ids))])  # fmt: skip
     except (OSError, ValueError) as error:
         raise DataError(f"{timings_parquet}: cannot read the timings: {error}") from None
     timings = table.to_pandas()
