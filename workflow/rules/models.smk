@@ -34,6 +34,7 @@ rule fit_models:
     params:
         models=as_json(config["models"]),
         analysis=as_json(config["analysis"]),
+        outdir=output_dir,
     log:
         f"{RESULTS}/logs/fit_models.log",
     conda:
@@ -41,7 +42,7 @@ rule fit_models:
     shell:
         "python -m mpiguide fit --medians {input.medians:q} --models {input.models:q}"
         " --models-json {params.models:q} --analysis-json {params.analysis:q}"
-        " --out {MODEL_DIR:q} 2> {log:q}"
+        " --out {params.outdir:q} 2> {log:q}"
 
 
 rule variability:
@@ -71,6 +72,7 @@ rule variability:
         ),
     params:
         analysis=as_json(config["analysis"]),
+        outdir=output_dir,
     log:
         f"{RESULTS}/logs/variability.log",
     conda:
@@ -78,7 +80,7 @@ rule variability:
     shell:
         "python -m mpiguide variability --medians {input.medians:q} --timings {input.timings:q}"
         " --tests {input.tests:q} --analysis-json {params.analysis:q}"
-        " --outdir {VARIABILITY_DIR:q} 2> {log:q}"
+        " --outdir {params.outdir:q} 2> {log:q}"
 
 
 # Seconds of pandas work on one core: under SLURM they run where Snakemake runs.
