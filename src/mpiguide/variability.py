@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions
+from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
 from mpiguide.guidelines import read_medians, with_nprocs
 from mpiguide.pairing import canonical_strings, selector_mask, split_pair
 from mpiguide.plots import read_repetitions, read_tests, safe_name, save_figure
@@ -113,8 +113,10 @@ def variability_plot(
 
     centre = float(np.median(run_medians))
     figure, axes = plt.subplots(figsize=(max(6, 0.45 * repetitions["run"].nunique() + 2), 4.5))
-    sns.boxplot(data=repetitions, x="run", y="time_s", color="lightsteelblue", fliersize=2,
+    # Outliers left out and a log axis: one congested run must not flatten the others' boxes.
+    sns.boxplot(data=repetitions, x="run", y="time_s", color="lightsteelblue", showfliers=False,
                 ax=axes)  # fmt: skip
+    axes.set_yscale("log")
     axes.axhline(centre, color="black", linewidth=1.2, label="median of run medians")
     for band, style in zip(FIGURE_BANDS, (":", "--"), strict=True):
         for sign in (-1, 1):
@@ -130,7 +132,7 @@ def _describe(medians: pd.DataFrame, key: tuple[str, str, str, int]) -> str:
     mpi, nodes, ppn, exp_id = key
     row = medians.loc[medians["exp_id"] == exp_id].iloc[0]
     parameters = " ".join(
-        f"{name}={value}"
+        f"{name}={canonical_value(value)}"
         for name, value in row.items()
         if name in ("op", "msg_size", "dtype", "topology", "root") and pd.notna(value)
     )
