@@ -33,6 +33,8 @@ SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
 PROCESS_COUNT_KEYS = ("nprocs", "nodes", "ppn")
 VARIED_KEYS = (*GRID_PARAMETERS, *PROCESS_COUNT_KEYS)
 CORRECTIONS = ("none", "holm", "bh")
+# absolute: least squares of the latencies; relative: of the relative errors (weights 1/l²)
+MODEL_WEIGHTINGS = ("absolute", "relative")
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class AnalysisOptions:
     variability: tuple[Selector, ...] = ()
     run_band: float = 0.1
     model_tolerance: float = 0.2
+    model_weighting: str = "absolute"
 
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
@@ -87,6 +90,8 @@ class AnalysisOptions:
             ("model_tolerance",
              _is_number(options.model_tolerance) and options.model_tolerance > 0,
              "a number > 0"),
+            ("model_weighting", options.model_weighting in MODEL_WEIGHTINGS,
+             f"one of {', '.join(MODEL_WEIGHTINGS)}"),
         ]  # fmt: skip
         for key, valid, allowed in checks:
             if not valid:

@@ -1,7 +1,8 @@
 """Least-squares fits of latency models (models.py) to run medians, and where the data leave them.
 
-Per selected model, MPI entry and operation: ordinary least squares (statsmodels OLS) of the run
-medians in microseconds on the model's terms, every point a run median (n = message size,
+Per selected model, MPI entry and operation: least squares (statsmodels OLS, or WLS of the
+relative errors with analysis.model_weighting: relative) of the run medians in microseconds on
+the model's terms, every point a run median (n = message size,
 p = nodes x ppn). Outputs in the output directory:
 
 - models.csv: model, mpi, op, parameter, estimate, ci_low, ci_high (95 % confidence interval),
@@ -58,9 +59,11 @@ def _points(medians: pd.DataFrame, model: Model, mpi: str, op: str, where: str) 
     )
 
 
-def _fit_one(model: Model, points: pd.DataFrame, where: str) -> Any:
-    """statsmodels OLS results; DataError when the points cannot determine the coefficients."""
+def _fit_one(model: Model, points: pd.DataFrame, weighting: str, where: str) -> Any:
+    """statsmodels OLS (absolute) or WLS (relative: weights 1/fitted latency²) results;
+    DataError when the points cannot determine the coefficients."""
     design = model.design(points["msg_size"], points["nprocs"])
+    latency = points["latency_us"].to_numpy()
     n_terms = design.shape[1]
     if np.linalg.matrix_rank(design) < n_terms or len(points) <= n_terms:
         sizes = sorted(points["msg_size"].unique())
@@ -71,13 +74,22 @@ def _fit_one(model: Model, points: pd.DataFrame, where: str) -> Any:
             + f" cannot determine the {n_terms} coefficients of {model.text} "
             "(need more process counts or message sizes, and more points than coefficients)"
         )
-    return sm.OLS(points["latency_us"].to_numpy(), design).fit()
+    if weighting == "absolute":
+        return sm.OLS(latency, design).fit()
+    if (latency <= 0).any():
+        raise DataError(f"{where}: a latency of 0 has no relative error; use absolute weighting")
+    # Weights from the observations correlate with their noise and bias the fit low; a second
+    # pass weights by the first pass's fitted values (the observed latency where not positive).
+    first = sm.WLS(latency, design, weights=latency**-2.0).fit()
+    scale = np.where(first.fittedvalues > 0, first.fittedvalues, latency)
+    return sm.WLS(latency, design, weights=scale**-2.0).fit()
 
 
 def fit_models(
-    medians: pd.DataFrame, selections: Sequence[Selection], tolerance: float, source: str
+    medians: pd.DataFrame, selections: Sequence[Selection], options: AnalysisOptions, source: str
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[tuple[Model, str, str, pd.DataFrame, Any]]]:
-    """(models table, residuals table, fits to plot) of every selected model, mpi and op."""
+    """(models table, residuals table, fits to plot) of every selected model, mpi and op, with
+    options.model_weighting and options.model_tolerance."""
     medians = with_nprocs(medians)
     coefficient_rows, residual_frames, fits = [], [], []
     for selection in selections:
@@ -88,14 +100,16 @@ def fit_models(
                 points = _points(medians, model, mpi, op, where)
                 if points.empty:
                     raise DataError(f"{where}: no run medians of this operation")
-                result = _fit_one(model, points, where)
+                result = _fit_one(model, points, options.model_weighting, where)
                 low, high = result.conf_int(alpha=1 - CONFIDENCE).T
                 for index, name in enumerate(model.coefficients):
                     coefficient_rows.append(
                         [model.id, mpi, op, name, result.params[index], low[index], high[index],
                          result.rsquared, len(points), model.published.get(name, np.nan)]
                     )  # fmt: skip
-                residual_frames.append(_residuals(model, mpi, op, points, result, tolerance))
+                residual_frames.append(
+                    _residuals(model, mpi, op, points, result, options.model_tolerance)
+                )
                 fits.append((model, mpi, op, points, result))
     table = pd.DataFrame(coefficient_rows, columns=MODEL_COLUMNS)
     residuals = (
@@ -180,9 +194,7 @@ def fit(
     options = AnalysisOptions.from_mapping(analysis, source)
     selections = resolve_models(selection, load_models(models_yaml), source)
     medians = read_medians(Path(medians_parquet))
-    table, residuals, fits = fit_models(
-        medians, selections, options.model_tolerance, str(medians_parquet)
-    )
+    table, residuals, fits = fit_models(medians, selections, options, str(medians_parquet))
     (outdir / "plots").mkdir(parents=True, exist_ok=True)
     with atomic_path(outdir / "models.csv") as temporary:
         table.to_csv(temporary, index=False)

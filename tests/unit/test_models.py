@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from mpiguide.catalogue import AnalysisOptions
 from mpiguide.cli import main
 from mpiguide.config import check_campaign
 from mpiguide.errors import ConfigError, DataError
@@ -22,6 +23,7 @@ NODES = [16, 32, 64, 128, 256, 512, 1024, 2048]  # Parker's Figure 5
 SIZES = [4, 64, 1024, 16384, 262144, 1048576]
 RUNS = 10
 NOISE_US = 0.5  # absolute noise of a run median, microseconds
+OPTIONS = AnalysisOptions()
 
 
 def synthetic_medians(model_id: str, op: str, sizes: list[int] | None, seed: int = 1):
@@ -52,7 +54,7 @@ def synthetic_medians(model_id: str, op: str, sizes: list[int] | None, seed: int
 def test_published_coefficients_are_recovered_within_their_intervals(model_id, op, sizes):
     medians = synthetic_medians(model_id, op, sizes)
     model = CATALOGUE[model_id]
-    table, residuals, _ = fit_models(medians, [Selection(model, (op,))], 0.2, "m.parquet")
+    table, residuals, _ = fit_models(medians, [Selection(model, (op,))], OPTIONS, "m.parquet")
     assert list(table.columns) == MODEL_COLUMNS
     assert table["parameter"].tolist() == model.coefficients
     for _, row in table.iterrows():
@@ -69,7 +71,7 @@ def test_published_coefficients_are_recovered_within_their_intervals(model_id, o
 def test_barrier_estimates_match_parker_closely():
     medians = synthetic_medians("parker-barrier", "barrier", None)
     selection = [Selection(CATALOGUE["parker-barrier"], ("barrier",))]
-    table = fit_models(medians, selection, 0.2, "m")[0].set_index("parameter")
+    table = fit_models(medians, selection, OPTIONS, "m")[0].set_index("parameter")
     assert table.at["alpha", "estimate"] == pytest.approx(-13.5, abs=0.5)
     assert table.at["beta", "estimate"] == pytest.approx(9.87, abs=0.1)
 
@@ -80,7 +82,7 @@ def test_a_point_off_the_model_is_listed():
     kink = (medians["msg_size"] == 16384) & (medians["nodes"] == 64)
     medians.loc[kink, "median_s"] *= 2
     selection = [Selection(CATALOGUE["parker-bcast"], ("bcast",))]
-    residuals = fit_models(medians, selection, 0.2, "m")[1]
+    residuals = fit_models(medians, selection, OPTIONS, "m")[1]
     off = residuals.loc[residuals["off_model"]]
     assert off[["nodes", "msg_size"]].values.tolist() == [[64, 16384]]
     assert off["relative_residual"].iloc[0] > 0.5
@@ -92,7 +94,7 @@ def test_coefficients_the_data_cannot_determine_are_an_error():
     selection = [Selection(CATALOGUE["parker-barrier"], ("barrier",))]
     with pytest.raises(DataError, match=r"m: model parker-barrier, mpi cray, op barrier: 10 run "
                        r"medians at p in \[16\] cannot determine the 2 coefficients"):  # fmt: skip
-        fit_models(one_count, selection, 0.2, "m")
+        fit_models(one_count, selection, OPTIONS, "m")
 
 
 def test_bases_are_those_the_schema_allows():
@@ -191,3 +193,24 @@ def test_campaign_models_that_apply_pass():
     models = [{"model": "parker-barrier", "ops": ["barrier"]},
               {"model": "parker-bcast", "ops": ["bcast"]}]  # fmt: skip
     check_campaign(campaign(models), {}, "c.yaml")
+
+
+def test_relative_weighting_lets_small_messages_count():
+    """Latencies over four decades with 5 % multiplicative noise: absolute least squares fits
+    the large messages and misses the small ones by far; relative weighting fits all sizes."""
+    model = CATALOGUE["parker-bcast"]
+    medians = synthetic_medians("parker-bcast", "bcast", SIZES)
+    rng = np.random.default_rng(2)
+    medians["median_s"] *= np.exp(rng.normal(0, 0.05, len(medians)))
+    worst = {}
+    for weighting in ("absolute", "relative"):
+        options = AnalysisOptions(model_weighting=weighting, model_tolerance=0.2)
+        table, residuals, _ = fit_models(medians, [Selection(model, ("bcast",))], options, "m")
+        worst[weighting] = residuals["relative_residual"].abs().max()
+        if weighting == "relative":
+            estimates = table.set_index("parameter")
+            for name in model.coefficients:
+                row = estimates.loc[name]
+                assert row["ci_low"] <= model.published[name] <= row["ci_high"]
+            assert not residuals["off_model"].any()
+    assert worst["relative"] < 0.2 < worst["absolute"]
