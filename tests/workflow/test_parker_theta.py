@@ -46,8 +46,9 @@ def reduced_local() -> dict[str, Any]:
 
 def test_local_scale_fits_the_models(tmp_path: Path) -> None:
     project = project_with(tmp_path / "project", reduced_local())
-    snakemake(project, "--profile", "profiles/local", "--cores", "2",
-              "--configfile", f"config/campaigns/{NAME}.yaml", "--config", "scale=local")  # fmt: skip
+    campaign = f"config/campaigns/{NAME}.yaml"
+    snakemake(project, "--profile", "profiles/local", "--cores", "2", "--configfile", campaign,
+              "--config", "scale=local")  # fmt: skip
     results = project / "results" / f"{NAME}-local"
     models = pd.read_csv(results / "models" / "models.csv")
     assert models.groupby("model")["parameter"].apply(list).to_dict() == {
