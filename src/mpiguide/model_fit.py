@@ -196,10 +196,9 @@ def fit(
     medians = read_medians(Path(medians_parquet))
     table, residuals, fits = fit_models(medians, selections, options, str(medians_parquet))
     (outdir / "plots").mkdir(parents=True, exist_ok=True)
-    with atomic_path(outdir / "models.csv") as temporary:
-        table.to_csv(temporary, index=False)
-    with atomic_path(outdir / "residuals.csv") as temporary:
-        residuals.to_csv(temporary, index=False)
+    for name, frame in {"models.csv": table, "residuals.csv": residuals}.items():
+        with atomic_path(outdir / name) as temporary:
+            frame.to_csv(temporary, index=False)
     for model, mpi, op, points, result in fits:
         name = safe_name(model.id, mpi, op) + ".png"
         plot_fit(model, mpi, op, points, result, outdir / "plots" / name)

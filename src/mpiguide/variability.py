@@ -152,10 +152,9 @@ def variability(
     options = AnalysisOptions.from_mapping(analysis, source)
     medians = read_medians(Path(medians_parquet))
     (outdir / "plots").mkdir(parents=True, exist_ok=True)
-    with atomic_path(outdir / "spread.csv") as temporary:
-        spread(medians, options.run_band).to_csv(temporary, index=False)
-    with atomic_path(outdir / "runs.csv") as temporary:
-        runs(medians, options.run_band).to_csv(temporary, index=False)
+    for name, table in (("spread.csv", spread), ("runs.csv", runs)):
+        with atomic_path(outdir / name) as temporary:
+            table(medians, options.run_band).to_csv(temporary, index=False)
     chosen = pd.concat(
         [_violated_experiments(Path(tests_csv)), _selected_experiments(medians, options)]
     ).astype(str)
