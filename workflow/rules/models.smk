@@ -2,7 +2,9 @@
 # Analysis only: they read medians/timings and see `models:` and `analysis:`, so editing them
 # never re-runs a benchmark.
 
-MODELS_CATALOGUE = "config/models.yaml"
+from mpiguide.models import MODELS
+
+MODELS_CATALOGUE = str(MODELS)
 MODEL_DIR = f"{RESULTS}/models"
 VARIABILITY_DIR = f"{RESULTS}/variability"
 
