@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 
 from mpiguide.catalogue import (
     PROCESS_COUNT_KEYS,
@@ -28,7 +29,7 @@ from mpiguide.catalogue import (
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
 from mpiguide.launch import command_words
-from mpiguide.models import MODELS, load_models, resolve_models
+from mpiguide.models import MODELS, Model, load_models, resolve_models
 from mpiguide.scale import LOCAL_MPI, apply_scale
 from mpiguide.schema_messages import describe
 from mpiguide.strict_yaml import load_yaml
@@ -301,6 +302,28 @@ def _check_models(
                     f"{where}: {selection.model.id} depends on the message size n, which "
                     f"{op!r} does not have"
                 )
+            _check_determined(selection.model, op, rows, config["deployments"], where)
+
+
+def _check_determined(
+    model: Model,
+    op: str,
+    rows: Sequence[Mapping[str, Any]],
+    deployments: Sequence[Mapping[str, Any]],
+    where: str,
+) -> None:
+    """The sizes and process counts the campaign measures `op` at can determine every
+    coefficient of `model` — known before anything is measured."""
+    sizes = sorted({row["msg_size"] or 0 for row in rows if row["op"] == op})
+    counts = sorted({d["nodes"] * d["ppn"] for d in deployments})
+    n, p = (grid.ravel() for grid in np.meshgrid(sizes, counts))
+    if not model.determined_by(n, p):
+        measured = f"p in {counts}" + (f" and n in {sizes}" if model.uses_n else "")
+        raise ConfigError(
+            f"{where}: {model.id} ({model.text}) cannot be fitted to {op} measured at "
+            f"{measured}: too few process counts or message sizes for its "
+            f"{len(model.terms)} coefficients"
+        )
 
 
 def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: str) -> None:

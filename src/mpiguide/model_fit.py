@@ -65,7 +65,7 @@ def _fit_one(model: Model, points: pd.DataFrame, weighting: str, where: str) -> 
     design = model.design(points["msg_size"], points["nprocs"])
     latency = points["latency_us"].to_numpy()
     n_terms = design.shape[1]
-    if np.linalg.matrix_rank(design) < n_terms or len(points) <= n_terms:
+    if not model.determined_by(points["msg_size"], points["nprocs"]) or len(points) <= n_terms:
         sizes = sorted(points["msg_size"].unique())
         counts = sorted(points["nprocs"].unique())
         raise DataError(

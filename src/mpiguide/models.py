@@ -71,6 +71,10 @@ class Model:
         n, p = np.asarray(n, dtype=np.float64), np.asarray(p, dtype=np.float64)
         return np.column_stack([BASES[term.basis](n, p) for term in self.terms])
 
+    def determined_by(self, n: np.ndarray, p: np.ndarray) -> bool:
+        """Whether points at these (n, p) can determine every coefficient (full column rank)."""
+        return bool(np.linalg.matrix_rank(self.design(n, p)) == len(self.terms))
+
     def predict(self, coefficients: Sequence[float], n: np.ndarray, p: np.ndarray) -> np.ndarray:
         return self.design(n, p) @ np.asarray(coefficients, dtype=np.float64)
 

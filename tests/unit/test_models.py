@@ -162,11 +162,11 @@ def test_fit_command_refuses_a_bad_selection(tmp_path, capsys, models_json, mess
     assert re.search(message, capsys.readouterr().err)
 
 
-def campaign(models):
+def campaign(models, deployments=({"nodes": 1, "ppn": 2}, {"nodes": 1, "ppn": 4})):
     return {
         "campaign": "c",
         "mpi": {"openmpi": {"mpicc": "mpicc", "launcher": "mpirun", "srun": "srun", "env": {}}},
-        "deployments": [{"nodes": 1, "ppn": 2}, {"nodes": 1, "ppn": 4}],
+        "deployments": list(deployments),
         "experiments": [{"op": ["barrier", "bcast"], "msg_size": [4, 1024]}],
         "nrep": 10,
         "guidelines": [],
@@ -187,6 +187,15 @@ def campaign(models):
 def test_campaign_models_are_checked(models, message):
     with pytest.raises(ConfigError, match=message):
         check_campaign(campaign(models), {}, "c.yaml")
+
+
+def test_a_model_the_campaign_cannot_determine_is_refused_before_measuring():
+    models = [{"model": "parker-barrier", "ops": ["barrier"]}]
+    config = campaign(models, deployments=[{"nodes": 1, "ppn": 2}, {"nodes": 2, "ppn": 1}])
+    message = (r"c\.yaml: models\[0\]\.ops\[0\]: parker-barrier \(l = .*\) cannot be fitted "
+               r"to barrier measured at p in \[2\]: too few process counts")  # fmt: skip
+    with pytest.raises(ConfigError, match=message):
+        check_campaign(config, {}, "c.yaml")
 
 
 def test_campaign_models_that_apply_pass():
