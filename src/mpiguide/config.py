@@ -247,7 +247,8 @@ def _check_analysis(
 ) -> None:
     """The options as the analysis reads them (guidelines.AnalysisOptions), and a varied
     parameter that varies in this campaign."""
-    AnalysisOptions.from_mapping(config["analysis"], source)
+    options = AnalysisOptions.from_mapping(config["analysis"], source)
+    _check_variability_selectors(config, rows, options.variability, source)
     varied = config["analysis"]["varied"]
     if varied in PROCESS_COUNT_KEYS:
         _check_process_count(config["deployments"], varied, source)
@@ -258,6 +259,28 @@ def _check_analysis(
             f"{source}: analysis.varied: '{varied}' takes one value only in this campaign; "
             f"parameters that vary: {', '.join(varying) or 'none'}"
         )
+
+
+def _check_variability_selectors(
+    config: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    selectors: Sequence[Selector],
+    source: str,
+) -> None:
+    """Each selector of analysis.variability picks something this campaign measures: a typo
+    would otherwise plot nothing without a word."""
+    measured = _Measured(config, rows)
+    counts = {canonical_value(d["nodes"] * d["ppn"]) for d in config["deployments"]}
+    for index, selector in enumerate(selectors):
+        where = f"{source}: analysis.variability[{index}]"
+        if "nprocs" in selector and not counts.intersection(selector["nprocs"]):
+            raise ConfigError(
+                f"{where}.nprocs: {list(selector['nprocs'])} is not in this campaign (its "
+                f"process counts: {', '.join(sorted(counts, key=int))})"
+            )
+        reason = measured.unmatched({k: v for k, v in selector.items() if k != "nprocs"}, where)
+        if reason:
+            raise ConfigError(reason)
 
 
 def _check_process_count(

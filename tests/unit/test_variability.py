@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from mpiguide.cli import main
+from mpiguide.config import check_campaign
 from mpiguide.errors import ConfigError
 from mpiguide.guidelines import AnalysisOptions, evaluate, resolve
 from mpiguide.variability import runs, spread
@@ -99,3 +100,28 @@ def test_command_plots_violated_and_selected_experiments(tmp_path, capsys, analy
 def test_bad_options_name_the_key(analysis, message):
     with pytest.raises(ConfigError, match=message):
         AnalysisOptions.from_mapping(analysis, "c.yaml")
+
+
+@pytest.mark.parametrize(
+    ("variability", "message"),
+    [([{"op": "bcast"}], r"c\.yaml: analysis\.variability\[0\]\.op: 'bcast' is not in this camp"),
+     ([{"nprocs": 8}], r"c\.yaml: analysis\.variability\[0\]\.nprocs: \['8'\] is not in this "
+                       r"campaign \(its process counts: 2, 4\)"),
+     ([{"op": "gather", "msg_size": 1024, "ppn": 4}], None)],
+)  # fmt: skip
+def test_config_checks_that_variability_selectors_match(variability, message):
+    config = {
+        "campaign": "c",
+        "mpi": {"openmpi": {"mpicc": "mpicc", "launcher": "mpirun", "srun": "srun", "env": {}}},
+        "deployments": [{"nodes": 1, "ppn": 2}, {"nodes": 1, "ppn": 4}],
+        "experiments": [{"op": ["gather", "allgather"], "msg_size": [1024, 4096]}],
+        "nrep": 10,
+        "guidelines": [],
+        "analysis": {"varied": "msg_size", "variability": variability},
+        "models": [],
+    }
+    if message is None:
+        check_campaign(config, {}, "c.yaml")
+    else:
+        with pytest.raises(ConfigError, match=message):
+            check_campaign(config, {}, "c.yaml")
