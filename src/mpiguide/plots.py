@@ -28,7 +28,7 @@ from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS
 from mpiguide.errors import DataError
 from mpiguide.guidelines import AnalysisOptions
-from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
+from mpiguide.pairing import LINKED_KEYS, PAIR_SEPARATOR, lhs_side, split_pair
 from mpiguide.tables import effect_ratio, parameter_columns
 
 NUMERIC_COLUMNS = (
@@ -88,7 +88,7 @@ def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     differing = [
         f"{key}: {' vs '.join(value or 'n/a' for value in split_pair(first[key]))}"
         for key in keys
-        if key != varied and PAIR_SEPARATOR in first[key]
+        if key not in (varied, *LINKED_KEYS.get(varied, ())) and PAIR_SEPARATOR in first[key]
     ]
     fixed = [
         f"{key}={first[key]}"
