@@ -42,10 +42,11 @@ RESIDUAL_COLUMNS = [
 
 
 def _points(medians: pd.DataFrame, model: Model, mpi: str, op: str, where: str) -> pd.DataFrame:
-    """The run medians of one (mpi, op) as n, p and latency in microseconds."""
+    """The run medians of one (mpi, op) as n (NaN where not applicable), p and latency in
+    microseconds."""
     rows = medians.loc[(medians["mpi"].astype(str) == mpi) & (medians["op"].astype(str) == op)]
-    n = pd.to_numeric(rows["msg_size"], errors="coerce") if "msg_size" in rows else None
-    if model.uses_n and (n is None or n.isna().any()):
+    n = pd.to_numeric(rows["msg_size"], errors="coerce")
+    if model.uses_n and n.isna().any():
         raise DataError(f"{where}: the model depends on n, but {op} has no msg_size")
     return pd.DataFrame(
         {
@@ -53,7 +54,7 @@ def _points(medians: pd.DataFrame, model: Model, mpi: str, op: str, where: str) 
             "nodes": rows["nodes"].to_numpy(),
             "ppn": rows["ppn"].to_numpy(),
             "nprocs": rows["nprocs"].to_numpy(dtype=np.float64),
-            "msg_size": np.zeros(len(rows)) if n is None else n.to_numpy(dtype=np.float64),
+            "msg_size": n.to_numpy(dtype=np.float64),
             "latency_us": rows["median_s"].to_numpy(dtype=np.float64) * MICROSECONDS,
         }
     )
@@ -137,8 +138,6 @@ def _residuals(
         off_model=np.abs(relative) > tolerance,
     )
     frame["nprocs"] = frame["nprocs"].astype("int64")
-    if not model.uses_n:
-        frame["msg_size"] = np.nan
     return frame[RESIDUAL_COLUMNS]
 
 
