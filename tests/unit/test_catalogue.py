@@ -479,7 +479,8 @@ the counts; FMAJ here), and the one message size where cutting and rounding 256�
   direction and which are `≈`) need the paper. Their five point-to-point guidelines (eq. 3-7)
   are catalogued as `MK-P2P-*` with the operations issue 5 names; which operation pairs with
   which is a reconstruction, said so in each `source`.
-- **Parker et al.** and **MPINPC**: catalogued as issue 5 lists them; wording not verified.
+- **MPINPC**: catalogued as issue 5 lists them; wording not verified.
+- **Parker et al.**: checked against the CUG 2018 paper; each entry's source quotes it.
   The MPINPC paper was not identified for certain (a candidate: S. Hunold, "Verifying
   Performance Guidelines for MPI Collectives at Scale", PMBS workshop at SC).
 - **Träff/Gropp/Thakur 2010** is not among the project's papers: its entries name the rule they
