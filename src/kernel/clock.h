@@ -1,0 +1,37 @@
+/* Synchronised clocks: a linear model per rank that maps its MPI_Wtime onto rank 0's clock,
+   learned from ping-pongs along the tree of HCA3 (Hunold & Carpen-Amarie, "Hierarchical Clock
+   Synchronization in MPI", IEEE CLUSTER 2018). */
+#ifndef MPIGUIDE_CLOCK_H
+#define MPIGUIDE_CLOCK_H
+
+#include <mpi.h>
+
+/* Fit points per model, ping-pongs per fit point (the one with the shortest round trip counts,
+   Cristian's rule), and the time between fit points, so that the fit spans a window long
+   enough to resolve a drift. */
+enum { CLOCK_FITPOINTS = 20, CLOCK_EXCHANGES = 10 };
+#define CLOCK_FIT_SPACING 0.01
+/* A fitted drift is kept only when it exceeds this many standard errors of the fit;
+   otherwise the model is an offset only (on one node the clocks do not drift, and a slope
+   fitted to noise would push the clocks apart within a long experiment). */
+#define CLOCK_SLOPE_SIGNIFICANCE 3.0
+
+struct clock_model {
+    MPI_Comm comm;
+    int rank, size;
+    double origin;            /* MPI_Wtime when the run's clock was created */
+    int learned;              /* slopes learned (once per run) */
+    double slope, intercept;  /* global = local + slope * local + intercept (0, 0 on rank 0) */
+};
+
+/* A model that is the identity until clock_learn. comm: the kernel's synchronisation
+   communicator (its own tag keeps the ping-pongs apart from the barriers). */
+void clock_init(struct clock_model *clock, MPI_Comm comm);
+/* Collective: learns every rank's drift (first call of the run) and re-measures every
+   intercept (every call, e.g. once per experiment). */
+void clock_synchronise(struct clock_model *clock);
+/* This rank's time on rank 0's clock, in seconds since rank 0's origin. */
+double clock_global(const struct clock_model *clock, double wtime);
+double clock_now(const struct clock_model *clock);
+
+#endif
