@@ -1,6 +1,9 @@
 /* Synchronised clocks: a linear model per rank that maps its MPI_Wtime onto rank 0's clock,
    learned from ping-pongs along the tree of HCA3 (Hunold & Carpen-Amarie, "Hierarchical Clock
-   Synchronization in MPI", IEEE CLUSTER 2018). */
+   Synchronization in MPI", IEEE CLUSTER 2018, pp. 325-336): in each round a rank fits its
+   local clock against its partner's clock that is already global, then re-measures the
+   intercept. An offset sample is the ping-pong with the shortest round trip (Cristian,
+   "Probabilistic clock synchronization", Distributed Computing 3(3), 1989). */
 #ifndef MPIGUIDE_CLOCK_H
 #define MPIGUIDE_CLOCK_H
 

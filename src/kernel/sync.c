@@ -1,6 +1,7 @@
 #include "sync.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -18,6 +19,12 @@ void sync_state_init(struct sync_state *state, MPI_Comm comm)
     MPI_CHECK(MPI_Comm_rank(comm, &state->rank));
     clock_init(&state->clock, comm);
     state->start_delay = 0;
+    MPI_Comm node;
+    int ranks_here;
+    MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_CHECK(MPI_Comm_size(node, &ranks_here));
+    MPI_CHECK(MPI_Comm_free(&node));
+    state->oversubscribed = ranks_here > sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 const char *rep_status_name(enum rep_status status)
@@ -75,8 +82,8 @@ static void roundtime_prepare(struct sync_state *state)
     state->start_delay = ROUNDTIME_BCAST_MULTIPLIER * slowest;
 }
 
-/* Round-time start (Schuchart, Hunold & Bosilca, "MPI Process Synchronization in Space and
-   Time", EuroMPI 2023; as ReproMPI's roundtime): after a barrier, rank 0 broadcasts a start
+/* Round-time start (Schuchart, Hunold & Bosilca, "Synchronizing MPI Processes in Space and
+   Time", EuroMPI 2023, doi:10.1145/3615318.3615325; as ReproMPI's roundtime): after a barrier, rank 0 broadcasts a start
    time on the synchronised clock a few broadcast times ahead; every rank waits for it. A rank
    that receives it when the time has passed already starts late: the repetition is invalid. */
 static enum rep_status roundtime_begin(struct sync_state *state)
@@ -88,10 +95,12 @@ static enum rep_status roundtime_begin(struct sync_state *state)
     MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, state->comm));
     if (clock_now(&state->clock) >= start)
         return REP_LATE;
-    /* Yielding while waiting lets the ranks that share a core with this one (oversubscribed
-       runs) receive the start in time; with a core per rank it returns at once. */
+    /* Oversubscribed, yielding while waiting lets the ranks that share a processor with this one
+       receive the start in time. Otherwise spin: a yield hands the processor to any other
+       process of the machine, and getting it back can take a scheduler time slice. */
     while (clock_now(&state->clock) < start)
-        sched_yield();
+        if (state->oversubscribed)
+            sched_yield();
     return REP_VALID;
 }
 

@@ -18,6 +18,7 @@ struct sync_state {
     int rank;
     struct clock_model clock;
     double start_delay; /* round-time: how far ahead of its broadcast rank 0 sets a start */
+    int oversubscribed; /* this node runs more ranks than it has processors online */
 };
 
 struct sync_method {
