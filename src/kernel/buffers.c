@@ -32,6 +32,12 @@ unsigned char *buffer_alloc(struct buffer_pool *pool, size_t bytes)
     void *base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED)
         fail_runtime("cannot map a buffer of %zu bytes", length);
+#ifdef MADV_NOHUGEPAGE
+    /* Where transparent huge pages are "always", whether a large mapping gets them depends on
+       its address, i.e. on what was mapped before: small pages everywhere instead. A kernel
+       without huge pages refuses the advice (EINVAL), which changes nothing. */
+    (void)madvise(base, length, MADV_NOHUGEPAGE);
+#endif
     /* Anonymous pages read as zero; writing them faults them in now, untimed. */
     memset(base, 0, length);
     if (pool->count == pool->capacity) {
