@@ -134,6 +134,9 @@ def test_where_sees_none_for_not_applicable_parameters() -> None:
          r"experiments\[0\]\.ordering\[1\]: 'LINEAR' suits no experiment .*topology full"),
         ({"op": "allgather", "msg_size": 8, "ordering": "RAND"},
          r"experiments\[0\]\.ordering: applies to no experiment of this block"),
+        ({"op": "barrier", "buffer_offset": 64},
+         r"experiments\[0\]\.buffer_offset: applies to no experiment of this block "
+         r"\(buffer_offset applies when the op moves data"),
         ({"op": "topo_create", "topology": "cart"},
          r"experiments\[0\]: 'ndim' is required for op topo_create on topology cart"),
         ({"op": "allgather"}, r"experiments\[0\]: 'msg_size' is required for op allgather"),
@@ -182,3 +185,18 @@ def test_build_grid_types() -> None:
     grid = build_grid(DESIGN_EXAMPLE)
     assert list(grid.columns) == list(COLUMNS)
     assert str(grid["ndim"].dtype) == "Int64" and grid["root"].isna().all()
+
+
+def test_buffer_offset_and_clock_synchronised_sync_expand_like_the_other_parameters() -> None:
+    rows = expand(
+        spec({"op": ["bcast", "barrier"], "msg_size": 8, "buffer_offset": [0, 64],
+              "sync": ["dissemination", "hca3_roundtime"]})
+    )  # fmt: skip
+    assert sorted((r["op"], r["buffer_offset"], r["sync"]) for r in rows) == [
+        ("barrier", None, "dissemination"),
+        ("barrier", None, "hca3_roundtime"),
+        ("bcast", 0, "dissemination"),
+        ("bcast", 0, "hca3_roundtime"),
+        ("bcast", 64, "dissemination"),
+        ("bcast", 64, "hca3_roundtime"),
+    ]
