@@ -38,6 +38,7 @@ double clock_now(const struct clock_model *clock)
    and keeps the answer with the shortest round trip, taken to have arrived half-way. */
 struct sample {
     double local, offset; /* client's local time, reference global time minus local */
+    double rtt;           /* its round trip */
 };
 
 static void serve(const struct clock_model *clock, int client, int count)
@@ -52,8 +53,7 @@ static void serve(const struct clock_model *clock, int client, int count)
 
 static struct sample ask(const struct clock_model *clock, int reference)
 {
-    struct sample best = {0, 0};
-    double best_rtt = INFINITY;
+    struct sample best = {0, 0, INFINITY};
     for (int i = 0; i < CLOCK_EXCHANGES; i++) {
         double reference_time;
         const double t1 = local_now(clock);
@@ -61,8 +61,8 @@ static struct sample ask(const struct clock_model *clock, int reference)
         MPI_CHECK(MPI_Recv(&reference_time, 1, MPI_DOUBLE, reference, CLOCK_TAG, clock->comm,
                            MPI_STATUS_IGNORE));
         const double t2 = local_now(clock);
-        if (t2 - t1 < best_rtt) {
-            best_rtt = t2 - t1;
+        if (t2 - t1 < best.rtt) {
+            best.rtt = t2 - t1;
             best.local = (t1 + t2) / 2;
             best.offset = reference_time - best.local;
         }
@@ -81,9 +81,19 @@ static void sleep_until(const struct clock_model *clock, double t)
     nanosleep(&pause, NULL);
 }
 
-/* Least squares of offset over local time; the slope only when it is significant. */
-static void fit(const struct sample *s, int n, double *slope, double *intercept)
+/* Least squares of offset over local time, on the fit points whose round trip is within
+   CLOCK_RTT_FILTER of the shortest; the slope only when it is significant. */
+static void fit(const struct sample *all, int count, double *slope, double *intercept)
 {
+    double shortest = INFINITY;
+    for (int i = 0; i < count; i++)
+        if (all[i].rtt < shortest)
+            shortest = all[i].rtt;
+    struct sample s[CLOCK_FITPOINTS];
+    int n = 0;
+    for (int i = 0; i < count; i++)
+        if (all[i].rtt <= CLOCK_RTT_FILTER * shortest)
+            s[n++] = all[i];
     double mx = 0, my = 0;
     for (int i = 0; i < n; i++) {
         mx += s[i].local / n;

@@ -14,6 +14,9 @@
    enough to resolve a drift. */
 enum { CLOCK_FITPOINTS = 20, CLOCK_EXCHANGES = 10 };
 #define CLOCK_FIT_SPACING 0.01
+/* A fit point's offset is uncertain by half its round trip: points whose round trip exceeds
+   this many times the shortest one of the fit (a rank descheduled meanwhile) are left out. */
+#define CLOCK_RTT_FILTER 2.0
 /* A fitted drift is kept only when it exceeds this many standard errors of the fit;
    otherwise the model is an offset only (on one node the clocks do not drift, and a slope
    fitted to noise would push the clocks apart within a long experiment). */
