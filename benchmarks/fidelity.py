@@ -4,9 +4,10 @@
     python benchmarks/fidelity.py buffers [--mpi openmpi] [--baseline main] [--launches 2]
 
 `sync`: per op and size, the default `dissemination` barriers against each clock-synchronised
-method (`hca3_roundtime`), all in one launch in a shuffled order: medians of time_s (the slowest
-rank's local duration; valid repetitions only), their ratio, the median global run time
-(latest end - earliest start on the synchronised clocks) and the share of valid repetitions.
+method (`hca3_roundtime`, `jk_roundtime`), all in one launch in a shuffled order: medians of
+time_s (the slowest rank's local duration; valid repetitions only), their ratio, the median
+global run time (latest end - earliest start on the synchronised clocks) and the share of valid
+repetitions.
 Then the cost of one repetition of each method: repetitions of the empty op that fit in a
 budget (max_time), which includes the synchronisation, the loop and the budget broadcast.
 
@@ -39,7 +40,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from mpi_support import MPI_LIBRARIES, MpiLibrary  # noqa: E402
 
-SYNC_METHODS = ("dissemination", "hca3_roundtime")
+SYNC_METHODS = ("dissemination", "hca3_roundtime", "jk_roundtime")
 SYNC_OPS = ("allreduce", "bcast", "alltoall", "allgather")
 SYNC_SIZES = (8, 1024, 65536)
 COST_BUDGET_S = 0.5

@@ -14,7 +14,7 @@ void clock_init(struct clock_model *clock, MPI_Comm comm)
     MPI_CHECK(MPI_Comm_rank(comm, &clock->rank));
     MPI_CHECK(MPI_Comm_size(comm, &clock->size));
     clock->origin = MPI_Wtime();
-    clock->learned = 0;
+    clock->learned = CLOCK_NONE;
     clock->slope = clock->intercept = 0;
 }
 
@@ -117,14 +117,11 @@ static void fit(const struct sample *all, int count, double *slope, double *inte
     *intercept = my - *slope * mx;
 }
 
-/* The client learns its model against the reference's global clock: with fitpoints > 1 its
-   drift and offset, with 1 its offset under the drift learned before. */
-static void learn(struct clock_model *clock, int reference, int client, int fitpoints)
+/* The client's side of learning its model against the reference's global clock: with
+   fitpoints > 1 its drift and offset, with 1 its offset under the drift learned before. The
+   reference serves fitpoints * CLOCK_EXCHANGES requests. */
+static void measure_model(struct clock_model *clock, int reference, int fitpoints)
 {
-    if (clock->rank == reference) {
-        serve(clock, client, fitpoints * CLOCK_EXCHANGES);
-        return;
-    }
     struct sample samples[CLOCK_FITPOINTS];
     const double first = local_now(clock);
     for (int j = 0; j < fitpoints; j++) {
@@ -132,11 +129,18 @@ static void learn(struct clock_model *clock, int reference, int client, int fitp
             sleep_until(clock, first + j * CLOCK_FIT_SPACING);
         samples[j] = ask(clock, reference);
     }
-    if (fitpoints > 1) {
+    if (fitpoints > 1)
         fit(samples, fitpoints, &clock->slope, &clock->intercept);
-    } else {
+    else
         clock->intercept = samples[0].offset - clock->slope * samples[0].local;
-    }
+}
+
+static void learn(struct clock_model *clock, int reference, int client, int fitpoints)
+{
+    if (clock->rank == reference)
+        serve(clock, client, fitpoints * CLOCK_EXCHANGES);
+    else
+        measure_model(clock, reference, fitpoints);
 }
 
 /* HCA3's tree: with 2^k the largest power of two <= size, in rounds i = k .. 1 each rank r <
@@ -163,11 +167,39 @@ static void hca3_tree(struct clock_model *clock, int fitpoints)
         learn(clock, rank, rank + top, fitpoints);
 }
 
-void clock_synchronise(struct clock_model *clock)
+/* JK: rank 0 serves the fit points of every rank in turn (fit point j of rank 1, of rank 2,
+   ..., then fit point j + 1), so the ranks' fits share one window. */
+static void jk_star(struct clock_model *clock, int fitpoints)
 {
-    if (!clock->learned) {
-        hca3_tree(clock, CLOCK_FITPOINTS);
-        clock->learned = 1;
+    if (clock->rank != 0) {
+        measure_model(clock, 0, fitpoints);
+        return;
     }
-    hca3_tree(clock, 1);
+    for (int j = 0; j < fitpoints; j++)
+        for (int client = 1; client < clock->size; client++)
+            serve(clock, client, CLOCK_EXCHANGES);
+}
+
+static void synchronise_by(struct clock_model *clock, enum clock_algorithm algorithm,
+                           int fitpoints)
+{
+    if (algorithm == CLOCK_JK)
+        jk_star(clock, fitpoints);
+    else
+        hca3_tree(clock, fitpoints);
+}
+
+void clock_synchronise(struct clock_model *clock, enum clock_algorithm algorithm)
+{
+    if (clock->learned != algorithm) {
+        synchronise_by(clock, algorithm, CLOCK_FITPOINTS);
+        clock->learned = algorithm;
+    }
+    synchronise_by(clock, algorithm, 1);
+}
+
+const char *clock_algorithm_name(enum clock_algorithm algorithm)
+{
+    static const char *const names[CLOCK_ALGORITHM_COUNT] = {NULL, "HCA3", "JK"};
+    return names[algorithm];
 }

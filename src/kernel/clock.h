@@ -1,9 +1,13 @@
 /* Synchronised clocks: a linear model per rank that maps its MPI_Wtime onto rank 0's clock,
-   learned from ping-pongs along the tree of HCA3 (Hunold & Carpen-Amarie, "Hierarchical Clock
-   Synchronization in MPI", IEEE CLUSTER 2018, pp. 325-336): in each round a rank fits its
-   local clock against its partner's clock that is already global, then re-measures the
-   intercept. An offset sample is the ping-pong with the shortest round trip (Cristian,
-   "Probabilistic clock synchronization", Distributed Computing 3(3), 1989). */
+   learned from ping-pongs, by one of two published schemes:
+   - HCA3 (Hunold & Carpen-Amarie, "Hierarchical Clock Synchronization in MPI", IEEE CLUSTER
+     2018, pp. 325-336): in rounds along a binomial tree, a rank fits its local clock against a
+     partner whose clock is already global, then re-measures the intercept;
+   - JK (Jones & Koenig, "Clock synchronization in high-end computing environments: a strategy
+     for minimizing clock variance at runtime", Concurrency Computat.: Pract. Exper. 25(6),
+     2013): every rank fits its clock against rank 0's, rank 0 serving the ranks in turn.
+   An offset sample is the ping-pong with the shortest round trip (Cristian, "Probabilistic
+   clock synchronization", Distributed Computing 3(3), 1989). */
 #ifndef MPIGUIDE_CLOCK_H
 #define MPIGUIDE_CLOCK_H
 
@@ -22,20 +26,24 @@ enum { CLOCK_FITPOINTS = 20, CLOCK_EXCHANGES = 10 };
    fitted to noise would push the clocks apart within a long experiment). */
 #define CLOCK_SLOPE_SIGNIFICANCE 3.0
 
+enum clock_algorithm { CLOCK_NONE, CLOCK_HCA3, CLOCK_JK, CLOCK_ALGORITHM_COUNT };
+
 struct clock_model {
     MPI_Comm comm;
     int rank, size;
     double origin;            /* MPI_Wtime when the run's clock was created */
-    int learned;              /* slopes learned (once per run) */
+    enum clock_algorithm learned; /* whose drifts the models hold (CLOCK_NONE: none yet) */
     double slope, intercept;  /* global = local + slope * local + intercept (0, 0 on rank 0) */
 };
 
 /* A model that is the identity until clock_learn. comm: the kernel's synchronisation
    communicator (its own tag keeps the ping-pongs apart from the barriers). */
 void clock_init(struct clock_model *clock, MPI_Comm comm);
-/* Collective: learns every rank's drift (first call of the run) and re-measures every
-   intercept (every call, e.g. once per experiment). */
-void clock_synchronise(struct clock_model *clock);
+/* Collective: learns every rank's drift by the algorithm (first call of the run with it) and
+   re-measures every intercept (every call, e.g. once per experiment). */
+void clock_synchronise(struct clock_model *clock, enum clock_algorithm algorithm);
+/* "HCA3", "JK" (NULL for CLOCK_NONE). */
+const char *clock_algorithm_name(enum clock_algorithm algorithm);
 /* This rank's time on rank 0's clock, in seconds since rank 0's origin. */
 double clock_global(const struct clock_model *clock, double wtime);
 double clock_now(const struct clock_model *clock);

@@ -19,7 +19,13 @@ enum constructor {
     CONSTRUCTOR_NODECART,
     CONSTRUCTOR_COUNT
 };
-enum sync_kind { SYNC_DISSEMINATION, SYNC_BARRIER, SYNC_HCA3_ROUNDTIME, SYNC_COUNT };
+enum sync_kind {
+    SYNC_DISSEMINATION,
+    SYNC_BARRIER,
+    SYNC_HCA3_ROUNDTIME,
+    SYNC_JK_ROUNDTIME,
+    SYNC_COUNT
+};
 
 /* Parameters that do not apply hold their neutral value (0, *_NONE). */
 struct experiment {

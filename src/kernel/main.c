@@ -231,7 +231,7 @@ static int run_experiment(const struct experiment *exp, const struct options *op
 static int needs_status_columns(const struct experiment *exps, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        if (sync_method_get(exps[i].sync)->synchronised_clocks)
+        if (sync_method_get(exps[i].sync)->clock != CLOCK_NONE)
             return 1;
     return 0;
 }

@@ -24,12 +24,12 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
     const MPI_Comm sync_comm = sync_state->comm;
     const int sync_rank = sync_state->rank;
     double *dt = xmalloc((size_t)exp->nrep * sizeof *dt);
-    double *t_start = sync->synchronised_clocks ? xmalloc((size_t)exp->nrep * sizeof *t_start)
-                                                : NULL;
-    double *t_end = sync->synchronised_clocks ? xmalloc((size_t)exp->nrep * sizeof *t_end) : NULL;
+    const int clocks = sync->clock != CLOCK_NONE;
+    double *t_start = clocks ? xmalloc((size_t)exp->nrep * sizeof *t_start) : NULL;
+    double *t_end = clocks ? xmalloc((size_t)exp->nrep * sizeof *t_end) : NULL;
     unsigned char *status = xmalloc((size_t)exp->nrep);
     if (sync->prepare)
-        sync->prepare(sync_state);
+        sync->prepare(sync_state, sync->clock);
     const double start = MPI_Wtime();
     int done = 0;
     while (done < exp->nrep) {

@@ -180,14 +180,15 @@ static void write_sync(FILE *json, const struct sync_report *r)
     fputs(", \"sync\": {\"method\": ", json);
     json_string(json, r->method->name);
     fprintf(json, ", \"invalid\": %d", r->invalid);
-    if (r->method->synchronised_clocks)
+    if (r->method->clock != CLOCK_NONE)
         fprintf(json,
-                ", \"clock\": \"HCA3\", \"fitpoints\": %d, \"exchanges\": %d, "
-                "\"fit_spacing_s\": %.9g, \"slope_significance\": %.9g, \"start\": "
-                "\"roundtime\", \"start_delay_s\": %.9g, \"max_abs_slope\": %.9g, "
+                ", \"clock\": \"%s\", \"fitpoints\": %d, \"exchanges\": %d, "
+                "\"fit_spacing_s\": %.9g, \"rtt_filter\": %.9g, \"slope_significance\": %.9g, "
+                "\"start\": \"roundtime\", \"start_delay_s\": %.9g, \"max_abs_slope\": %.9g, "
                 "\"drifting_ranks\": %d",
-                CLOCK_FITPOINTS, CLOCK_EXCHANGES, CLOCK_FIT_SPACING, CLOCK_SLOPE_SIGNIFICANCE,
-                r->start_delay, r->max_abs_slope, r->drifting_ranks);
+                clock_algorithm_name(r->method->clock), CLOCK_FITPOINTS, CLOCK_EXCHANGES,
+                CLOCK_FIT_SPACING, CLOCK_RTT_FILTER, CLOCK_SLOPE_SIGNIFICANCE, r->start_delay,
+                r->max_abs_slope, r->drifting_ranks);
     fputc('}', json);
 }
 

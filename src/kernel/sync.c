@@ -67,9 +67,9 @@ static enum rep_status nothing(struct sync_state *state)
 }
 
 /* Synchronised clocks, and the broadcast time the round-time start must stay ahead of. */
-static void roundtime_prepare(struct sync_state *state)
+static void roundtime_prepare(struct sync_state *state, enum clock_algorithm clock)
 {
-    clock_synchronise(&state->clock);
+    clock_synchronise(&state->clock, clock);
     double start = 0, sum = 0, slowest = 0;
     for (int i = 0; i < ROUNDTIME_BCAST_REPS; i++) {
         dissemination_barrier(state->comm);
@@ -105,9 +105,11 @@ static enum rep_status roundtime_begin(struct sync_state *state)
 }
 
 static const struct sync_method methods[SYNC_COUNT] = {
-    [SYNC_DISSEMINATION] = {"dissemination", 0, NULL, dissemination, dissemination},
-    [SYNC_BARRIER] = {"barrier", 0, NULL, mpi_barrier, mpi_barrier},
-    [SYNC_HCA3_ROUNDTIME] = {"hca3_roundtime", 1, roundtime_prepare, roundtime_begin, nothing},
+    [SYNC_DISSEMINATION] = {"dissemination", CLOCK_NONE, NULL, dissemination, dissemination},
+    [SYNC_BARRIER] = {"barrier", CLOCK_NONE, NULL, mpi_barrier, mpi_barrier},
+    [SYNC_HCA3_ROUNDTIME] = {"hca3_roundtime", CLOCK_HCA3, roundtime_prepare, roundtime_begin,
+                             nothing},
+    [SYNC_JK_ROUNDTIME] = {"jk_roundtime", CLOCK_JK, roundtime_prepare, roundtime_begin, nothing},
 };
 
 const struct sync_method *sync_method_get(enum sync_kind kind)
@@ -120,7 +122,7 @@ void sync_report_gather(const struct sync_state *state, const struct experiment 
 {
     const struct sync_method *method = sync_method_get(exp->sync);
     *report = (struct sync_report){.method = method, .invalid = invalid};
-    if (!method->synchronised_clocks)
+    if (method->clock == CLOCK_NONE)
         return;
     const double slope = state->clock.slope < 0 ? -state->clock.slope : state->clock.slope;
     const int drifting = slope > 0;

@@ -1,5 +1,6 @@
 /* Synchronisation before and after each repetition, behind one interface (ReproMPI-style):
-   barrier methods (dissemination, barrier) and clock-synchronised starts (hca3_roundtime). */
+   barrier methods (dissemination, barrier) and clock-synchronised starts (hca3_roundtime,
+   jk_roundtime). */
 #ifndef MPIGUIDE_SYNC_H
 #define MPIGUIDE_SYNC_H
 
@@ -23,10 +24,10 @@ struct sync_state {
 
 struct sync_method {
     const char *name;
-    /* 1: begin/end run on synchronised clocks, so a repetition has a global run time. */
-    int synchronised_clocks;
+    /* The clocks begin/end run on; CLOCK_NONE: none synchronised, no global run time. */
+    enum clock_algorithm clock;
     /* Optional, collective, untimed: once per experiment before its first repetition. */
-    void (*prepare)(struct sync_state *state);
+    void (*prepare)(struct sync_state *state, enum clock_algorithm clock);
     /* Called right before t0 and right after the repetition's time is taken. */
     enum rep_status (*begin)(struct sync_state *state);
     enum rep_status (*end)(struct sync_state *state);

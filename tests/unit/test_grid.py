@@ -190,13 +190,11 @@ def test_build_grid_types() -> None:
 def test_buffer_offset_and_clock_synchronised_sync_expand_like_the_other_parameters() -> None:
     rows = expand(
         spec({"op": ["bcast", "barrier"], "msg_size": 8, "buffer_offset": [0, 64],
-              "sync": ["dissemination", "hca3_roundtime"]})
+              "sync": ["dissemination", "hca3_roundtime", "jk_roundtime"]})
     )  # fmt: skip
+    syncs = ["dissemination", "hca3_roundtime", "jk_roundtime"]
     assert sorted((r["op"], r["buffer_offset"], r["sync"]) for r in rows) == [
-        ("barrier", None, "dissemination"),
-        ("barrier", None, "hca3_roundtime"),
-        ("bcast", 0, "dissemination"),
-        ("bcast", 0, "hca3_roundtime"),
-        ("bcast", 64, "dissemination"),
-        ("bcast", 64, "hca3_roundtime"),
+        *(("barrier", None, sync) for sync in syncs),
+        *(("bcast", 0, sync) for sync in syncs),
+        *(("bcast", 64, sync) for sync in syncs),
     ]
