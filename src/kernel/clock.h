@@ -31,12 +31,12 @@ enum clock_algorithm { CLOCK_NONE, CLOCK_HCA3, CLOCK_JK, CLOCK_ALGORITHM_COUNT }
 struct clock_model {
     MPI_Comm comm;
     int rank, size;
-    double origin;            /* MPI_Wtime when the run's clock was created */
+    double origin;                /* MPI_Wtime when the run's clock was created */
     enum clock_algorithm learned; /* whose drifts the models hold (CLOCK_NONE: none yet) */
-    double slope, intercept;  /* global = local + slope * local + intercept (0, 0 on rank 0) */
+    double slope, intercept;      /* global = local + slope * local + intercept (0 on rank 0) */
 };
 
-/* A model that is the identity until clock_learn. comm: the kernel's synchronisation
+/* A model that is the identity until clock_synchronise. comm: the kernel's synchronisation
    communicator (its own tag keeps the ping-pongs apart from the barriers). */
 void clock_init(struct clock_model *clock, MPI_Comm comm);
 /* Collective: learns every rank's drift by the algorithm (first call of the run with it) and

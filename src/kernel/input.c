@@ -17,8 +17,8 @@
 #define MAX_NREP 10000000
 /* Buffers are addressed with int counts and displacements. */
 #define MAX_BUFFER_BYTES INT32_MAX
-/* A buffer starts at most this many bytes after its page start (a large page is 1 MiB on some
-   systems; beyond, an offset only wastes memory). */
+/* A buffer starts at most this many bytes after its page start: more than any base page
+   (64 KiB at most on common systems); a larger offset would only waste memory. */
 #define MAX_BUFFER_OFFSET (1LL << 20)
 /* Offsets of a von Neumann / Moore neighbourhood, (2 radius + 1)^ndim - 1, are planned in memory. */
 #define MAX_STENCIL_OFFSETS (1LL << 20)

@@ -60,7 +60,8 @@ static enum rep_status mpi_barrier(struct sync_state *state)
     return REP_VALID;
 }
 
-static enum rep_status nothing(struct sync_state *state)
+/* Round-time: nothing after a repetition; the late flags are reduced once per experiment. */
+static enum rep_status nothing_after(struct sync_state *state)
 {
     (void)state;
     return REP_VALID;
@@ -83,9 +84,10 @@ static void roundtime_prepare(struct sync_state *state, enum clock_algorithm clo
 }
 
 /* Round-time start (Schuchart, Hunold & Bosilca, "Synchronizing MPI Processes in Space and
-   Time", EuroMPI 2023, doi:10.1145/3615318.3615325; as ReproMPI's roundtime): after a barrier, rank 0 broadcasts a start
-   time on the synchronised clock a few broadcast times ahead; every rank waits for it. A rank
-   that receives it when the time has passed already starts late: the repetition is invalid. */
+   Time", EuroMPI 2023, doi:10.1145/3615318.3615325; as ReproMPI's roundtime): after a barrier,
+   rank 0 broadcasts a start time on the synchronised clock a few broadcast times ahead; every
+   rank waits for it. A rank that receives it when the time has passed already starts late: the
+   repetition is invalid. */
 static enum rep_status roundtime_begin(struct sync_state *state)
 {
     dissemination_barrier(state->comm);
@@ -108,8 +110,9 @@ static const struct sync_method methods[SYNC_COUNT] = {
     [SYNC_DISSEMINATION] = {"dissemination", CLOCK_NONE, NULL, dissemination, dissemination},
     [SYNC_BARRIER] = {"barrier", CLOCK_NONE, NULL, mpi_barrier, mpi_barrier},
     [SYNC_HCA3_ROUNDTIME] = {"hca3_roundtime", CLOCK_HCA3, roundtime_prepare, roundtime_begin,
-                             nothing},
-    [SYNC_JK_ROUNDTIME] = {"jk_roundtime", CLOCK_JK, roundtime_prepare, roundtime_begin, nothing},
+                             nothing_after},
+    [SYNC_JK_ROUNDTIME] = {"jk_roundtime", CLOCK_JK, roundtime_prepare, roundtime_begin,
+                           nothing_after},
 };
 
 const struct sync_method *sync_method_get(enum sync_kind kind)
