@@ -115,7 +115,15 @@ def test_clock_synchronised_start_adds_status_and_global_time(
             assert row["status"] in ("valid", "late")
             assert float(row["global_s"]) > 0
     invalid = Counter(r["exp_id"] for r in table if r["status"] != "valid")
-    for experiment in read_provenance(outfile)["experiments"]:
+    experiments = read_provenance(outfile)["experiments"]
+    slope = {str(e["exp_id"]): e["sync"].get("max_abs_slope", 0) for e in experiments}
+    for row in table:
+        if row["global_s"]:
+            # The slowest rank's own start and end lie within [earliest start, latest end]; on
+            # the synchronised clock its duration is its local one times 1 + its drift.
+            time_s, global_s = float(row["time_s"]), float(row["global_s"])
+            assert global_s >= time_s * (1 - slope[row["exp_id"]]) * (1 - 1e-8)
+    for experiment in experiments:
         sync = experiment["sync"]
         assert sync["invalid"] == invalid[str(experiment["exp_id"])]
         if experiment["exp_id"] == 0:
