@@ -20,6 +20,9 @@ enum constructor {
     CONSTRUCTOR_COUNT
 };
 enum sync_kind { SYNC_DISSEMINATION, SYNC_BARRIER, SYNC_COUNT };
+/* Per-process counts of the v-operations (docs/kernel.md, "Count patterns"): equal, or ramp
+   (rank i's count proportional to i + 1, with the same total as equal). */
+enum counts_pattern { COUNTS_EQUAL, COUNTS_RAMP, COUNTS_PATTERN_COUNT };
 
 /* Parameters that do not apply hold their neutral value (0, *_NONE). */
 struct experiment {
@@ -38,6 +41,7 @@ struct experiment {
     int root;
     enum sync_kind sync;
     double max_time;
+    enum counts_pattern counts;
 };
 
 /* Bytes of one element of a dtype (char is one byte). */
