@@ -16,7 +16,7 @@ KERNEL_SOURCES = REPO / "src" / "kernel"
 COLUMNS = [
     "exp_id", "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
     "ordering", "constructor", "reorder", "root", "sync", "max_time", "counts",
-]
+]  # fmt: skip
 
 Row = dict[str, Any]
 

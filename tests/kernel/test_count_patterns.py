@@ -20,7 +20,10 @@ PATTERNS = ["equal", "ramp"]
 # Element counts below, at and above the rank count, so ramp gives some ranks 0 elements and
 # the padded chunks of the Reduce_scatter mock-ups meet remainders.
 SIZES = [("char", 0), ("char", 13), ("int", 40), ("double", 8), ("double", 1000)]
-REDUCE_SCATTER_MOCKUPS = ["reduce_as_reduce_scatter_gather", "allreduce_as_reduce_scatter_allgather"]
+REDUCE_SCATTER_MOCKUPS = [
+    "reduce_as_reduce_scatter_gather",
+    "allreduce_as_reduce_scatter_allgather",
+]
 
 
 def counted_ops() -> list[dict[str, str]]:
@@ -67,10 +70,14 @@ def test_count_patterns_and_reduce_scatter_mockups_verify(
     ("row", "message"),
     [
         ({"op": "gather", "counts": "ramp"}, "column 'counts' does not apply to op gather"),
-        ({"op": "alltoall_as_alltoallv", "counts": "equal"},
-         "column 'counts' does not apply to op alltoall_as_alltoallv"),
-        ({"op": "gatherv", "counts": "zigzag"},
-         "column 'counts': unknown value 'zigzag' (allowed: equal, ramp)"),
+        (
+            {"op": "alltoall_as_alltoallv", "counts": "equal"},
+            "column 'counts' does not apply to op alltoall_as_alltoallv",
+        ),
+        (
+            {"op": "gatherv", "counts": "zigzag"},
+            "column 'counts': unknown value 'zigzag' (allowed: equal, ramp)",
+        ),
     ],
     ids=["regular-op", "equal-count-mockup", "unknown-pattern"],
 )
@@ -90,9 +97,12 @@ def test_ramp_bounds_the_largest_alltoallv_vector(
     """A rank's alltoallv receive vector under ramp stays below twice the equal one: validation
     reserves that factor, so a size the equal pattern can hold may be refused under ramp."""
     half = 2**30
-    infile = write_input(tmp_path / "in.csv", [
-        {"exp_id": 1, "op": "alltoallv", "msg_size": half // 2, "nrep": 1, "counts": "ramp"},
-    ])
+    infile = write_input(
+        tmp_path / "in.csv",
+        [
+            {"exp_id": 1, "op": "alltoallv", "msg_size": half // 2, "nrep": 1, "counts": "ramp"},
+        ],
+    )
     result = kernel_for("openmpi").run(2, infile, tmp_path / "out.csv")
     assert result.returncode == 2
     assert "exceeds" in result.stderr

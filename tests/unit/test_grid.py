@@ -194,6 +194,9 @@ def test_counts_applies_to_v_operations_only_and_defaults_to_equal() -> None:
 
 
 def test_counts_on_no_v_operation_is_an_error() -> None:
-    with pytest.raises(ConfigError, match=r"experiments\[0\]\.counts: applies to no experiment "
-                       r"of this block \(counts applies when the op is a v-operation"):
+    with pytest.raises(
+        ConfigError,
+        match=r"experiments\[0\]\.counts: applies to no experiment "
+        r"of this block \(counts applies when the op is a v-operation",
+    ):
         expand(spec({"op": ["gather", "alltoall_as_alltoallv"], "msg_size": 8, "counts": "ramp"}))
