@@ -45,6 +45,9 @@ def test_campaign_follows_the_paper() -> None:
     assert [g for g in config["guidelines"] if g.startswith("MK-")] == MK_IDS
     assert set(config["mpi"]) == {"openmpi", "mpich"}
     assert len({d["nodes"] * d["ppn"] for d in config["deployments"]}) >= 3  # several P
+    # local scale: both libraries on this machine, MPICH (busy-polling) at most 2 ranks
+    assert config["local"]["mpi"] == ["openmpi", "mpich"]
+    assert max(d["nodes"] * d["ppn"] for d in config["local"]["deployments"]) <= 2
 
 
 @pytest.mark.parametrize("scale", ["paper", "local"])
