@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 PARAMETERS = (
     "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
-    "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset",
+    "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset", "counts",
 )  # fmt: skip
 COLUMNS = ("exp_id", *PARAMETERS)
 INTEGER_PARAMETERS = frozenset(
@@ -54,6 +54,7 @@ BY_TOPOLOGY = {"ordering": ORDERINGS, "constructor": CONSTRUCTORS}
 DEFAULTS: dict[str, Any] = {
     "dtype": "char", "work": 0, "root": 0, "sync": "dissemination", "max_time": 0.0,
     "reorder": 0, "radius": 1, "nfin": 0, "topology": "none", "buffer_offset": 0,
+    "counts": "equal",
 }  # fmt: skip
 APPLIES_WHEN = {
     "msg_size": "the op moves data (msg_size is not 'none' in operations.tsv)",
@@ -69,6 +70,7 @@ APPLIES_WHEN = {
         "topology is cart (cart, nodecart) or vonneumann, moore, full (graph, graph_adj)"
     ),
     "reorder": "topology is not none",
+    "counts": "the op is a v-operation (counts is 1 in operations.tsv)",
 }
 MAX_BLOCK_PRODUCT = 200_000
 GRID_KEYS = ("nrep", "experiments")  # the config keys that define the grid
@@ -91,6 +93,8 @@ def applies(parameter: str, op: Operation, topology: str) -> bool:
             return topology in BY_TOPOLOGY[parameter]
         case "reorder":
             return topology != "none"
+        case "counts":
+            return op.counts
     return True
 
 

@@ -35,8 +35,8 @@ class Deployment:
 
 
 def grid_frame(rows: Sequence[dict], exp_ids: Sequence[int] | None = None) -> pd.DataFrame:
-    """A grid as build_grid returns it, from rows of parameters (None = not applicable)."""
-    # a parameter the rows leave out (one added after they were written) is not applicable
+    """A grid as build_grid returns it, from rows of parameters (None or left out = not
+    applicable)."""
     grid = pd.DataFrame(list(rows)).reindex(columns=list(PARAMETERS))
     grid["exp_id"] = np.arange(len(grid)) if exp_ids is None else np.asarray(exp_ids)
     dtypes = {p: "Int64" for p in INTEGER_PARAMETERS} | {"max_time": "float64"}
