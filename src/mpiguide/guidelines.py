@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpiguide.aggregate import MEDIAN_VALUES
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import (
     DEPLOYMENT_KEYS,
@@ -37,7 +38,7 @@ from mpiguide.verdicts import STAT_COLUMNS, RunMedians, compare
 # The catalogue's public names stay importable from here (docs/architecture.md).
 __all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue", "resolve"]
 
-MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
+MEDIAN_COLUMNS = ("exp_id", "run", *MEDIAN_VALUES)
 
 
 def _read_medians(medians_parquet: Path) -> pd.DataFrame:

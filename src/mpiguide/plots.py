@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import seaborn as sns
 
+from mpiguide.aggregate import STATUS, VALID
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.errors import DataError
@@ -165,12 +166,12 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
 
 
 def _repetitions(timings_parquet: Path, tests: pd.DataFrame) -> pd.DataFrame:
-    """Repetitions of the lhs and rhs experiments of `tests` (one Parquet read, filtered)."""
+    """Valid repetitions of the lhs and rhs experiments of `tests` (one Parquet read, filtered)."""
     exp_ids = sorted({*tests["lhs_exp_id"].astype(int), *tests["rhs_exp_id"].astype(int)})
     columns = ["exp_id", *DEPLOYMENT_KEYS, "run", "time_s"]
+    filters = [("exp_id", "in", exp_ids), (STATUS, "==", VALID)]
     try:
-        table = pq.read_table(timings_parquet, columns=columns,
-                              filters=[("exp_id", "in", exp_ids)])  # fmt: skip
+        table = pq.read_table(timings_parquet, columns=columns, filters=filters)
     except (OSError, ValueError) as error:
         raise DataError(f"{timings_parquet}: cannot read the timings: {error}") from None
     timings = table.to_pandas()
