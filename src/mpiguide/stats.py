@@ -195,7 +195,8 @@ def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -
         end = min(tests, begin + rows_per_chunk)
         diffs = (log_lhs[begin:end, :, None] - log_rhs[begin:end, None, :]).reshape(-1, pairs)
         diffs.sort(axis=1)
-        ratio[begin:end] = np.exp(np.median(diffs, axis=1))
+        # The median of sorted rows, read off (np.median would partition them again).
+        ratio[begin:end] = np.exp((diffs[:, (pairs - 1) // 2] + diffs[:, pairs // 2]) / 2)
         if k >= 1:
             low[begin:end] = np.exp(diffs[:, k - 1])
             high[begin:end] = np.exp(diffs[:, pairs - k])
