@@ -238,7 +238,8 @@ def _raw_header(raw_csv: Path) -> list[str]:
 def _read_raw(run: RunFile, data: bytes) -> pa.Table:
     """The raw file's bytes as a table: exp_id, rep, time_s, status (all VALID when the file
     has none) and global_s when the file has it. DataError on a bad header or empty cells."""
-    header = _header_of(data[: data.find(b"\n")])
+    end_of_header = data.find(b"\n")
+    header = _header_of(data if end_of_header < 0 else data[:end_of_header])
     if tuple(header[: len(RAW_COLUMNS)]) != RAW_COLUMNS:
         raise DataError(
             f"{run.raw_csv}: header must start with {','.join(RAW_COLUMNS)}, got {','.join(header)}"

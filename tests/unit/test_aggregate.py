@@ -360,3 +360,20 @@ def test_launch_factors_by_hand():
     # run 0: 1/2, 10/20 -> 0.5; run 1: 2/2, 30/20 -> 1.25; run 2: 4/2, 20/20 -> 1.5; run 3: 1
     expected = [0.5, 0.5, 1.25, 1.25, 1.5, 1.5, 1.0]
     np.testing.assert_allclose(launch_factors(deployment, experiment, run, median), expected)
+
+
+def test_header_is_checked(campaign):
+    root, raw = campaign
+    raw[0].write_text("exp_id,time_s,rep\n" + "".join(raw[0].read_text().splitlines(True)[1:]))
+    refresh_output_sha256(raw[0])
+    with pytest.raises(DataError, match=rf"{raw[0]}: header must start with exp_id,rep,time_s"):
+        run_aggregate(root, raw)
+
+
+def test_extra_kernel_columns_are_ignored(campaign):
+    root, raw = campaign
+    rows = pd.read_csv(raw[0]).assign(sync_offset_s=0.5)
+    rows.to_csv(raw[0], index=False)
+    refresh_output_sha256(raw[0])
+    run_aggregate(root, raw)
+    assert "sync_offset_s" not in pd.read_parquet(root / "timings.parquet").columns
