@@ -19,7 +19,13 @@ enum constructor {
     CONSTRUCTOR_NODECART,
     CONSTRUCTOR_COUNT
 };
-enum sync_kind { SYNC_DISSEMINATION, SYNC_BARRIER, SYNC_COUNT };
+enum sync_kind {
+    SYNC_DISSEMINATION,
+    SYNC_BARRIER,
+    SYNC_HCA3_ROUNDTIME,
+    SYNC_JK_ROUNDTIME,
+    SYNC_COUNT
+};
 
 /* Parameters that do not apply hold their neutral value (0, *_NONE). */
 struct experiment {
@@ -38,6 +44,7 @@ struct experiment {
     int root;
     enum sync_kind sync;
     double max_time;
+    int64_t buffer_offset; /* bytes from a page start to every communication buffer */
 };
 
 /* Bytes of one element of a dtype (char is one byte). */

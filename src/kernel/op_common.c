@@ -5,15 +5,15 @@
 
 void op_alloc_buffers(struct op_context *ctx, size_t send_bytes, size_t recv_bytes)
 {
-    ctx->sendbuf = xcalloc(send_bytes, 1);
-    ctx->recvbuf = xcalloc(recv_bytes, 1);
+    ctx->sendbuf = buffer_alloc(&ctx->buffers, send_bytes);
+    ctx->recvbuf = buffer_alloc(&ctx->buffers, recv_bytes);
     ctx->send_bytes = send_bytes;
     ctx->recv_bytes = recv_bytes;
 }
 
 void op_alloc_inplace(struct op_context *ctx, size_t bytes)
 {
-    ctx->recvbuf = ctx->sendbuf = xcalloc(bytes, 1);
+    ctx->recvbuf = ctx->sendbuf = buffer_alloc(&ctx->buffers, bytes);
     ctx->recv_bytes = ctx->send_bytes = bytes;
 }
 

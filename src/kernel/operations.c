@@ -232,6 +232,7 @@ void operations_context_create(struct op_context *ctx, const struct experiment *
         ctx->types[i] = ctx->dtype;
     }
 
+    buffer_pool_init(&ctx->buffers, (size_t)exp->buffer_offset);
     if (op->setup)
         op->setup(ctx);
 }
@@ -241,9 +242,7 @@ void operations_context_free(struct op_context *ctx)
     const struct operation *op = &operation_table[ctx->exp->op];
     if (op->free)
         op->free(ctx);
-    if (ctx->sendbuf != ctx->recvbuf)
-        free(ctx->sendbuf);
-    free(ctx->recvbuf);
+    buffer_pool_free(&ctx->buffers);
     free((void *)ctx->all_ranks);
     free(ctx->counts);
     free(ctx->displs);

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "buffers.h"
 #include "experiment.h"
 #include "node.h"
 #include "pattern.h"
@@ -40,7 +41,10 @@ struct op_context {
     int count;                       /* elements per block: msg_size / type_size */
     size_t block;                    /* bytes per block: msg_size */
     int root;
-    /* Filled by the op's setup through op_alloc_buffers; freed by operations_context_free. */
+    /* Every communication buffer (sendbuf, recvbuf, scratch) comes from this pool, freed by
+       operations_context_free. */
+    struct buffer_pool buffers;
+    /* Filled by the op's setup through op_alloc_buffers. */
     unsigned char *sendbuf, *recvbuf;
     size_t send_bytes, recv_bytes;
     /* Equal-count vectors for the v/w variants: size entries for per_process ops,

@@ -24,7 +24,7 @@ static size_t all_blocks(const struct op_context *ctx)
 static struct aux *with_tmp(struct op_context *ctx, size_t bytes)
 {
     struct aux *a = aux_new(ctx);
-    a->tmp = xcalloc(bytes ? bytes : 1, 1);
+    a->tmp = buffer_alloc(&ctx->buffers, bytes);
     return a;
 }
 
@@ -179,7 +179,7 @@ void reduce_as_reduce_scatter_block_gather_setup(struct op_context *ctx)
     reduce_setup(ctx);
     struct aux *a = aux_new(ctx);
     a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
-    a->tmp = xcalloc(a->chunk ? a->chunk * ctx->type_size : 1, 1);
+    a->tmp = buffer_alloc(&ctx->buffers, a->chunk * ctx->type_size);
     pad_to_parts(ctx, is_root(ctx));
 }
 

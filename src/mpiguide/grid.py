@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 
 PARAMETERS = (
     "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
-    "ordering", "constructor", "reorder", "root", "sync", "max_time",
+    "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset",
 )  # fmt: skip
 COLUMNS = ("exp_id", *PARAMETERS)
 INTEGER_PARAMETERS = frozenset(
-    {"msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root"}
+    {"msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root", "buffer_offset"}
 )
 DTYPE_SIZES = {"char": 1, "int": 4, "float": 4, "double": 8}
 TOPOLOGIES = ("none", "cart", "vonneumann", "moore", "full")
@@ -53,11 +53,12 @@ CONSTRUCTORS: dict[str, tuple[str, ...]] = {
 BY_TOPOLOGY = {"ordering": ORDERINGS, "constructor": CONSTRUCTORS}
 DEFAULTS: dict[str, Any] = {
     "dtype": "char", "work": 0, "root": 0, "sync": "dissemination", "max_time": 0.0,
-    "reorder": 0, "radius": 1, "nfin": 0, "topology": "none",
+    "reorder": 0, "radius": 1, "nfin": 0, "topology": "none", "buffer_offset": 0,
 }  # fmt: skip
 APPLIES_WHEN = {
     "msg_size": "the op moves data (msg_size is not 'none' in operations.tsv)",
     "dtype": "the op moves data (msg_size is not 'none' in operations.tsv)",
+    "buffer_offset": "the op moves data (msg_size is not 'none' in operations.tsv)",
     "root": "the op has a root",
     "work": "the op is nonblocking",
     "ndim": "topology is cart, vonneumann or moore",
@@ -76,7 +77,7 @@ GRID_KEYS = ("nrep", "experiments")  # the config keys that define the grid
 def applies(parameter: str, op: Operation, topology: str) -> bool:
     """Whether `parameter` applies to an experiment of `op` on `topology`."""
     match parameter:
-        case "msg_size" | "dtype":
+        case "msg_size" | "dtype" | "buffer_offset":
             return op.has_msg_size
         case "root":
             return op.root

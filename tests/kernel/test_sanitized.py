@@ -84,6 +84,12 @@ def test_every_op_verifies_under_asan_and_ubsan(
         + test_issue5_ops.remainders(nprocs),
         5000,
     )
+    # clock synchronisation, round-time starts and offset buffers run under the sanitizers too
+    rows += [
+        {"exp_id": 9000 + i, "op": "allreduce", "msg_size": 8, "nrep": 3, "sync": sync,
+         "buffer_offset": 100}
+        for i, sync in enumerate(("hca3_roundtime", "jk_roundtime"))
+    ]  # fmt: skip
     infile = write_input(tmp_path / "in.csv", rows)
     options = ["--node-size", str(node_size)] if node_size else []
     result = subprocess.run(
