@@ -182,8 +182,11 @@ def read_repetitions(timings_parquet: Path, exp_ids: set[int]) -> pd.DataFrame:
     """Valid repetitions of the experiments `exp_ids` in every deployment, deployment keys as
     text."""
     columns = ["exp_id", *DEPLOYMENT_KEYS, "run", "time_s"]
-    filters = [("exp_id", "in", sorted(exp_ids)), (STATUS, "==", VALID)]
+    filters = [("exp_id", "in", sorted(exp_ids))]
     try:
+        # Timings written before repetitions had a status hold valid ones only.
+        if STATUS in pq.read_schema(timings_parquet).names:
+            filters.append((STATUS, "==", VALID))
         table = pq.read_table(timings_parquet, columns=columns, filters=filters)
     except (OSError, ValueError) as error:
         raise DataError(f"{timings_parquet}: cannot read the timings: {error}") from None
