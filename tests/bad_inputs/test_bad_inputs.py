@@ -1,4 +1,4 @@
-"""The bad-input catalogue (issue 6 item 5): every case file below this directory is one mistake a
+"""The bad-input catalogue: every case file below this directory is one mistake a
 user can make, run through the real entry point, and must end with a clear message naming the file
 and the key or line (or the flag), the case's exit code, no Python traceback and no MPI abort.
 
@@ -24,7 +24,8 @@ exist, {config} good_campaign.yaml, {data} cli/data, {tmp} the case's own direct
 - mpiguide:   python -m mpiguide ARGS
 
 Every case runs once, in threads (Python start-up is mostly waiting on this shared machine; MPI
-launches two at a time), before the parametrised test inspects the outcomes.
+launches two at a time), before the parametrised test inspects the outcomes. The kernel cases carry
+the `kernel` marker and the Snakemake runs the `workflow` marker; the rest runs without MPI.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import shlex
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,7 +124,10 @@ def params(cases: list[Case], defect: Callable[[Case], str | None]) -> list[Any]
         pytest.param(
             case,
             id=case.id,
-            marks=[pytest.mark.xfail(strict=True, reason=why)] if (why := defect(case)) else [],
+            marks=[
+                *([pytest.mark.xfail(strict=True, reason=why)] if (why := defect(case)) else []),
+                *([pytest.mark.kernel] if uses_mpi(case) else []),
+            ],
         )
         for case in cases
     ]
@@ -160,7 +164,7 @@ def run(
 class Runner:
     """Runs one case in its own directory below `root`."""
 
-    def __init__(self, root: Path, kernel: Kernel) -> None:
+    def __init__(self, root: Path, kernel: Kernel | None) -> None:
         self.root = root
         self.kernel = kernel
         self.good_input = root / "good.csv"
@@ -186,7 +190,8 @@ class Runner:
         else:
             argv = ["validate", "--config", str(GOOD_CONFIG), "--catalogue", places["file"]]
 
-        if case.run.startswith("kernel"):
+        if uses_mpi(case):
+            assert self.kernel is not None, f"{case.id} runs the kernel"
             with self.mpi_slots:
                 result = run(
                     self.kernel.command(KERNEL_NPROCS, argv),
@@ -232,14 +237,47 @@ class Hostile:
         return cls(new_project(root / "project", config), pwned, env)
 
 
-@pytest.fixture(scope="module")
-def outcomes(
-    kernel_for: Callable[[str], Kernel], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, Any]]:
-    """Every case, every snakemake run of a config case, and the good campaign, run once."""
+def uses_mpi(case: Case) -> bool:
+    return case.run.startswith("kernel")
+
+
+def run_cases(runner: Runner, cases: list[Case]) -> dict[str, Any]:
+    """The outcome of each case, and whether any hostile string of theirs ran a command."""
     PWNED.unlink(missing_ok=True)
-    root = tmp_path_factory.mktemp("bad_inputs")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        outcomes = dict(zip([c.id for c in cases], pool.map(runner, cases), strict=True))
+    return {"cases": outcomes, "pwned": PWNED.exists()}
+
+
+# The cases run by kind, so that a selection without the kernel or workflow markers starts neither
+# MPI nor Snakemake: python -m mpiguide cases, kernel cases, Snakemake dry runs.
+@pytest.fixture(scope="module")
+def cli_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("bad_inputs_cli")
+    runner = Runner(root, kernel=None)
+    return run_cases(runner, [case for case in CASES if not uses_mpi(case)])
+
+
+@pytest.fixture(scope="module")
+def kernel_outcomes(
+    kernel_for: Callable[[str], Kernel], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("bad_inputs_kernel")
     runner = Runner(root, kernel_for("openmpi"))
+    return run_cases(runner, [case for case in CASES if uses_mpi(case)])
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    root = tmp_path_factory.mktemp("bad_inputs_good")
+    return run([PYTHON, "-m", "mpiguide", "validate", "--config", str(GOOD_CONFIG)], root)
+
+
+@pytest.fixture(scope="module")
+def snakemake_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every snakemake run of a config case, the hostile campaign's and the default config's."""
+    PWNED.unlink(missing_ok=True)
+    root = tmp_path_factory.mktemp("bad_inputs_snakemake")
     project = new_project(root / "project", yaml.safe_load(GOOD_CONFIG.read_text()))
     hostile = Hostile.create(root / "hostile")
     # the demo config a plain `snakemake` reads, with an `mpi` entry given twice
@@ -255,16 +293,12 @@ def outcomes(
             for case in SNAKEMAKE_CASES
         }  # fmt: skip
         default_dry_run = pool.submit(snakemake, default_config, "-n", "--cores", "1", check=False)
-        good = pool.submit(run, [PYTHON, "-m", "mpiguide", "validate", "--config",
-                                 str(GOOD_CONFIG)], root)  # fmt: skip
-        cases = dict(zip([c.id for c in CASES], pool.map(runner, CASES), strict=True))
-        yield {
-            "cases": cases,
+        return {
             "snakemake": {key: future.result() for key, future in sm.items()},
-            "good": good.result(),
             "project": project,
             "hostile": (hostile, hostile_dry_run.result()),
             "default_config": default_dry_run.result(),
+            "pwned": PWNED.exists(),
         }
 
 
@@ -277,14 +311,14 @@ def test_the_catalogue_covers_every_category() -> None:
     assert len(SNAKEMAKE_CASES) >= 3
 
 
-def test_the_good_campaign_validates(outcomes: dict[str, Any]) -> None:
+def test_the_good_campaign_validates(good: subprocess.CompletedProcess[str]) -> None:
     """The catalogue cases fail for their catalogue's fault, not the campaign's."""
-    good = outcomes["good"]
     assert (good.returncode, good.stdout) == (0, f"{GOOD_CONFIG}: ok\n"), good.stderr
 
 
 @pytest.mark.parametrize("case", params(CASES, lambda case: case.defect))
-def test_bad_input_is_refused_clearly(outcomes: dict[str, Any], case: Case) -> None:
+def test_bad_input_is_refused_clearly(request: pytest.FixtureRequest, case: Case) -> None:
+    outcomes = request.getfixturevalue("kernel_outcomes" if uses_mpi(case) else "cli_outcomes")
     out: Outcome = outcomes["cases"][case.id]
     shown = f"{case.what}\nexit {out.returncode}\nstdout:\n{out.stdout}\nstderr:\n{out.stderr}"
     assert out.returncode == case.exit, shown
@@ -307,8 +341,12 @@ def test_bad_input_is_refused_clearly(outcomes: dict[str, Any], case: Case) -> N
     assert out.leftovers == [], f"{shown}\nleft behind: {out.leftovers}"  # no OUT.csv
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("case", params(SNAKEMAKE_CASES, lambda case: case.snakemake_defect))
-def test_the_workflow_reports_a_bad_config_cleanly(outcomes: dict[str, Any], case: Case) -> None:
+def test_the_workflow_reports_a_bad_config_cleanly(
+    snakemake_outcomes: dict[str, Any], case: Case
+) -> None:
+    outcomes = snakemake_outcomes
     result = outcomes["snakemake"][case.id]
     shown = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert result.returncode == 1, shown
@@ -319,10 +357,13 @@ def test_the_workflow_reports_a_bad_config_cleanly(outcomes: dict[str, Any], cas
         assert fragment in result.stderr, shown
 
 
-def test_a_key_given_twice_in_the_default_config_is_refused(outcomes: dict[str, Any]) -> None:
+@pytest.mark.workflow
+def test_a_key_given_twice_in_the_default_config_is_refused(
+    snakemake_outcomes: dict[str, Any],
+) -> None:
     """Without --configfile, Snakemake reads config/config.yaml (Snakefile's `configfile:`) with
     plain YAML as well; common.smk reads it again strictly."""
-    result = outcomes["default_config"]
+    result = snakemake_outcomes["default_config"]
     shown = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert result.returncode == 1, shown
     assert result.stderr.startswith(
@@ -331,8 +372,16 @@ def test_a_key_given_twice_in_the_default_config_is_refused(outcomes: dict[str, 
     assert "Traceback" not in result.stdout + result.stderr, shown
 
 
-def test_no_hostile_string_ran_a_command(outcomes: dict[str, Any]) -> None:
-    assert not PWNED.exists()
+@pytest.mark.parametrize(
+    "outcomes",
+    [
+        "cli_outcomes",
+        pytest.param("kernel_outcomes", marks=pytest.mark.kernel),
+        pytest.param("snakemake_outcomes", marks=pytest.mark.workflow),
+    ],
+)
+def test_no_hostile_string_ran_a_command(request: pytest.FixtureRequest, outcomes: str) -> None:
+    assert not request.getfixturevalue(outcomes)["pwned"]
 
 
 def run_commands(dry_run: str) -> list[str]:
@@ -344,14 +393,16 @@ def run_commands(dry_run: str) -> list[str]:
     return commands
 
 
+@pytest.mark.kernel
+@pytest.mark.workflow
 def test_env_and_launcher_values_reach_the_shell_quoted(
-    kernel_for: Callable[[str], Kernel], outcomes: dict[str, Any]
+    kernel_for: Callable[[str], Kernel], snakemake_outcomes: dict[str, Any]
 ) -> None:
     """A campaign whose env values and launcher hold `$(…)`, backticks, `;`, quotes and newlines
     validates (values are not names), the dry run prints them quoted, and running the printed
     command with bash runs the kernel with every value intact and creates no marker file."""
     kernel = kernel_for("openmpi")
-    hostile, dry = outcomes["hostile"]
+    hostile, dry = snakemake_outcomes["hostile"]
     project, pwned, env = hostile.project, hostile.pwned, hostile.env
     assert dry.returncode == 0, dry.stdout + dry.stderr
     commands = run_commands(dry.stdout)

@@ -125,6 +125,7 @@ def test_campaign_validates(name: str) -> None:
     assert result.stdout.strip().endswith(": ok")
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("name", CAMPAIGNS)
 def test_campaign_dry_run_plans_every_run(name: str, tmp_path: Path) -> None:
     """`snakemake -n --configfile config/campaigns/<name>.yaml` succeeds and schedules one
@@ -142,6 +143,7 @@ def test_campaign_dry_run_plans_every_run(name: str, tmp_path: Path) -> None:
     assert jobs.get("check_guidelines") == 1, jobs
 
 
+@pytest.mark.workflow
 def test_nodecart_runs_pass_node_size_to_the_kernel(tmp_path: Path) -> None:
     """Each nodecart deployment's node_size reaches its runs as `--node-size K`."""
     project = campaign_project(tmp_path / "project", "nodecart")

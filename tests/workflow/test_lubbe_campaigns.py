@@ -121,6 +121,7 @@ def test_local_scale_is_safe_and_can_reach_the_p_threshold(name: str) -> None:
     assert 1 / math.comb(2 * config["runs"], config["runs"]) <= config["analysis"]["p_thres"]
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("name", CAMPAIGNS)
 @pytest.mark.parametrize("scale", ["paper", "local"])
 def test_campaign_dry_run_plans_every_run(name: str, scale: str, tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ def test_campaign_validates(scale: str) -> None:
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.workflow
 def test_paper_scale_dry_run_plans_every_run(tmp_path: Path) -> None:
     config = load()
     jobs = scheduled_jobs(
