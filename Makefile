@@ -3,7 +3,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup setup-slurm demo test lint kernel clean
+.PHONY: setup setup-slurm demo check test lint kernel clean
 
 setup:
 	@bash scripts/setup.sh
@@ -20,12 +20,18 @@ demo: setup
 	$(BIN)/snakemake --profile profiles/local --report results/demo/report.html
 	@echo "report: results/demo/report.html"
 
-test: setup-slurm
-	$(BIN)/ruff check src tests benchmarks
+# The inner loop: every test that starts neither MPI, Snakemake nor SLURM (under a minute).
+check: setup
+	$(BIN)/python -m pytest -m "not kernel and not workflow and not slurm" -q tests
+
+# Everything: lint first, then the whole suite.
+test: setup-slurm lint
 	$(BIN)/python -m pytest tests
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/snakemake --lint
 
 clean:

@@ -182,7 +182,8 @@ def read_repetitions(timings_parquet: Path, exp_ids: set[int]) -> pd.DataFrame:
     """Valid repetitions of the experiments `exp_ids` in every deployment, deployment keys as
     text."""
     columns = ["exp_id", *DEPLOYMENT_KEYS, "run", "time_s"]
-    filters = [("exp_id", "in", sorted(exp_ids))]
+    # pyarrow's DNF filter terms: (column, operator, value)
+    filters: list[tuple[str, str, object]] = [("exp_id", "in", sorted(exp_ids))]
     try:
         # Timings written before repetitions had a status hold valid ones only.
         if STATUS in pq.read_schema(timings_parquet).names:
