@@ -1,4 +1,4 @@
-/* mpiguide-bench: command line and the run of all experiments (DESIGN.md §2, §3). */
+/* mpiguide-bench: command line and the run of all experiments (docs/kernel.md). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The timing loop of DESIGN.md §2, and the --verify run before it. */
+/* The timing loop (docs/kernel.md, "The measurement"), and the --verify run before it. */
 #ifndef MPIGUIDE_MEASURE_H
 #define MPIGUIDE_MEASURE_H
 

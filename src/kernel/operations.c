@@ -56,7 +56,7 @@ const struct operation operation_table[] = {
     REDUCTION(exscan, MSG_BUFFER, 0, exscan_setup),
 #undef COLLECTIVE
 #undef REDUCTION
-/* Issue 5's families share ops_aux.h state (aux_free). A mock-up/decomposition checks exactly
+/* The derived families (mock-ups, decompositions, p2p, halo) share ops_aux.h state (aux_free). A mock-up/decomposition checks exactly
    what the op it emulates checks: blocks or sums. */
 #define DERIVED(family, name, msg, flags, setup, run, verify)                                  \
     {#name, family, msg, flags, setup, run, NULL, op_fill_##verify, op_check_##verify, aux_free, \

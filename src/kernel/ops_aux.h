@@ -1,4 +1,4 @@
-/* Private state shared by the operation families of issue 5 (mock-ups, hierarchical and lane
+/* Private state shared by the derived operation families (mock-ups, hierarchical and lane
    decompositions, point-to-point, halo): scratch buffers, extra communicators and datatypes
    built in setup (untimed) and released by one free callback, aux_free. */
 #ifndef MPIGUIDE_OPS_AUX_H

@@ -1,4 +1,4 @@
-"""Pair lhs experiments with rhs experiments for a guideline (DESIGN.md §5).
+"""Pair lhs experiments with rhs experiments for a guideline (docs/analysis.md).
 
 A test pairs one experiment selected by the lhs selector with one selected by the rhs selector
 that agrees with it on every key the selectors do not fix — mpi, nodes, ppn and every grid
@@ -159,7 +159,7 @@ def pair_comparison(
 
 
 def series_keys(keys: Sequence[str], varied: str) -> list[str]:
-    """The keys that stay fixed along a series of `varied` (DESIGN.md §5 groups)."""
+    """The keys that stay fixed along a series of `varied` (a group, docs/analysis.md)."""
     moving = {varied, *LINKED_KEYS.get(varied, ())}
     return [key for key in keys if key not in moving]
 

@@ -1,4 +1,4 @@
-"""Statistics of the method (DESIGN.md §5), vectorised over many groups or tests at once.
+"""Statistics of the method (docs/analysis.md), vectorised over many groups or tests at once.
 
 - `tukey_medians`: Tukey-filtered median of every group of a flat array (one sort, no loop);
   `tukey_row_medians` the same for groups already laid out as the rows of a padded matrix.

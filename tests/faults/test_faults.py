@@ -1,4 +1,4 @@
-"""Faults during a campaign (issue 6 item 4): a campaign that runs for days must never lose or
+"""Faults during a campaign: a campaign that runs for days must never lose or
 silently corrupt measured data. Real snakemake, local profile, real mpirun, 2 ranks."""
 
 from __future__ import annotations

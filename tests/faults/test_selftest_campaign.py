@@ -1,4 +1,4 @@
-"""A reduced self-test campaign through the workflow (issue 6 item 2): identical entries, a
+"""A reduced self-test campaign through the workflow: identical entries, a
 reference under libmpiguide-inject planting nothing and a copy slowed down twofold (a signal no
 load of this shared machine hides in 5 runs); the `selftest` target builds the library, proves
 every slowed run was slowed and writes the power table and its plot.

@@ -1,4 +1,4 @@
-"""Issue 5's operations under --verify: collective mock-ups, hierarchical and lane
+"""The derived operations under --verify: collective mock-ups, hierarchical and lane
 decompositions, point-to-point pairs, halo, and the node-aware Cartesian constructor nodecart.
 One kernel launch per configuration runs its whole batch."""
 

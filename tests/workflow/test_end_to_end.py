@@ -1,5 +1,5 @@
 """The tiny campaign with the local profile and real MPI: every output file is there and holds
-what the contracts say (DESIGN.md §3, §6)."""
+what the contracts say (docs/kernel.md, README's results table)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Re-run semantics after a complete campaign (issue 3 item 10), read from `snakemake -n`."""
+"""Re-run semantics after a complete campaign, read from `snakemake -n`."""
 
 from __future__ import annotations
 
