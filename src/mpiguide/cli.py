@@ -112,6 +112,17 @@ def cmd_plot(args: argparse.Namespace) -> None:
     plot(args.timings, args.tests, analysis, args.outdir, source="--analysis-json")
 
 
+def cmd_partners(args: argparse.Namespace) -> None:
+    from mpiguide.partners import Grid, nodecart_note, parse_dims, partners_table
+
+    dims = parse_dims(args.dims)
+    grid = Grid(dims, (args.periodic,) * len(dims), args.node_size)
+    note = nodecart_note(grid, bool(args.reorder))
+    if note is not None:
+        print(f"mpiguide: note: {note}", file=sys.stderr)
+    partners_table(grid, bool(args.reorder)).to_csv(sys.stdout, index=False)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -167,6 +178,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "partners",
+        cmd_partners,
+        "on-/off-node partners of cart and nodecart grids (Gropp 2018, Table 3), as CSV",
+    )
+    sub.add_argument("--dims", required=True, metavar="D1,D2,...", help="e.g. 128,128")
+    sub.add_argument("--node-size", type=_integer(1), required=True, metavar="K")
+    sub.add_argument("--periodic", action="store_true", help="every dimension periodic")
+    sub.add_argument(
+        "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
+    )
     return parser
 
 
