@@ -26,6 +26,7 @@ if not ANALYSIS_ONLY:
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/plot.smk"
+include: "workflow/rules/slowdown.smk"
 include: "workflow/rules/selftest.smk"
 include: "workflow/rules/report.smk"
 
@@ -38,4 +39,5 @@ rule all:
     input:
         GUIDELINE_OUTPUTS.values(),
         PLOTS,
+        SLOWDOWN_OVERVIEW,
     default_target: True

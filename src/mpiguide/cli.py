@@ -123,6 +123,12 @@ def cmd_partners(args: argparse.Namespace) -> None:
     partners_table(grid, bool(args.reorder)).to_csv(sys.stdout, index=False)
 
 
+def cmd_slowdown_plot(args: argparse.Namespace) -> None:
+    from mpiguide.slowdown import plot_overview, read_slowdown
+
+    plot_overview(read_slowdown(args.slowdown), args.out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -183,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "slowdown-plot",
+        cmd_slowdown_plot,
+        "severity overview of slowdown.csv: collectives by message size (Hunold 2023, Figure 3)",
+    )
+    sub.add_argument("--slowdown", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--out", type=Path, required=True, metavar="PNG")
 
     sub = command(
         "partners",
