@@ -106,6 +106,10 @@ const struct operation operation_table[] = {
            allgather_as_neighbor_allgather_setup, allgather_as_neighbor_allgather_run, blocks),
     MOCKUP(alltoall_as_neighbor_alltoall, MSG_PER_PROCESS, 0,
            alltoall_as_neighbor_alltoall_setup, alltoall_as_neighbor_alltoall_run, blocks),
+    /* Hunold 2023, Figure 5: Allreduce of the whole vector, each keeping its block; with equal
+       blocks it is reduce_scatter_as_allreduce itself */
+    MOCKUP(reduce_scatter_block_as_allreduce, MSG_PER_PROCESS, SUM,
+           reduce_scatter_as_allreduce_setup, reduce_scatter_as_allreduce_run, reduction),
 #undef MOCKUP
 /* hier_flags: what only the hierarchical variant needs (alltoall: the leader gathers its
    node's send vectors). */
