@@ -124,6 +124,8 @@ const struct operation operation_table[] = {
     DECOMPOSED(allgather, MSG_PER_PROCESS, 0, 0, blocks),
     DECOMPOSED(alltoall, MSG_PER_PROCESS, 0, OP_NODE_VECTORS, blocks),
     DECOMPOSED(reduce_scatter_block, MSG_PER_PROCESS, SUM, 0, reduction),
+    DECOMPOSED(gather, MSG_PER_PROCESS, OP_ROOT, 0, blocks),
+    DECOMPOSED(scatter, MSG_PER_PROCESS, OP_ROOT, 0, blocks),
 #undef DECOMPOSED
 #define P2P(name, setup, before_sync)                                                          \
     {#name, "p2p", MSG_PER_PAIR, 0, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,    \

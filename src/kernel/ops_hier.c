@@ -302,6 +302,77 @@ void reduce_scatter_block_as_hier_run(struct op_context *ctx)
                           ctx->dtype, 0, a->node));
 }
 
+void gather_as_hier_setup(struct op_context *ctx)
+{
+    gather_setup(ctx);
+    struct aux *a = layout_create(ctx, 0);
+    node_vectors(ctx, 1);
+    a->tmp = scratch((size_t)ctx->size * ctx->block);
+}
+
+/* Gather in every node into its segment at the leader, leaders' gatherv of the segments to the
+   root's node, its leader's vector to the root. */
+void gather_as_hier_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root], root_local = a->rank_local[ctx->root];
+    unsigned char *all = ctx->rank == ctx->root && !a->order ? ctx->recvbuf : a->tmp;
+    unsigned char *segment = block_at(all, ctx, (size_t)a->node_first[a->node_pos]);
+    MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, segment, ctx->count, ctx->dtype,
+                         0, a->node));
+    if (is_leader(a))
+        MPI_CHECK(MPI_Gatherv(a->node_pos == root_node ? MPI_IN_PLACE : segment,
+                              a->counts[a->node_pos], ctx->dtype, all, a->counts, a->displs,
+                              ctx->dtype, root_node, a->leaders));
+    if (root_local != 0 && a->node_pos == root_node) {
+        if (a->local == 0)
+            MPI_CHECK(MPI_Send(all, ctx->size * ctx->count, ctx->dtype, root_local, HIER_TAG,
+                               a->node));
+        else if (a->local == root_local)
+            MPI_CHECK(MPI_Recv(all, ctx->size * ctx->count, ctx->dtype, 0, HIER_TAG, a->node,
+                               MPI_STATUS_IGNORE));
+    }
+    if (ctx->rank == ctx->root && a->order)
+        permute_blocks(ctx, ctx->recvbuf, all, 0);
+}
+
+void scatter_as_hier_setup(struct op_context *ctx)
+{
+    scatter_setup(ctx);
+    struct aux *a = layout_create(ctx, 0);
+    node_vectors(ctx, 1);
+    a->tmp = scratch((size_t)ctx->size * ctx->block);
+}
+
+/* The root's vector (node-major) to its node's leader, leaders' scatterv of the segments,
+   scatter in every node. */
+void scatter_as_hier_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root], root_local = a->rank_local[ctx->root];
+    unsigned char *all = a->tmp;
+    if (ctx->rank == ctx->root) {
+        if (a->order)
+            permute_blocks(ctx, all, ctx->sendbuf, 1);
+        else
+            all = ctx->sendbuf;
+    }
+    if (root_local != 0 && a->node_pos == root_node) {
+        if (a->local == root_local)
+            MPI_CHECK(MPI_Send(all, ctx->size * ctx->count, ctx->dtype, 0, HIER_TAG, a->node));
+        else if (a->local == 0)
+            MPI_CHECK(MPI_Recv(all, ctx->size * ctx->count, ctx->dtype, root_local, HIER_TAG,
+                               a->node, MPI_STATUS_IGNORE));
+    }
+    unsigned char *segment = block_at(all, ctx, (size_t)a->node_first[a->node_pos]);
+    if (is_leader(a))
+        MPI_CHECK(MPI_Scatterv(all, a->counts, a->displs, ctx->dtype,
+                               a->node_pos == root_node ? MPI_IN_PLACE : segment,
+                               a->counts[a->node_pos], ctx->dtype, root_node, a->leaders));
+    MPI_CHECK(MPI_Scatter(segment, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
+                          0, a->node));
+}
+
 /* ---- lanes -------------------------------------------------------------------------------- */
 
 /* Split-buffer lane ops: msg_size padded to local_size equal parts (one per lane). */
@@ -459,4 +530,58 @@ void reduce_scatter_block_as_lane_run(struct op_context *ctx)
                                        MPI_SUM, a->node));
     MPI_CHECK(MPI_Reduce_scatter_block(a->tmp2, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
                                        a->lanes));
+}
+
+void gather_as_lane_setup(struct op_context *ctx)
+{
+    gather_setup(ctx);
+    struct aux *a = lane_blocks(ctx);
+    a->tmp = scratch((size_t)a->nodes * ctx->block);
+    if (a->order)
+        a->tmp2 = scratch((size_t)ctx->size * ctx->block);
+}
+
+/* Gather on the lane to the root's node (one block per node), then gather in that node at the
+   root, each lane's blocks landing strided at their node-major positions. */
+void gather_as_lane_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root];
+    MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, a->tmp, ctx->count, ctx->dtype,
+                         root_node, a->lanes));
+    if (a->node_pos != root_node)
+        return;
+    unsigned char *all = a->order ? a->tmp2 : ctx->recvbuf;
+    MPI_CHECK(MPI_Gather(a->tmp, a->nodes * ctx->count, ctx->dtype, all, 1, a->strided,
+                         a->rank_local[ctx->root], a->node));
+    if (a->order && ctx->rank == ctx->root)
+        permute_blocks(ctx, ctx->recvbuf, all, 0);
+}
+
+void scatter_as_lane_setup(struct op_context *ctx)
+{
+    scatter_setup(ctx);
+    struct aux *a = lane_blocks(ctx);
+    a->tmp = scratch((size_t)a->nodes * ctx->block);
+    if (a->order)
+        a->tmp2 = scratch((size_t)ctx->size * ctx->block);
+}
+
+/* Scatter in the root's node (to local rank l: the blocks of every node's rank l, strided in
+   node-major order), then scatter on the lane. */
+void scatter_as_lane_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root];
+    if (a->node_pos == root_node) {
+        unsigned char *all = ctx->sendbuf;
+        if (a->order && ctx->rank == ctx->root) {
+            permute_blocks(ctx, a->tmp2, ctx->sendbuf, 1);
+            all = a->tmp2;
+        }
+        MPI_CHECK(MPI_Scatter(all, 1, a->strided, a->tmp, a->nodes * ctx->count, ctx->dtype,
+                              a->rank_local[ctx->root], a->node));
+    }
+    MPI_CHECK(MPI_Scatter(a->tmp, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
+                          root_node, a->lanes));
 }

@@ -366,7 +366,7 @@ DOCS_NOTES = """
 - **Parker et al.**: catalogued as issue 5 lists them; wording not verified.
 - **MPINPC** (Hunold 2023): the paper lists no complete set of mock-ups (its artifact's input
   files do). Missing from the kernel, so not catalogued: the circulant algorithms (its [12]) and
-  hierarchical and lane decompositions of Scatter, Gather and Scan.
+  hierarchical and lane decompositions of Scan.
 - **Träff/Gropp/Thakur 2010**: entries name the rule they instantiate, not the paper's
   guideline numbers; fourteen of the mock-ups were checked against PGMPI's default catalogue
   (Hunold et al., "PGMPI: Verifying Self-Consistent MPI Performance Guidelines",
