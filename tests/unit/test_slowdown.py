@@ -94,13 +94,18 @@ def test_severity_classes_of_section_4() -> None:
 def test_rhs_differing_in_other_parameters_is_named_with_them() -> None:
     tests = pd.DataFrame([
         row_of("GROPP-NODECART", "halo", 1024, 2.0, 1.0, True,
-                      constructor="cart|nodecart", ndim="2"),
+                      constructor="cart|nodecart", ndim="2", root=""),
         row_of("GROPP-NODECART", "halo", 1024, 2.0, 1.9, False,
-                      constructor="cart|nodecart", ndim="3") | {"lhs_exp_id": 7},
+                      constructor="cart|nodecart", ndim="3", root="") | {"lhs_exp_id": 7},
     ])  # fmt: skip
-    table = slowdown_table(tests, [*KEYS, "ndim", "constructor"])
-    # ndim differs between the rows, so it is a column; constructor is the same on every lhs.
-    assert list(table.columns[:4]) == ["mpi", "collective", "count", "ndim"]
+    bcast = row_of("MPINPC-GL1", "bcast|bcast_as_allgatherv", 8, 1.0, 1.0, False, root="0",
+                   ndim="", constructor="")  # fmt: skip
+    tests = pd.concat([tests, pd.DataFrame([bcast])])
+    table = slowdown_table(tests, [*KEYS, "root", "ndim", "constructor"])
+    # ndim differs between the rows, so it is a column; constructor is the same on every lhs,
+    # and root is either 0 or not applicable: neither tells rows apart.
+    assert list(table.columns[:5]) == ["mpi", "collective", "count", "ndim", "N"]
+    table = table[table["collective"] == "halo"]
     assert table["collective"].tolist() == ["halo", "halo"]
     assert table["fastest_mockup"].tolist() == ["halo (constructor=nodecart)", ""]
     assert table["severity"].tolist() == ["medium high", ""]  # 2x: 100 % slower
