@@ -11,8 +11,9 @@ library here remaps in MPI_Cart_create, as Gropp's Table 2 found of every librar
 `nodecart` gives every node a box of the grid and numbers boxes and the processes in them in
 row-major order; with `reorder` false it keeps the world order too. A partner is counted once
 per direction, so a periodic dimension of size 2 counts the same process twice, and a missing
-partner (MPI_PROC_NULL at a non-periodic border) not at all. tests/kernel/test_partners.py
-compares these counts with the kernel's provenance on every grid it can run here.
+partner (MPI_PROC_NULL at a non-periodic border) not at all.
+tests/kernel/test_partners_kernel.py compares these counts with the kernel's provenance on every
+grid it can run here.
 """
 
 from __future__ import annotations
@@ -82,12 +83,10 @@ def node_box(dims: Sequence[int], node_size: int) -> tuple[int, ...] | None:
 
 
 def nodecart_note(grid: Grid, reorder: bool) -> str | None:
-    """Why nodecart keeps the world order (the kernel's constructor_note), or None."""
-    if node_box(grid.dims, grid.node_size) is None:
-        return (
-            "nodecart fell back to MPI_Cart_create: the node size has no factorisation into "
-            "divisors of dims"
-        )
+    """Why nodecart keeps the world order (the kernel's constructor_note), or None. The kernel's
+    other fallbacks cannot happen on a Grid: its nodes are equal, and a node size dividing the
+    grid always has a box (each prime power of it divides the product of dims, so it can be
+    spread over them)."""
     if not reorder:
         return "nodecart with reorder 0 keeps the rank order (MPI_Cart_create, reorder 0)"
     return None
@@ -99,10 +98,11 @@ def node_of_position(grid: Grid, constructor: str, reorder: bool = True) -> np.n
         raise MpiguideError(f"constructor {constructor!r}: one of {', '.join(CONSTRUCTORS)}")
     if constructor == "cart" or nodecart_note(grid, reorder) is not None:
         return np.arange(grid.size).reshape(grid.dims) // grid.node_size
-    box = np.array(node_box(grid.dims, grid.node_size))
-    coords = np.indices(grid.dims)
-    inter = coords // box.reshape((-1,) + (1,) * len(grid.dims))
-    return np.ravel_multi_index(tuple(inter), tuple(np.array(grid.dims) // box))
+    box = node_box(grid.dims, grid.node_size)
+    assert box is not None  # see nodecart_note
+    extent = np.array(box)
+    inter = np.indices(grid.dims) // extent.reshape((-1,) + (1,) * len(grid.dims))
+    return np.ravel_multi_index(tuple(inter), tuple(np.array(grid.dims) // extent))
 
 
 def partner_counts(node: np.ndarray, periods: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
