@@ -29,6 +29,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from mpiguide.atomic import atomic_path
+from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.errors import DataError
 from mpiguide.operations import load_operations
 from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
@@ -55,7 +56,6 @@ FIGURE2_COLUMNS = [
     "collective", "count", "N", "ppn", "n", "default_median", "slowdown", "fastest_mockup",
     "mockup_median",
 ]  # fmt: skip
-DEPLOYMENT = ["mpi", "nodes", "ppn"]
 
 
 def severity(slowdown: pd.Series) -> pd.Series:
@@ -65,16 +65,17 @@ def severity(slowdown: pd.Series) -> pd.Series:
     index = np.where(
         values < LOW_BELOW, 0, 1 + np.searchsorted(SEVERITY_BOUNDS, values, side="left")
     )
-    labels = np.array(SEVERITY_LABELS, dtype=object)[np.minimum(index, len(SEVERITY_LABELS) - 1)]
+    labels = np.array(SEVERITY_LABELS, dtype=object)[index]
     return pd.Series(np.where(np.isnan(values), "", labels), index=slowdown.index, dtype=object)
 
 
-def mpi_name(op: str) -> str:
-    """MPI's name of a kernel operation that is an MPI call (bcast -> MPI_Bcast), else op."""
-    family = load_operations().get(op)
-    if family is None or family.family not in ("collective", "neighbor"):
-        return op
-    return "MPI_" + op[:1].upper() + op[1:]
+def mpi_names(ops: pd.Series) -> pd.Series:
+    """MPI's name of each kernel operation that is an MPI call (bcast -> MPI_Bcast), else op."""
+    calls = {
+        name for name, operation in load_operations().items()
+        if operation.family in ("collective", "neighbor")
+    }  # fmt: skip
+    return ops.map(lambda op: "MPI_" + op[:1].upper() + op[1:] if op in calls else op)
 
 
 def competitor(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
@@ -100,10 +101,8 @@ def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
         return pd.DataFrame(columns=["mpi", *FIGURE2_COLUMNS, "severity"])
     lhs = pd.DataFrame({key: lhs_side(le[key]) for key in keys}, index=le.index)
     # "" is not applicable (e.g. root of an op without one): not a level that tells rows apart
-    extra = [
-        key for key in keys
-        if key not in (*DEPLOYMENT, "op", "msg_size") and lhs[key][lhs[key] != ""].nunique() > 1
-    ]  # fmt: skip
+    named = {*DEPLOYMENT_KEYS, "op", "msg_size"}
+    extra = [key for key in keys if key not in named and lhs[key][lhs[key] != ""].nunique() > 1]
     columns = ["mpi", *FIGURE2_COLUMNS[:2], *extra, *FIGURE2_COLUMNS[2:], "severity"]
     frame = lhs.assign(
         lhs_exp_id=le["lhs_exp_id"].to_numpy(),
@@ -113,7 +112,7 @@ def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
         mockup_median=le["median_rhs"].to_numpy(),
         violated=le["violated"].astype(str).isin(["True", "true", "1"]).to_numpy(),
     )
-    experiment = [*DEPLOYMENT, "lhs_exp_id"]
+    experiment = [*DEPLOYMENT_KEYS, "lhs_exp_id"]
     rows = frame.drop_duplicates(experiment).set_index(experiment)
     faster = frame.loc[frame["violated"]]
     fastest = faster.loc[faster.groupby(experiment, sort=False)["mockup_median"].idxmin()]
@@ -122,7 +121,7 @@ def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     rows["slowdown"] = rows["default_median"] / rows["mockup_median"]
     rows["severity"] = severity(rows["slowdown"])
     rows["fastest_mockup"] = rows["fastest_mockup"].fillna("")
-    rows["collective"] = rows["op"].map(mpi_name)
+    rows["collective"] = mpi_names(rows["op"])
     rows = rows.rename(columns={"msg_size": "count", "nodes": "N"})
     order = ["mpi", "N", "ppn", "collective", *extra, "count"]
     numeric = {c: pd.to_numeric(rows[c], errors="coerce") for c in ("N", "ppn", "count")}
