@@ -145,6 +145,10 @@ def read_slowdown(path: Path) -> pd.DataFrame:
     missing = [c for c in ("mpi", *FIGURE2_COLUMNS, "severity") if c not in table]
     if missing:
         raise DataError(f"{path}: column {missing[0]!r} missing")
+    unknown = sorted(set(table["severity"]) - {"", *SEVERITY_LABELS})
+    if unknown:
+        allowed = ", ".join(SEVERITY_LABELS)
+        raise DataError(f"{path}: severity {unknown[0]!r}: one of {allowed}, or empty")
     return table
 
 

@@ -139,3 +139,14 @@ def test_overview_plot_refuses_a_table_without_figure_2_columns(tmp_path: Path) 
             main(["slowdown-plot", "--slowdown", str(bad), "--out", str(tmp_path / "x.png")]) == 2
         )
     assert f"{bad}: column 'collective' missing" in err.getvalue()
+
+
+def test_overview_plot_refuses_an_unknown_severity(tmp_path: Path) -> None:
+    table = tmp_path / "slowdown.csv"
+    write_slowdown(figure_2_tests(), KEYS, table)
+    table.write_text(table.read_text().replace(",medium\n", ",mild\n"))
+    err = io.StringIO()
+    with redirect_stderr(err):
+        argv = ["slowdown-plot", "--slowdown", str(table), "--out", str(tmp_path / "x.png")]
+        assert main(argv) == 2
+    assert f"{table}: severity 'mild': one of low, medium" in err.getvalue()
