@@ -17,6 +17,7 @@ import jsonschema
 
 from mpiguide.errors import ConfigError
 from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
+from mpiguide.paper_tables import GUIDELINE_LAYOUT, LAYOUTS
 from mpiguide.schema_messages import describe, readable_pattern
 from mpiguide.strict_yaml import load_yaml
 
@@ -56,6 +57,7 @@ class AnalysisOptions:
     v_thres: float = 1.03
     correction: Correction = "none"
     confidence: float = 0.95
+    layout: str = GUIDELINE_LAYOUT
 
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
@@ -76,6 +78,7 @@ class AnalysisOptions:
             ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
             ("confidence", _is_number(options.confidence) and 0 < options.confidence < 1,
              "a number in (0, 1)"),
+            ("layout", options.layout in LAYOUTS, f"one of {', '.join(LAYOUTS)}"),
         ]  # fmt: skip
         for key, valid, allowed in checks:
             if not valid:

@@ -144,4 +144,4 @@ def check(
     outdir.mkdir(parents=True, exist_ok=True)
     with atomic_path(outdir / "tests.csv") as temporary:
         tests.to_csv(temporary, index=False)
-    write_tables(tests, guidelines, outdir)
+    write_tables(tests, guidelines, outdir, options.layout)

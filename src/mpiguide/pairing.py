@@ -2,8 +2,9 @@
 
 A test pairs one experiment selected by the lhs selector with one selected by the rhs selector
 that agrees with it on every key the selectors do not fix — mpi, nodes, ppn and every grid
-parameter. An empty (not-applicable) value on either side matches any value. Tests that differ
-only in the varied parameter form a group.
+parameter — and on every key both selectors fix to the same values (`matched_keys`). An empty
+(not-applicable) value on either side matches any value. Tests that differ only in the varied
+parameter form a group.
 
 All comparisons are on canonical strings (`canonical_strings`), so a selector value `1` matches
 an integer column, `0` matches a float column holding 0.0, and "" is "not applicable".
@@ -104,6 +105,21 @@ def split_pair(value: str) -> tuple[str, str]:
     return (lhs, rhs) if separator else (lhs, lhs)
 
 
+def matched_keys(
+    keys: Sequence[str], lhs: Mapping[str, Sequence[str]], rhs: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """The keys a test's two experiments must agree on: those neither selector fixes, and
+    those both fix to the same values. `op: [a, b]` on both sides pins the set of operations
+    compared without comparing a with b (a key fixed differently, as reorder 1 vs 0, is what
+    the comparison is about)."""
+    return [
+        key
+        for key in keys
+        if (key not in lhs and key not in rhs)
+        or (key in lhs and key in rhs and set(lhs[key]) == set(rhs[key]))
+    ]
+
+
 def pair_comparison(
     experiments: pd.DataFrame,
     keys: list[str],
@@ -113,8 +129,7 @@ def pair_comparison(
     """(lhs_row, rhs_row) of every test of one lhs/rhs comparison."""
     left = experiments.loc[selector_mask(experiments, lhs)]
     right = experiments.loc[selector_mask(experiments, rhs)]
-    free = [key for key in keys if key not in lhs and key not in rhs]
-    pairs = match(left, right, free)
+    pairs = match(left, right, matched_keys(keys, lhs, rhs))
     # An experiment compared with itself is no test (selectors that fix nothing distinct).
     return pairs.loc[pairs["lhs_row"] != pairs["rhs_row"]]
 
