@@ -28,6 +28,7 @@ include: "workflow/rules/analyse.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/slowdown.smk"
 include: "workflow/rules/selftest.smk"
+include: "workflow/rules/models.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -40,4 +41,5 @@ rule all:
         GUIDELINE_OUTPUTS.values(),
         PLOTS,
         SLOWDOWN_OVERVIEW,
+        ACROSS_PROCESS_COUNTS_OUTPUTS,
     default_target: True

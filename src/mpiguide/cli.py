@@ -129,6 +129,24 @@ def cmd_slowdown_plot(args: argparse.Namespace) -> None:
     plot_overview(read_slowdown(args.slowdown), args.out)
 
 
+def cmd_fit(args: argparse.Namespace) -> None:
+    from mpiguide.config import validate_models_selection
+    from mpiguide.model_fit import fit
+
+    selection = _json(args.models_json, "--models-json", list)
+    validate_models_selection(selection, "--models-json")
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    fit(args.medians, args.models, selection, analysis, args.out, source="--models-json")
+
+
+def cmd_variability(args: argparse.Namespace) -> None:
+    from mpiguide.variability import variability
+
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    variability(args.medians, args.timings, args.tests, analysis, args.outdir,
+                source="--analysis-json")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -209,6 +227,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
     )
+
+    sub = command("fit", cmd_fit, "fit latency models to the run medians")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--models", type=_existing_file, required=True, metavar="FILE",
+                     help="model catalogue (config/models.yaml)")  # fmt: skip
+    sub.add_argument("--models-json", required=True, metavar="JSON",
+                     help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
+    sub.add_argument("--analysis-json", default="{}", metavar="JSON",
+                     help="the campaign's analysis: (model_tolerance)")  # fmt: skip
+    sub.add_argument("--out", type=Path, required=True, metavar="DIR")
+
+    sub = command("variability", cmd_variability, "run-to-run spread, slow runs, Figure 10 plots")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
     return parser
 
 

@@ -17,6 +17,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+# Keys that change with a process count: nodes at fixed ppn changes nprocs, and nprocs changes
+# nodes or ppn. A series or group along one of them spans these too.
+LINKED_KEYS = {"nprocs": ("nodes", "ppn"), "nodes": ("nprocs",), "ppn": ("nprocs",)}
+
 # Separates the lhs and rhs values of a key where they differ: fixed differently by the
 # selectors ("1|0" for reorder), or not applicable on one side ("|LINEAR").
 PAIR_SEPARATOR = "|"
@@ -134,6 +138,12 @@ def pair_comparison(
     return pairs.loc[pairs["lhs_row"] != pairs["rhs_row"]]
 
 
+def series_keys(keys: Sequence[str], varied: str) -> list[str]:
+    """The keys that stay fixed along a series of `varied` (DESIGN.md §5 groups)."""
+    moving = {varied, *LINKED_KEYS.get(varied, ())}
+    return [key for key in keys if key not in moving]
+
+
 def pair_monotone(
     experiments: pd.DataFrame,
     keys: list[str],
@@ -142,16 +152,17 @@ def pair_monotone(
 ) -> pd.DataFrame:
     """Consecutive points of every series along `varied`: lhs = smaller value, rhs = next."""
     chosen = experiments.loc[selector_mask(experiments, select) & (experiments[varied] != "")]
-    series_keys = [key for key in keys if key != varied]
+    fixed = series_keys(keys, varied)
     position = pd.to_numeric(chosen[varied], errors="coerce")
-    ordered = chosen.assign(_position=position).sort_values([*series_keys, "_position"])
+    ordered = chosen.assign(_position=position).sort_values([*fixed, "_position"])
     rows = ordered["row"].to_numpy()
-    series = ordered.groupby(series_keys, sort=False).ngroup().to_numpy()
+    series = ordered.groupby(fixed, sort=False).ngroup().to_numpy()
     same_series = series[1:] == series[:-1]
     return pd.DataFrame({"lhs_row": rows[:-1][same_series], "rhs_row": rows[1:][same_series]})
 
 
 def group_ids(tests: pd.DataFrame, keys: Sequence[str], varied: str) -> np.ndarray:
-    """Group number per test: tests equal on every key but `varied` share it (0, 1, ...)."""
-    by = ["comparison", *(key for key in keys if key != varied)]
+    """Group number per test: tests equal on every key but `varied` (and the keys linked to
+    it) share it (0, 1, ...)."""
+    by = ["comparison", *series_keys(keys, varied)]
     return tests.groupby(by, sort=True).ngroup().to_numpy()

@@ -479,7 +479,7 @@ the counts; FMAJ here), and the one message size where cutting and rounding 256Â
   direction and which are `â‰ˆ`) need the paper. Their five point-to-point guidelines (eq. 3-7)
   are catalogued as `MK-P2P-*` with the operations issue 5 names; which operation pairs with
   which is a reconstruction, said so in each `source`.
-- **Parker et al.**: catalogued as issue 5 lists them; wording not verified.
+- **Parker et al.**: checked against the CUG 2018 paper; each entry's source quotes it.
 - **MPINPC** (Hunold 2023): the paper lists no complete set of mock-ups (its artifact's input
   files do). Missing from the kernel, so not catalogued: the circulant algorithms (its [12]) and
   hierarchical and lane decompositions of Scan.

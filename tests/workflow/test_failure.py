@@ -48,5 +48,6 @@ def test_failed_run_keeps_the_others_and_resumes(
         "check_guidelines": 1,
         "plot": 1,
         "slowdown_overview": 1,
+        "variability": 1,
         "all": 1,
     }

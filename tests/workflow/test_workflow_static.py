@@ -117,6 +117,7 @@ def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
         "check_guidelines": 1,
         "plot": 1,
         "slowdown_overview": 1,
+        "variability": 1,
         "all": 1,
     }
 
