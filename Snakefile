@@ -25,6 +25,7 @@ if not ANALYSIS_ONLY:
 
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
+include: "workflow/rules/library_table.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/slowdown.smk"
 include: "workflow/rules/selftest.smk"
@@ -39,6 +40,7 @@ localrules:
 rule all:
     input:
         GUIDELINE_OUTPUTS.values(),
+        LIBRARY_TABLE.values(),
         PLOTS,
         SLOWDOWN_OVERVIEW,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
