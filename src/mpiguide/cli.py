@@ -112,23 +112,6 @@ def cmd_plot(args: argparse.Namespace) -> None:
     plot(args.timings, args.tests, analysis, args.outdir, source="--analysis-json")
 
 
-def cmd_partners(args: argparse.Namespace) -> None:
-    from mpiguide.partners import Grid, nodecart_note, parse_dims, partners_table
-
-    dims = parse_dims(args.dims)
-    grid = Grid(dims, (args.periodic,) * len(dims), args.node_size)
-    note = nodecart_note(grid, bool(args.reorder))
-    if note is not None:
-        print(f"mpiguide: note: {note}", file=sys.stderr)
-    partners_table(grid, bool(args.reorder)).to_csv(sys.stdout, index=False)
-
-
-def cmd_slowdown_plot(args: argparse.Namespace) -> None:
-    from mpiguide.slowdown import plot_overview, read_slowdown
-
-    plot_overview(read_slowdown(args.slowdown), args.out)
-
-
 def cmd_fit(args: argparse.Namespace) -> None:
     from mpiguide.config import validate_models_selection
     from mpiguide.model_fit import fit
@@ -149,6 +132,23 @@ def cmd_library_table(args: argparse.Namespace) -> None:
     from mpiguide.library_table import write_library_table
 
     write_library_table(args.tests, args.varied, args.outdir)
+
+
+def cmd_partners(args: argparse.Namespace) -> None:
+    from mpiguide.partners import Grid, nodecart_note, parse_dims, partners_table
+
+    dims = parse_dims(args.dims)
+    grid = Grid(dims, (args.periodic,) * len(dims), args.node_size)
+    note = nodecart_note(grid, bool(args.reorder))
+    if note is not None:
+        print(f"mpiguide: note: {note}", file=sys.stderr)
+    partners_table(grid, bool(args.reorder)).to_csv(sys.stdout, index=False)
+
+
+def cmd_slowdown_plot(args: argparse.Namespace) -> None:
+    from mpiguide.slowdown import plot_overview, read_slowdown
+
+    plot_overview(read_slowdown(args.slowdown), args.out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,6 +212,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 
+    sub = command("fit", cmd_fit, "fit latency models to the run medians")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--models", type=_existing_file, required=True, metavar="FILE",
+                     help="model catalogue (config/models.yaml)")  # fmt: skip
+    sub.add_argument("--models-json", required=True, metavar="JSON",
+                     help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
+    sub.add_argument("--analysis-json", default="{}", metavar="JSON",
+                     help="the campaign's analysis: (model_tolerance)")  # fmt: skip
+    sub.add_argument("--out", type=Path, required=True, metavar="DIR")
+
+    sub = command("variability", cmd_variability, "run-to-run spread, slow runs, Figure 10 plots")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "library-table",
+        cmd_library_table,
+        "write Manwade & Kulkarni's Table 2 layout (guideline x mpi x size) from tests.csv",
+    )
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--varied", required=True, metavar="PARAMETER")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
     sub = command(
         "slowdown-plot",
         cmd_slowdown_plot,
@@ -231,30 +257,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
     )
-
-    sub = command("fit", cmd_fit, "fit latency models to the run medians")
-    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
-    sub.add_argument("--models", type=_existing_file, required=True, metavar="FILE",
-                     help="model catalogue (config/models.yaml)")  # fmt: skip
-    sub.add_argument("--models-json", required=True, metavar="JSON",
-                     help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
-    sub.add_argument("--analysis-json", default="{}", metavar="JSON",
-                     help="the campaign's analysis: (model_tolerance)")  # fmt: skip
-    sub.add_argument("--out", type=Path, required=True, metavar="DIR")
-
-    sub = command("variability", cmd_variability, "run-to-run spread, slow runs, Figure 10 plots")
-    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
-    sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
-    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
-    sub.add_argument("--analysis-json", required=True, metavar="JSON")
-    sub = command(
-        "library-table",
-        cmd_library_table,
-        "write Manwade & Kulkarni's Table 2 layout (guideline x mpi x size) from tests.csv",
-    )
-    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
-    sub.add_argument("--varied", required=True, metavar="PARAMETER")
-    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
     return parser
 
 
