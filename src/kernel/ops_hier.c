@@ -532,56 +532,65 @@ void reduce_scatter_block_as_lane_run(struct op_context *ctx)
                                        a->lanes));
 }
 
+/* Lane-major (local rank l's blocks of every node, node by node) from or to rank order. */
+static void lane_major(const struct op_context *ctx, unsigned char *lanes, unsigned char *ranks,
+                       int to_lanes)
+{
+    const struct aux *a = ctx->state;
+    const size_t nodes = (size_t)a->nodes, s = (size_t)a->local_size;
+    for (size_t l = 0; l < s; l++)
+        for (size_t m = 0; m < nodes; m++) {
+            unsigned char *lane = block_at(lanes, ctx, l * nodes + m);
+            unsigned char *rank = block_at(ranks, ctx, (size_t)rank_at(a, (int)(m * s + l)));
+            memcpy(to_lanes ? lane : rank, to_lanes ? rank : lane, ctx->block);
+        }
+}
+
 void gather_as_lane_setup(struct op_context *ctx)
 {
     gather_setup(ctx);
-    struct aux *a = lane_blocks(ctx);
+    struct aux *a = layout_create(ctx, 1);
     a->tmp = scratch(ctx, (size_t)a->nodes * ctx->block);
-    if (a->order)
-        a->tmp2 = scratch(ctx, (size_t)ctx->size * ctx->block);
+    a->tmp2 = scratch(ctx, ctx->rank == ctx->root ? (size_t)ctx->size * ctx->block : 0);
 }
 
-/* Gather on the lane to the root's node (one block per node), then gather in that node at the
-   root, each lane's blocks landing strided at their node-major positions. */
+/* Gather on the lane to the root's node (one block per node), gather in that node at the root
+   (lane by lane), local transpose into rank order. */
 void gather_as_lane_run(struct op_context *ctx)
 {
     const struct aux *a = ctx->state;
     const int root_node = a->rank_node[ctx->root];
+    const int per_lane = a->nodes * ctx->count;
     MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, a->tmp, ctx->count, ctx->dtype,
                          root_node, a->lanes));
     if (a->node_pos != root_node)
         return;
-    unsigned char *all = a->order ? a->tmp2 : ctx->recvbuf;
-    MPI_CHECK(MPI_Gather(a->tmp, a->nodes * ctx->count, ctx->dtype, all, 1, a->strided,
+    MPI_CHECK(MPI_Gather(a->tmp, per_lane, ctx->dtype, a->tmp2, per_lane, ctx->dtype,
                          a->rank_local[ctx->root], a->node));
-    if (a->order && ctx->rank == ctx->root)
-        permute_blocks(ctx, ctx->recvbuf, all, 0);
+    if (ctx->rank == ctx->root)
+        lane_major(ctx, a->tmp2, ctx->recvbuf, 0);
 }
 
 void scatter_as_lane_setup(struct op_context *ctx)
 {
     scatter_setup(ctx);
-    struct aux *a = lane_blocks(ctx);
+    struct aux *a = layout_create(ctx, 1);
     a->tmp = scratch(ctx, (size_t)a->nodes * ctx->block);
-    if (a->order)
-        a->tmp2 = scratch(ctx, (size_t)ctx->size * ctx->block);
+    a->tmp2 = scratch(ctx, ctx->rank == ctx->root ? (size_t)ctx->size * ctx->block : 0);
 }
 
-/* Scatter in the root's node (to local rank l: the blocks of every node's rank l, strided in
-   node-major order), then scatter on the lane. */
+/* Local transpose into lane-major order at the root, scatter in the root's node (to local rank
+   l: the blocks of every node's rank l), scatter on the lane. */
 void scatter_as_lane_run(struct op_context *ctx)
 {
     const struct aux *a = ctx->state;
     const int root_node = a->rank_node[ctx->root];
-    if (a->node_pos == root_node) {
-        unsigned char *all = ctx->sendbuf;
-        if (a->order && ctx->rank == ctx->root) {
-            permute_blocks(ctx, a->tmp2, ctx->sendbuf, 1);
-            all = a->tmp2;
-        }
-        MPI_CHECK(MPI_Scatter(all, 1, a->strided, a->tmp, a->nodes * ctx->count, ctx->dtype,
+    const int per_lane = a->nodes * ctx->count;
+    if (ctx->rank == ctx->root)
+        lane_major(ctx, a->tmp2, ctx->sendbuf, 1);
+    if (a->node_pos == root_node)
+        MPI_CHECK(MPI_Scatter(a->tmp2, per_lane, ctx->dtype, a->tmp, per_lane, ctx->dtype,
                               a->rank_local[ctx->root], a->node));
-    }
     MPI_CHECK(MPI_Scatter(a->tmp, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
                           root_node, a->lanes));
 }
