@@ -136,3 +136,13 @@ def new_project(root: Path, config: dict[str, Any]) -> Path:
             shutil.copy2(source, root / name)
     write_config(root, config)
     return root
+
+
+def validate_campaign(path: Path, scale: str) -> None:
+    """`mpiguide validate --config path --scale scale` accepts the campaign."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mpiguide", "validate", "--config", str(path), "--scale", scale],
+        cwd=REPO, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith(": ok")
