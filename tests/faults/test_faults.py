@@ -26,7 +26,7 @@ pytestmark = pytest.mark.workflow
 MakeProject = Callable[[dict[str, Any]], Path]
 ANALYSIS_JOBS = {
     "aggregate": 1, "check_guidelines": 1, "library_table": 1, "plot": 1, "slowdown_overview": 1,
-    "all": 1,
+    "variability": 1, "all": 1,
 }  # fmt: skip
 
 
