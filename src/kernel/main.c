@@ -244,18 +244,20 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
         goto done;
     }
     char **hosts = node_hosts(node);
+    struct rank_placement *placements = placement_gather();
     struct output out;
     int status = 0;
     if (rank == 0) {
         struct run_info info = {.argc = argc, .argv = argv, .input_path = opt->input,
                                 .input_sha256 = input_sha256, .nprocs = size, .node = node,
                                 .node_size_option = opt->node_size, .hosts = hosts,
-                                .verify = opt->verify};
+                                .verify = opt->verify, .ranks = placements};
         status = output_open(&out, opt->output, &info);
         for (int n = 0; n < node->node_count; n++)
             free(hosts[n]);
     }
     free(hosts);
+    free(placements);
     if (agree(status) != 0) {
         rc = EXIT_RUNTIME;
         goto done;

@@ -7,6 +7,7 @@
 
 #include "experiment.h"
 #include "node.h"
+#include "placement.h"
 #include "topology.h"
 
 struct output {
@@ -27,6 +28,7 @@ struct run_info {
     int node_size_option; /* --node-size, 0 if MPI_COMM_TYPE_SHARED */
     char **hosts;         /* host name of each node */
     int verify;
+    const struct rank_placement *ranks; /* host and CPU affinity of each rank */
 };
 
 /* Creates the temporary files and writes the JSON head. Returns 0, or -1 with a message. */

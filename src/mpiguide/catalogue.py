@@ -30,6 +30,7 @@ SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "guideli
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
 CORRECTIONS = ("none", "holm", "bh")
+TESTS = ("paired", "ranksum", "auto")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class AnalysisOptions:
     v_thres: float = 1.03
     correction: Correction = "none"
     confidence: float = 0.95
+    test: str = "auto"
 
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
@@ -76,6 +78,7 @@ class AnalysisOptions:
             ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
             ("confidence", _is_number(options.confidence) and 0 < options.confidence < 1,
              "a number in (0, 1)"),
+            ("test", options.test in TESTS, f"one of {', '.join(TESTS)}"),
         ]  # fmt: skip
         for key, valid, allowed in checks:
             if not valid:
