@@ -27,6 +27,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/selftest.smk"
+include: "workflow/rules/models.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -38,4 +39,5 @@ rule all:
     input:
         GUIDELINE_OUTPUTS.values(),
         PLOTS,
+        ACROSS_PROCESS_COUNTS_OUTPUTS,
     default_target: True

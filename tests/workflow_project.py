@@ -24,6 +24,8 @@ PROJECT_FILES = (
     "workflow",
     "profiles",
     "config/guidelines.yaml",
+    "config/local-mpi.yaml",
+    "config/models.yaml",
     "src/kernel",
     "src/inject",
 )

@@ -70,7 +70,7 @@ def _json(text: str, flag: str, kind: type[dict] | type[list]) -> Any:
 def cmd_validate(args: argparse.Namespace) -> None:
     from mpiguide.config import load_campaign
 
-    load_campaign(args.config, args.catalogue)
+    load_campaign(args.config, args.catalogue, args.scale)
     print(f"{args.config}: ok")
 
 
@@ -112,6 +112,24 @@ def cmd_plot(args: argparse.Namespace) -> None:
     plot(args.timings, args.tests, analysis, args.outdir, source="--analysis-json")
 
 
+def cmd_fit(args: argparse.Namespace) -> None:
+    from mpiguide.config import validate_models_selection
+    from mpiguide.model_fit import fit
+
+    selection = _json(args.models_json, "--models-json", list)
+    validate_models_selection(selection, "--models-json")
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    fit(args.medians, args.models, selection, analysis, args.out, source="--models-json")
+
+
+def cmd_variability(args: argparse.Namespace) -> None:
+    from mpiguide.variability import variability
+
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    variability(args.medians, args.timings, args.tests, analysis, args.outdir,
+                source="--analysis-json")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -130,6 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="guideline catalogue (default: config/guidelines.yaml of the config's checkout)",
+    )
+    sub.add_argument(
+        "--scale",
+        choices=("paper", "local"),
+        help="check the campaign at this scale (default: the file's `scale:`, else paper)",
     )
 
     sub = command("grid", cmd_grid, "write grid.csv from the grid keys of a config")
@@ -163,6 +186,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 
     sub = command("plot", cmd_plot, "plot violated groups and the overview heatmap")
+    sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command("fit", cmd_fit, "fit latency models to the run medians")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--models", type=_existing_file, required=True, metavar="FILE",
+                     help="model catalogue (config/models.yaml)")  # fmt: skip
+    sub.add_argument("--models-json", required=True, metavar="JSON",
+                     help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
+    sub.add_argument("--analysis-json", default="{}", metavar="JSON",
+                     help="the campaign's analysis: (model_tolerance)")  # fmt: skip
+    sub.add_argument("--out", type=Path, required=True, metavar="DIR")
+
+    sub = command("variability", cmd_variability, "run-to-run spread, slow runs, Figure 10 plots")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")

@@ -40,7 +40,7 @@ __all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue"
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 
 
-def _read_medians(medians_parquet: Path) -> pd.DataFrame:
+def read_medians(medians_parquet: Path) -> pd.DataFrame:
     if not medians_parquet.is_file():
         raise DataError(f"{medians_parquet}: no such file (written by `mpiguide aggregate`)")
     try:
@@ -51,6 +51,16 @@ def _read_medians(medians_parquet: Path) -> pd.DataFrame:
     if missing:
         raise DataError(f"{medians_parquet}: column {missing[0]!r} missing")
     return medians
+
+
+def with_nprocs(medians: pd.DataFrame) -> pd.DataFrame:
+    """`medians` with the derived column nprocs = nodes x ppn after ppn."""
+    if "nprocs" in medians.columns:
+        return medians
+    frame = medians.copy()
+    nprocs = frame["nodes"].astype("int64") * frame["ppn"].astype("int64")
+    frame.insert(frame.columns.get_loc("ppn") + 1, "nprocs", nprocs)
+    return frame
 
 
 def _experiments(medians: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
@@ -122,6 +132,8 @@ def evaluate(
     medians: pd.DataFrame, guidelines: Sequence[Guideline], options: AnalysisOptions, source: str
 ) -> pd.DataFrame:
     """One row per test of every guideline (columns: see docs/analysis.md)."""
+    if options.varied == "nprocs":
+        medians = with_nprocs(medians)
     experiments, rows, keys = _experiments(medians)
     if options.varied not in keys:
         raise ConfigError(f"{source}: analysis.varied {options.varied!r} is not in the data")
@@ -157,9 +169,9 @@ def check(
     """
     medians_parquet, outdir = Path(medians_parquet), Path(outdir)
     options = AnalysisOptions.from_mapping(analysis, source)
-    medians = _read_medians(medians_parquet)
+    medians = read_medians(medians_parquet)
     tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
     with atomic_path(outdir / "tests.csv") as temporary:
         tests.to_csv(temporary, index=False)
-    write_tables(tests, guidelines, outdir)
+    write_tables(tests, guidelines, outdir, options.layout)

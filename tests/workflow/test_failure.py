@@ -47,5 +47,6 @@ def test_failed_run_keeps_the_others_and_resumes(
         "aggregate": 1,
         "check_guidelines": 1,
         "plot": 1,
+        "variability": 1,
         "all": 1,
     }
