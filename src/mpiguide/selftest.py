@@ -74,7 +74,7 @@ class PlantedGuideline:
 
 
 def mpi_function(op: str) -> str:
-    """The MPI function a kernel operation measures, e.g. neighbor_alltoall: MPI_Neighbor_alltoall."""
+    """The MPI function a kernel operation measures: neighbor_alltoall -> MPI_Neighbor_alltoall."""
     return f"MPI_{op.capitalize()}"
 
 

@@ -105,7 +105,9 @@ def compare(
         which = np.flatnonzero((n_lhs == m) & (n_rhs == n))
         if m == n:
             candidates = which[may_pair[which]]
-            paired[candidates] = run_medians.same_runs(lhs_rows[candidates], rhs_rows[candidates], m)
+            paired[candidates] = run_medians.same_runs(
+                lhs_rows[candidates], rhs_rows[candidates], m
+            )
         lhs = run_medians.stack(lhs_rows[which], m)
         rhs = run_medians.stack(rhs_rows[which], n)
         median_lhs = np.median(lhs, axis=1)

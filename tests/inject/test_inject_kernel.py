@@ -40,8 +40,14 @@ EXPERIMENTS = [
     # 1 MiB: hundreds of µs, so a fraction of the call stands well above the timer's resolution.
     {"exp_id": LARGE, "op": "allreduce", "msg_size": 1 << 20, "nrep": 150, "topology": "none"},
     # The same bytes through MPI_Reduce, which no spec below slows: the launch's own baseline.
-    {"exp_id": CONTROL, "op": "reduce", "msg_size": 1 << 20, "nrep": 150, "topology": "none",
-     "root": 0},
+    {
+        "exp_id": CONTROL,
+        "op": "reduce",
+        "msg_size": 1 << 20,
+        "nrep": 150,
+        "topology": "none",
+        "root": 0,
+    },
 ]
 ATTEMPTS = 3
 
