@@ -190,9 +190,7 @@ def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -
     """
     tests, m = lhs.shape
     n = rhs.shape[1]
-    ratio = np.empty(tests)
-    low = np.empty(tests)
-    high = np.empty(tests)
+    estimates = RatioEstimates(np.empty(tests), np.empty(tests), np.empty(tests))
     k = _rank_sum_ci_rank(m, n, confidence)
     pairs = m * n
     rows_per_chunk = max(1, _HL_CHUNK_ELEMENTS // max(pairs, 1))
@@ -202,14 +200,22 @@ def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -
         end = min(tests, begin + rows_per_chunk)
         diffs = (log_lhs[begin:end, :, None] - log_rhs[begin:end, None, :]).reshape(-1, pairs)
         diffs.sort(axis=1)
-        ratio[begin:end] = np.exp(np.median(diffs, axis=1))
-        if k >= 1:
-            low[begin:end] = np.exp(diffs[:, k - 1])
-            high[begin:end] = np.exp(diffs[:, pairs - k])
-        else:
-            low[begin:end] = 0.0
-            high[begin:end] = np.inf
-    return RatioEstimates(ratio, low, high)
+        _fill_estimates(estimates, slice(begin, end), diffs, k)
+    return estimates
+
+
+def _fill_estimates(
+    estimates: RatioEstimates, rows: slice, sorted_logs: np.ndarray, k: int
+) -> None:
+    """Per row of ascending log-ratios: the ratio (exp of their median) and the interval (exp of
+    the k-th smallest and k-th largest); (0, inf) when k is 0."""
+    estimates.ratio[rows] = np.exp(np.median(sorted_logs, axis=1))
+    if k >= 1:
+        estimates.low[rows] = np.exp(sorted_logs[:, k - 1])
+        estimates.high[rows] = np.exp(sorted_logs[:, sorted_logs.shape[1] - k])
+    else:
+        estimates.low[rows] = 0.0
+        estimates.high[rows] = np.inf
 
 
 def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.ndarray:
@@ -340,21 +346,15 @@ def paired_hodges_lehmann_ratios(log_ratios: np.ndarray, confidence: float) -> R
     first, second = np.triu_indices(n)
     walsh_count = first.size
     k = _signed_rank_ci_rank(n, confidence)
-    ratio, low, high = np.empty(tests), np.empty(tests), np.empty(tests)
+    estimates = RatioEstimates(np.empty(tests), np.empty(tests), np.empty(tests))
     rows_per_chunk = max(1, _HL_CHUNK_ELEMENTS // max(walsh_count, 1))
     for begin in range(0, tests, rows_per_chunk):
         end = min(tests, begin + rows_per_chunk)
         chunk = log_ratios[begin:end]
         walsh = 0.5 * (chunk[:, first] + chunk[:, second])
         walsh.sort(axis=1)
-        ratio[begin:end] = np.exp(np.median(walsh, axis=1))
-        if k >= 1:
-            low[begin:end] = np.exp(walsh[:, k - 1])
-            high[begin:end] = np.exp(walsh[:, walsh_count - k])
-        else:
-            low[begin:end] = 0.0
-            high[begin:end] = np.inf
-    return RatioEstimates(ratio, low, high)
+        _fill_estimates(estimates, slice(begin, end), walsh, k)
+    return estimates
 
 
 def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
