@@ -237,8 +237,11 @@ def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.
     irregular = (magnitude[:, :1] == 0).any(axis=1) | (magnitude[:, 1:] == magnitude[:, :-1]).any(
         axis=1
     )
-    pvalues = np.empty(tests)
-    regular = ~irregular
+    # No difference in any run: no evidence either way (scipy: nan, with a warning).
+    pvalues = np.ones(tests)
+    no_difference = magnitude[:, -1] == 0
+    irregular &= ~no_difference
+    regular = ~irregular & ~no_difference
     if regular.any():
         method = "exact" if size <= SIGNED_RANK_EXACT_MAX_SIZE else "asymptotic"
         pvalues[regular] = stats.wilcoxon(
@@ -251,8 +254,6 @@ def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.
             pvalues[irregular] = stats.wilcoxon(
                 log_ratios[irregular], axis=1, alternative=alternative, method="asymptotic"
             ).pvalue
-    # No difference in any run: no evidence either way (scipy: nan).
-    pvalues[(log_ratios == 0).all(axis=1)] = 1.0
     return pvalues
 
 
