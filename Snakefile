@@ -25,6 +25,7 @@ if not ANALYSIS_ONLY:
 
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
+include: "workflow/rules/library_table.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/selftest.smk"
 include: "workflow/rules/models.smk"
@@ -38,6 +39,7 @@ localrules:
 rule all:
     input:
         GUIDELINE_OUTPUTS.values(),
+        LIBRARY_TABLE.values(),
         PLOTS,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
     default_target: True

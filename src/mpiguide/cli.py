@@ -128,6 +128,10 @@ def cmd_variability(args: argparse.Namespace) -> None:
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     variability(args.medians, args.timings, args.tests, analysis, args.outdir,
                 source="--analysis-json")  # fmt: skip
+def cmd_library_table(args: argparse.Namespace) -> None:
+    from mpiguide.library_table import write_library_table
+
+    write_library_table(args.tests, args.varied, args.outdir)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -206,6 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "library-table",
+        cmd_library_table,
+        "write Manwade & Kulkarni's Table 2 layout (guideline x mpi x size) from tests.csv",
+    )
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--varied", required=True, metavar="PARAMETER")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
     return parser
 

@@ -1,6 +1,7 @@
 """Statistics of the method (DESIGN.md §5), vectorised over many groups or tests at once.
 
-- `tukey_medians`: Tukey-filtered median of every group of a flat array (one sort, no loop).
+- `tukey_medians`: Tukey-filtered median of every group of a flat array (one sort, no loop);
+  `tukey_row_medians` the same for groups already laid out as the rows of a padded matrix.
 - `rank_sum_pvalues`: Wilcoxon rank-sum (Mann-Whitney U) p-values of many tests of one shape.
 - `hodges_lehmann_ratios`: Hodges-Lehmann estimate of the ratio lhs/rhs with a
   distribution-free confidence interval, for many tests of one shape.
@@ -94,8 +95,17 @@ def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
     grouped = group_of_value[order]
     rows = np.full((group_codes.size, int(count.max())), np.inf)
     rows[grouped, np.arange(values.size) - start[grouped]] = values[order]
-    rows.sort(axis=1)
+    median, n_kept = tukey_row_medians(rows, count)
+    return GroupMedians(group_codes, median, n_kept)
 
+
+def tukey_row_medians(rows: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tukey-filtered median and number of kept values of each row's first count[i] values.
+
+    `rows` (groups, width) holds each group's values in any order, padded with +inf; it is
+    sorted in place. Every count must be at least 1.
+    """
+    rows.sort(axis=1)
     q1 = _row_quantile(rows, count, 0.25)
     q3 = _row_quantile(rows, count, 0.75)
     iqr = q3 - q1
@@ -103,10 +113,10 @@ def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
     n_above = (rows > (q3 + TUKEY_K * iqr)[:, None]).sum(axis=1) - (rows.shape[1] - count)
     n_kept = count - n_below - n_above
     # The median always lies inside the fences, so every group keeps at least one value.
-    index = np.arange(group_codes.size)
+    index = np.arange(rows.shape[0])
     middle_low = rows[index, n_below + (n_kept - 1) // 2]
     middle_high = rows[index, n_below + n_kept // 2]
-    return GroupMedians(group_codes, 0.5 * (middle_low + middle_high), n_kept.astype(np.int64))
+    return 0.5 * (middle_low + middle_high), n_kept.astype(np.int64)
 
 
 def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative) -> np.ndarray:
@@ -209,10 +219,13 @@ def _fill_estimates(
 ) -> None:
     """Per row of ascending log-ratios: the ratio (exp of their median) and the interval (exp of
     the k-th smallest and k-th largest); (0, inf) when k is 0."""
-    estimates.ratio[rows] = np.exp(np.median(sorted_logs, axis=1))
+    count = sorted_logs.shape[1]
+    # The median of sorted rows, read off (np.median would partition them again).
+    middle = (sorted_logs[:, (count - 1) // 2] + sorted_logs[:, count // 2]) / 2
+    estimates.ratio[rows] = np.exp(middle)
     if k >= 1:
         estimates.low[rows] = np.exp(sorted_logs[:, k - 1])
-        estimates.high[rows] = np.exp(sorted_logs[:, sorted_logs.shape[1] - k])
+        estimates.high[rows] = np.exp(sorted_logs[:, count - k])
     else:
         estimates.low[rows] = 0.0
         estimates.high[rows] = np.inf

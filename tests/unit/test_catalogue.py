@@ -207,10 +207,30 @@ def test_contradicting_claims_are_both_recorded(guidelines: list[Guideline]) -> 
     """Träff et al.: Allgather ≼ Gather + Bcast; Manwade & Kulkarni: the opposite. Both stay,
     each with its source: the catalogue records claims."""
     by_id = {g.id: g for g in guidelines}
-    tgt, mk = by_id["TGT-ALLGATHER-AS-GATHER-BCAST"], by_id["MK-ALLGATHER-GATHER-BCAST"]
+    tgt, mk = by_id["TGT-ALLGATHER-AS-GATHER-BCAST"], by_id["MK-T1-R04"]
     assert tgt.comparisons[0].lhs == mk.comparisons[0].rhs == {"op": ("allgather",)}
     assert tgt.comparisons[0].rhs == mk.comparisons[0].lhs == {"op": ("allgather_as_gather_bcast",)}
     assert "Träff" in tgt.source and "Manwade" in mk.source
+
+
+MK_EQUATIONS = range(3, 8)
+MK_TABLE1_ROWS = range(1, 18)
+MK_APPROX_ROWS = {12, 13}  # written with ≈ in their Table 2 and case studies 3 and 4
+
+
+def test_manwade_kulkarni_is_complete_and_cited_by_line(guidelines: list[Guideline]) -> None:
+    by_id = {g.id: g for g in guidelines if g.id.startswith("MK-")}
+    expected = {f"MK-EQ{n}": f"Manwade & Kulkarni 2018, eq. {n} " for n in MK_EQUATIONS} | {
+        f"MK-T1-R{n:02d}": f"Manwade & Kulkarni 2018, Table 1, row {n} " for n in MK_TABLE1_ROWS
+    }
+    assert set(by_id) == set(expected)
+    for gid, citation in expected.items():
+        assert by_id[gid].source.startswith(citation), gid
+    approx = {int(gid[-2:]) for gid, g in by_id.items() if g.relation == "approx"}
+    assert approx == MK_APPROX_ROWS
+    assert by_id["MK-EQ3"].comparisons[0].lhs == {"op": ("isend_wait",)}  # printed direction
+    starred = {gid for gid, g in by_id.items() for c in g.comparisons if "counts" in c.rhs}
+    assert starred == {"MK-T1-R08", "MK-T1-R14", "MK-T1-R15", "MK-T1-R16", "MK-T1-R17"}
 
 
 def test_every_mockup_operation_has_a_guideline(guidelines: list[Guideline]) -> None:
@@ -446,7 +466,8 @@ DOCS_NOTES = """
 ## Lübbe 2017: the guidelines and the rows of Tables 3 and 4
 
 `GL1`-`GL12` are §2's formulas in the printed direction. GL1-GL3 are about the constructors
-and are measured by `topo_create`; GL4-GL12 by the neighbourhood collectives (their selectors
+and are measured by `topo_create`; GL4-GL12 by the neighbourhood collectives and, in GL7/GL8,
+the global collectives they are compared with (their selectors
 list the operations on both sides, so `topo_create` is never paired with them). The paper tests
 some of them in another form (§4), catalogued beside them; the published campaigns
 `config/campaigns/nbhcoll-*.yaml` and `full-jupiter.yaml` select exactly the rows of its tables,
@@ -473,12 +494,10 @@ the counts; FMAJ here), and the one message size where cutting and rounding 256�
 
 ## What is not (yet) in the catalogue
 
-- **Manwade & Kulkarni, Table 1**: the paper could not be retrieved while the catalogue was
-  written. Only the row that mpiguide issue 5 quotes ("Gather + Bcast ≤ Allgather",
-  `MK-ALLGATHER-GATHER-BCAST`) is catalogued; the other 16 collective rows (their wording,
-  direction and which are `≈`) need the paper. Their five point-to-point guidelines (eq. 3-7)
-  are catalogued as `MK-P2P-*` with the operations issue 5 names; which operation pairs with
-  which is a reconstruction, said so in each `source`.
+- **Manwade & Kulkarni 2018**: complete (eq. 3-7 as `MK-EQ3`-`MK-EQ7`, Table 1 rows 1-17 as
+  `MK-T1-R01`-`MK-T1-R17`). The paper gives no process counts P and no figures survive in its
+  text; its Table 2 lost most cell positions in the text extraction (each `source` says what
+  the text states, and where a mark's row is ambiguous).
 - **MPINPC**: catalogued as issue 5 lists them; wording not verified.
 - **Parker et al.**: checked against the CUG 2018 paper; each entry's source quotes it.
   The MPINPC paper was not identified for certain (a candidate: S. Hunold, "Verifying

@@ -117,6 +117,10 @@ def test_schema_is_found_from_the_config_checkout_or_the_package(tmp_path: Path)
          r"experiments\[0\]\.msg_size: .* non-unique"),
         ({"deployments": [{"nodes": 0, "ppn": 2}]}, r"deployments\[0\]\.nodes: 0 is less than"),
         ({"analysis": {"correction": "bonferroni"}}, r"analysis\.correction: 'bonferroni' is not"),
+        ({"experiments": [{"op": "bcast", "sync": "hca3"}]},
+         r"experiments\[0\]\.sync: 'hca3' is not one of .*hca3_roundtime"),
+        ({"experiments": [{"op": "bcast", "buffer_offset": -1}]},
+         r"experiments\[0\]\.buffer_offset: -1 is less than the minimum of 0"),
     ],
 )  # fmt: skip
 def test_schema_errors_name_the_key(

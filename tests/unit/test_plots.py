@@ -6,7 +6,7 @@ import pytest
 from mpiguide.aggregate import aggregate
 from mpiguide.errors import DataError
 from mpiguide.guidelines import check, resolve
-from mpiguide.plots import plot, safe_name
+from mpiguide.plots import _repetitions, plot, safe_name
 from mpiguide.synthetic import Deployment, grid_frame, write_campaign
 
 GUIDELINES = {
@@ -92,3 +92,15 @@ def test_a_damaged_tests_csv_is_named_by_line(analysed, tmp_path):
     damaged.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match=r"tests\.csv:4: p_value '0\.0o1' is not a number"):
         plot(analysed / "timings.parquet", damaged, {}, tmp_path / "plots")
+
+
+def test_focus_plots_show_valid_repetitions_only(analysed, tmp_path):
+    timings = pd.read_parquet(analysed / "timings.parquet")
+    timings["status"] = timings["status"].cat.add_categories(["late"])
+    timings.loc[timings["rep"] == 0, "status"] = "late"
+    timings.to_parquet(tmp_path / "timings.parquet")
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    violated = tests.loc[tests["violated"]]
+    every = _repetitions(analysed / "timings.parquet", violated)
+    shown = _repetitions(tmp_path / "timings.parquet", violated)
+    assert len(every) and len(shown) == len(every) * 9 // 10  # 10 repetitions, rep 0 late

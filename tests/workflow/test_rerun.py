@@ -14,7 +14,7 @@ from workflow_project import TINY_CAMPAIGN, new_project, read_config, scheduled_
 
 pytestmark = pytest.mark.workflow
 
-ANALYSIS = {"check_guidelines": 1, "plot": 1, "variability": 1, "all": 1}
+ANALYSIS = {"check_guidelines": 1, "library_table": 1, "plot": 1, "variability": 1, "all": 1}
 EditConfig = Callable[[Callable[[dict[str, Any]], None]], None]
 
 
