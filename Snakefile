@@ -27,6 +27,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/library_table.smk"
 include: "workflow/rules/plot.smk"
+include: "workflow/rules/slowdown.smk"
 include: "workflow/rules/selftest.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/report.smk"
@@ -41,5 +42,6 @@ rule all:
         GUIDELINE_OUTPUTS.values(),
         LIBRARY_TABLE.values(),
         PLOTS,
+        SLOWDOWN_OVERVIEW,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
     default_target: True
