@@ -62,3 +62,11 @@ void *xcalloc(size_t count, size_t size)
         fail_runtime("out of memory allocating %zu x %zu bytes", count, size);
     return p;
 }
+
+void *xrealloc(void *p, size_t bytes)
+{
+    void *grown = realloc(p, bytes ? bytes : 1);
+    if (!grown)
+        fail_runtime("out of memory allocating %zu bytes", bytes);
+    return grown;
+}

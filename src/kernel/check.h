@@ -22,8 +22,10 @@ _Noreturn void mpi_check_fail(const char *call, const char *file, int line, int 
 /* Prints "rank R: <message>" and aborts all ranks: for failures that are not the user's. */
 _Noreturn void fail_runtime(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* malloc/calloc that abort with a message instead of returning NULL. */
+/* malloc/calloc/realloc that abort with a message (exit 1: not the input's fault) instead of
+   returning NULL. */
 void *xmalloc(size_t bytes);
 void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t bytes);
 
 #endif

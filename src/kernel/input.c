@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "operations.h"
 #include "sha256.h"
 #include "sync.h"
@@ -451,11 +452,7 @@ static int compare_by_id(const void *a, const void *b)
 
 static int check_unique_ids(const char *path, const struct experiment *exps, size_t n)
 {
-    struct id_line *sorted = malloc(n * sizeof *sorted);
-    if (!sorted) {
-        fprintf(stderr, "%s: out of memory checking exp_id uniqueness\n", path);
-        return -1;
-    }
+    struct id_line *sorted = xmalloc(n * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
         sorted[i] = (struct id_line){exps[i].exp_id, exps[i].line};
     qsort(sorted, n, sizeof *sorted, compare_by_id);
@@ -540,12 +537,7 @@ static int read_rows(FILE *file, struct source *at, struct experiment **out, siz
             cells[column_of_field[i]] = fields[i];
         if (n == allocated) {
             allocated = allocated ? 2 * allocated : 256;
-            struct experiment *grown = realloc(exps, allocated * sizeof *exps);
-            if (!grown) {
-                rc = reject(at, "out of memory");
-                goto done;
-            }
-            exps = grown;
+            exps = xrealloc(exps, allocated * sizeof *exps);
         }
         if ((rc = parse_row(at, cells, run, &exps[n])) != 0)
             goto done;

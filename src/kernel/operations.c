@@ -12,14 +12,15 @@
 #define REQ OP_TOPOLOGY_REQUIRED
 #define NB OP_NONBLOCKING
 
-/* name, family, msg_size, flags, setup, run, after_run, fill, check, free, before_sync */
+/* Fields left out of a row are zero: no flags, no such callback. */
 const struct operation operation_table[] = {
-    {"empty", "overhead", MSG_NONE, 0, NULL, empty_run, NULL, NULL, NULL, NULL, NULL},
-    {"topo_create", "topology", MSG_NONE, REQ, topo_create_setup, topo_create_run,
-     topo_create_after_run, NULL, NULL, topo_create_free, NULL},
-#define NEIGHBOR(name, flags, setup)                                                           \
-    {#name, "neighbor", MSG_PER_NEIGHBOR, REQ | (flags), setup, name##_run, NULL,               \
-     op_fill_blocks, op_check_blocks, NULL, NULL}
+    {.name = "empty", .family = "overhead", .msg_size = MSG_NONE, .run = empty_run},
+    {.name = "topo_create", .family = "topology", .msg_size = MSG_NONE, .flags = REQ,
+     .setup = topo_create_setup, .run = topo_create_run, .after_run = topo_create_after_run,
+     .free = topo_create_free},
+#define NEIGHBOR(op, op_flags, op_setup)                                                        \
+    {.name = #op, .family = "neighbor", .msg_size = MSG_PER_NEIGHBOR, .flags = REQ | (op_flags), \
+     .setup = op_setup, .run = op##_run, .fill = op_fill_blocks, .check = op_check_blocks}
     NEIGHBOR(neighbor_allgather, 0, neighbor_gather_setup),
     NEIGHBOR(neighbor_allgatherv, 0, neighbor_gather_setup),
     NEIGHBOR(neighbor_alltoall, 0, neighbor_exchange_setup),
@@ -31,13 +32,13 @@ const struct operation operation_table[] = {
     NEIGHBOR(ineighbor_alltoallv, NB, neighbor_exchange_setup),
     NEIGHBOR(ineighbor_alltoallw, NB, neighbor_exchange_setup),
 #undef NEIGHBOR
-    {"barrier", "collective", MSG_NONE, 0, NULL, barrier_run, NULL, NULL, NULL, NULL, NULL},
-#define COLLECTIVE(name, msg, flags, setup)                                                    \
-    {#name, "collective", msg, flags, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,  \
-     NULL, NULL}
-#define REDUCTION(name, msg, flags, setup)                                                     \
-    {#name, "collective", msg, OP_REDUCTION | (flags), setup, name##_run, NULL,               \
-     op_fill_reduction, op_check_reduction, NULL, NULL}
+    {.name = "barrier", .family = "collective", .msg_size = MSG_NONE, .run = barrier_run},
+#define COLLECTIVE(op, msg, op_flags, op_setup)                                                 \
+    {.name = #op, .family = "collective", .msg_size = msg, .flags = op_flags,                    \
+     .setup = op_setup, .run = op##_run, .fill = op_fill_blocks, .check = op_check_blocks}
+#define REDUCTION(op, msg, op_flags, op_setup)                                                  \
+    {.name = #op, .family = "collective", .msg_size = msg, .flags = OP_REDUCTION | (op_flags),   \
+     .setup = op_setup, .run = op##_run, .fill = op_fill_reduction, .check = op_check_reduction}
     COLLECTIVE(bcast, MSG_BUFFER, OP_ROOT, bcast_setup),
     COLLECTIVE(scatter, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
     COLLECTIVE(scatterv, MSG_PER_PROCESS, OP_ROOT | OP_COUNTS, scatter_setup),
@@ -56,11 +57,11 @@ const struct operation operation_table[] = {
     REDUCTION(exscan, MSG_BUFFER, 0, exscan_setup),
 #undef COLLECTIVE
 #undef REDUCTION
-/* The derived families (mock-ups, decompositions, p2p, halo) share ops_aux.h state (aux_free). A mock-up/decomposition checks exactly
-   what the op it emulates checks: blocks or sums. */
-#define DERIVED(family, name, msg, flags, setup, run, verify)                                  \
-    {#name, family, msg, flags, setup, run, NULL, op_fill_##verify, op_check_##verify, aux_free, \
-     NULL}
+/* The derived families (mock-ups, decompositions, p2p, halo) share ops_aux.h state (aux_free).
+   A mock-up or decomposition checks exactly what the op it emulates checks: blocks or sums. */
+#define DERIVED(op_family, op, msg, op_flags, op_setup, op_run, verify)                         \
+    {.name = #op, .family = op_family, .msg_size = msg, .flags = op_flags, .setup = op_setup,    \
+     .run = op_run, .fill = op_fill_##verify, .check = op_check_##verify, .free = aux_free}
 #define MOCKUP(name, msg, flags, setup, run, verify)                                           \
     DERIVED("mockup", name, msg, flags, setup, run, verify)
 #define SUM OP_REDUCTION
@@ -133,9 +134,10 @@ const struct operation operation_table[] = {
     DECOMPOSED(gather, MSG_PER_PROCESS, OP_ROOT, 0, blocks),
     DECOMPOSED(scatter, MSG_PER_PROCESS, OP_ROOT, 0, blocks),
 #undef DECOMPOSED
-#define P2P(name, setup, before_sync)                                                          \
-    {#name, "p2p", MSG_PER_PAIR, 0, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,    \
-     aux_free, before_sync}
+#define P2P(op, op_setup, op_before_sync)                                                      \
+    {.name = #op, .family = "p2p", .msg_size = MSG_PER_PAIR, .setup = op_setup, .run = op##_run, \
+     .fill = op_fill_blocks, .check = op_check_blocks, .free = aux_free,                         \
+     .before_sync = op_before_sync}
     P2P(send, p2p_oneway_setup, NULL),
     P2P(ssend, p2p_oneway_setup, NULL),
     P2P(rsend, p2p_oneway_setup, rsend_before_sync),

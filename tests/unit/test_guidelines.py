@@ -300,7 +300,8 @@ def test_bad_analysis_options_name_the_key(analysis, key):
 
 
 def test_two_mpi_entries_compared_by_selector():
-    # null pairs (the self-test's identical entries): the same measurements under two mpi names are never a violation
+    # null pairs (the self-test's identical entries): the same measurements under two mpi names
+    # are never a violation
     rows = [experiment(i, "neighbor_alltoall", s) for i, s in enumerate(SIZES)]
     first = run_medians(rows, {}, 0.05, seed=1)
     second = run_medians(rows, {}, 0.05, seed=2).assign(mpi="copy")

@@ -1,7 +1,7 @@
 """A failed run leaves every other run intact, and the next invocation runs only what is missing.
 
 The failure is real: MPICH's kernel started by Open MPI's launcher runs as one-rank jobs, which
-the kernel's --nprocs check turns into an error (a binary started by the other library's launcher)."""
+the kernel's --nprocs check turns into an error."""
 
 from __future__ import annotations
 
