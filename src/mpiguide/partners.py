@@ -114,7 +114,7 @@ def partner_counts(node: np.ndarray, periods: Sequence[bool]) -> tuple[np.ndarra
             partner = np.roll(node, shift, axis=axis)
             exists = np.ones(node.shape, dtype=bool)
             if not periodic:  # the roll wrapped this border around: MPI_PROC_NULL there
-                border = [slice(None)] * node.ndim
+                border: list[slice | int] = [slice(None)] * node.ndim
                 border[axis] = 0 if shift == 1 else -1
                 exists[tuple(border)] = False
             same = partner == node
