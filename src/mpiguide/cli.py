@@ -84,7 +84,7 @@ def cmd_grid(args: argparse.Namespace) -> None:
 
 
 def cmd_inputs(args: argparse.Namespace) -> None:
-    from mpiguide.plan import write_run_input
+    from mpiguide.inputs import write_run_input
 
     write_run_input(args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out)
 

@@ -1,7 +1,7 @@
 """The check of guidelines on run medians (the catalogue itself: catalogue.py).
 
 `check` pairs experiments for every guideline (pairing.py), tests every pair on the run
-medians (verdicts.py), applies the violation rule with the analysis options and writes
+medians (comparisons.py), applies the violation rule with the analysis options and writes
 tests.csv plus the tables (tables.py).
 """
 
@@ -23,6 +23,7 @@ from mpiguide.catalogue import (
     load_catalogue,
     resolve,
 )
+from mpiguide.comparisons import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.pairing import (
     canonical_strings,
@@ -33,7 +34,6 @@ from mpiguide.pairing import (
 )
 from mpiguide.stats import Alternative, adjust_pvalues
 from mpiguide.tables import write_tables
-from mpiguide.verdicts import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
 
 # The catalogue's public names stay importable from here (docs/architecture.md).
 __all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue", "resolve"]

@@ -31,6 +31,6 @@ def command_words(command: str, key_path: str) -> list[str]:
     return words
 
 
-def launcher_words(command: str, key_path: str = "launcher") -> str:
+def quoted_launcher(command: str, key_path: str = "launcher") -> str:
     """The command re-quoted word by word, ready to paste into a shell command line."""
     return shlex.join(command_words(command, key_path))

@@ -1,6 +1,6 @@
 """Synthetic campaign output in the kernel's on-disk format, for tests and benchmarks.
 
-Writes grid.csv, the shuffled inputs (through plan.py, as the workflow does), raw outputs with
+Writes grid.csv, the shuffled inputs (through inputs.py, as the workflow does), raw outputs with
 lognormal noise around a chosen typical time per experiment, and the provenance JSON beside
 each raw file, with exactly the keys aggregate.py checks.
 """
@@ -20,7 +20,7 @@ import pyarrow.csv as pacsv
 from mpiguide import aggregate
 from mpiguide.atomic import atomic_path
 from mpiguide.grid import COLUMNS, INTEGER_PARAMETERS, PARAMETERS, write_grid
-from mpiguide.plan import write_run_input
+from mpiguide.inputs import write_run_input
 
 
 @dataclass(frozen=True)

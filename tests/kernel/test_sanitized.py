@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import test_count_patterns
-import test_issue5_ops
+import test_derived_ops
 import test_measure
 from kernel_files import KERNEL_SOURCES, write_input
 
@@ -81,9 +81,9 @@ def test_every_op_verifies_under_asan_and_ubsan(
         check=True,
     )
     rows = test_measure.experiments(nprocs)
-    rows += test_issue5_ops.numbered(
-        test_issue5_ops.batch(nprocs, test_issue5_ops.new_ops(), test_issue5_ops.TOPOLOGIES)
-        + test_issue5_ops.remainders(nprocs),
+    rows += test_derived_ops.numbered(
+        test_derived_ops.batch(nprocs, test_derived_ops.new_ops(), test_derived_ops.TOPOLOGIES)
+        + test_derived_ops.remainders(nprocs),
         5000,
     )
     # clock synchronisation, round-time starts and offset buffers run under the sanitizers too
@@ -92,7 +92,7 @@ def test_every_op_verifies_under_asan_and_ubsan(
          "buffer_offset": 100}
         for i, sync in enumerate(("hca3_roundtime", "jk_roundtime"))
     ]  # fmt: skip
-    rows += test_issue5_ops.numbered(test_count_patterns.rows(nprocs), 9100)
+    rows += test_derived_ops.numbered(test_count_patterns.rows(nprocs), 9100)
     infile = write_input(tmp_path / "in.csv", rows)
     options = ["--node-size", str(node_size)] if node_size else []
     result = subprocess.run(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mpiguide.errors import ConfigError
-from mpiguide.launch import command_words, env_prefix, launcher_words
+from mpiguide.launch import command_words, env_prefix, quoted_launcher
 
 HOSTILE = [
     "; touch {marker}",
@@ -39,24 +39,24 @@ def test_env_values_stay_literal(tmp_path: Path, template: str) -> None:
 
 
 @pytest.mark.parametrize("template", HOSTILE)
-def test_launcher_words_stay_literal(tmp_path: Path, template: str) -> None:
+def test_quoted_launcher_stay_literal(tmp_path: Path, template: str) -> None:
     marker = tmp_path / "marker"
     # printf stands in for mpirun: it prints every word it receives, one per line
     launcher = "printf '%s\\n' " + shlex.quote(template.format(marker=marker)) + " --oversubscribe"
-    out = bash(launcher_words(launcher), tmp_path)
+    out = bash(quoted_launcher(launcher), tmp_path)
     assert out == "".join(word + "\n" for word in shlex.split(launcher)[2:])
     assert not marker.exists()
 
 
 def test_unquoted_metacharacters_in_a_launcher_are_arguments_not_operators(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
-    out = bash(launcher_words(f"echo go; touch {marker} `touch {marker}`"), tmp_path)
+    out = bash(quoted_launcher(f"echo go; touch {marker} `touch {marker}`"), tmp_path)
     assert out == f"go; touch {marker} `touch {marker}`\n"  # all of it: words for echo
     assert not marker.exists()
 
 
 def test_plain_launcher_is_unchanged_and_empty_env_adds_nothing() -> None:
-    assert launcher_words("mpirun.openmpi --oversubscribe") == "mpirun.openmpi --oversubscribe"
+    assert quoted_launcher("mpirun.openmpi --oversubscribe") == "mpirun.openmpi --oversubscribe"
     assert env_prefix({}) == ""
     assert env_prefix({"A": "1", "B": "x y"}) == "env A=1 'B=x y'"
 

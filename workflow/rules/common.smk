@@ -16,7 +16,7 @@ from snakemake.utils import validate
 from mpiguide.catalogue import load_catalogue
 from mpiguide.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.errors import MpiguideError
-from mpiguide.launch import env_prefix, launcher_words
+from mpiguide.launch import env_prefix, quoted_launcher
 from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
@@ -105,7 +105,7 @@ def mpi_env_prefix(mpi: str) -> str:
 
 
 def mpi_launch_command(mpi: str) -> str:
-    return launcher_words(MPI[mpi][LAUNCH_KEY], f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}")
+    return quoted_launcher(MPI[mpi][LAUNCH_KEY], f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}")
 
 
 def kernel_conda_env(mpi: str) -> str | None:
