@@ -151,6 +151,12 @@ def cmd_slowdown_plot(args: argparse.Namespace) -> None:
     plot_overview(read_slowdown(args.slowdown), args.out)
 
 
+def cmd_selftest(args: argparse.Namespace) -> None:
+    from mpiguide.selftest import run
+
+    run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -256,6 +262,34 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--periodic", action="store_true", help="every dimension periodic")
     sub.add_argument(
         "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
+    )
+    sub = command(
+        "selftest",
+        cmd_selftest,
+        "false-positive and detection rates of a self-test campaign"
+        " (README.md#how-far-can-i-trust-a-verdict)",
+    )
+    sub.add_argument(
+        "--config-json",
+        required=True,
+        metavar="JSON",
+        help="the campaign config, defaults filled in (the workflow's `config`)",
+    )
+    sub.add_argument("--medians", type=Path, required=True, metavar="PARQUET")
+    sub.add_argument(
+        "--run-logs",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="logs/run of the campaign: <mpi>/<nodes>x<ppn>/run<NN>.log",
+    )
+    sub.add_argument("--csv", type=Path, required=True, metavar="FILE")
+    sub.add_argument("--plot", type=Path, required=True, metavar="FILE")
+    sub.add_argument(
+        "--resamples",
+        type=int,
+        metavar="N",
+        help="draws of runs per run count (default: mpiguide.selftest.RESAMPLES)",
     )
     return parser
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline, resolve
-from mpiguide.errors import ConfigError, DataError, MpiguideError
+from mpiguide.errors import ConfigError, DataError
 
 # numpy and pandas are imported where they are used: the workflow imports this module while it
 # parses (inject_libraries), and parsing stays light.
@@ -437,54 +436,17 @@ def selftest(
     return table
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m mpiguide.selftest",
-        description=(
-            "False-positive and detection rates of a self-test campaign"
-            " (README.md#how-far-can-i-trust-a-verdict)"
-        ),
-    )
-    parser.add_argument(
-        "--config-json",
-        required=True,
-        metavar="JSON",
-        help="the campaign config, defaults filled in (the workflow's `config`)",
-    )
-    parser.add_argument("--medians", type=Path, required=True, metavar="PARQUET")
-    parser.add_argument(
-        "--run-logs",
-        type=Path,
-        required=True,
-        metavar="DIR",
-        help="logs/run of the campaign: <mpi>/<nodes>x<ppn>/run<NN>.log",
-    )
-    parser.add_argument("--csv", type=Path, required=True)
-    parser.add_argument("--plot", type=Path, required=True)
-    parser.add_argument(
-        "--resamples",
-        type=int,
-        default=RESAMPLES,
-        metavar="N",
-        help=f"draws of runs per run count (default {RESAMPLES})",
-    )
-    args = parser.parse_args(argv)
+def run(args: argparse.Namespace) -> None:
+    """`python -m mpiguide selftest` (options in cli.py): the rates of the campaign in
+    `--config-json`."""
+    resamples = RESAMPLES if args.resamples is None else args.resamples
+    if resamples < 1:
+        raise ConfigError(f"--resamples must be at least 1, not {resamples}")
     try:
-        if args.resamples < 1:
-            raise ConfigError(f"--resamples must be at least 1, not {args.resamples}")
-        try:
-            config = json.loads(args.config_json)
-        except json.JSONDecodeError as error:
-            raise ConfigError(f"--config-json: invalid JSON: {error}") from None
-        if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
-            raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
-        source = str(config.get("campaign", "--config-json"))
-        selftest(config, args.medians, args.run_logs, args.csv, args.plot, args.resamples, source)
-    except MpiguideError as error:
-        print(f"mpiguide selftest: error: {error}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        config = json.loads(args.config_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"--config-json: invalid JSON: {error}") from None
+    if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
+        raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
+    source = str(config.get("campaign", "--config-json"))
+    selftest(config, args.medians, args.run_logs, args.csv, args.plot, resamples, source)

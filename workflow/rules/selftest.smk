@@ -51,7 +51,7 @@ rule selftest:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "python -m mpiguide.selftest --config-json {params.config:q}"
+        "python -m mpiguide selftest --config-json {params.config:q}"
         " --medians {input.medians:q} --run-logs {params.run_logs:q}"
         " --csv {output.csv:q} --plot {output.plot:q} 2> {log:q}"
 
