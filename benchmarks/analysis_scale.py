@@ -83,7 +83,8 @@ def peak_rss_mb() -> float:
 
 def stage_pipeline(workdir: Path) -> dict:
     from mpiguide.aggregate import aggregate
-    from mpiguide.guidelines import check, load_catalogue, resolve
+    from mpiguide.catalogue import load_catalogue, resolve
+    from mpiguide.guidelines import check
 
     raw = sorted((workdir / "raw").rglob("run*.csv"))
     start = time.perf_counter()

@@ -36,6 +36,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from mpiguide.atomic import atomic_path
+from mpiguide.columns import GLOBAL_S, RAW_COLUMNS, STATUS, VALID
 from mpiguide.errors import DataError
 from mpiguide.grid import INTEGER_PARAMETERS, PARAMETERS
 from mpiguide.stats import tukey_row_medians
@@ -45,13 +46,6 @@ FLOAT_PARAMETERS = ("max_time",)
 STRING_PARAMETERS = tuple(
     p for p in PARAMETERS if p not in INTEGER_PARAMETERS and p not in FLOAT_PARAMETERS
 )
-# The kernel's output columns: these three first, optionally followed by more, of which
-# aggregation reads `status` (a repetition is valid only when it says VALID) and `global_s`.
-RAW_COLUMNS = ("exp_id", "rep", "time_s")
-STATUS = "status"
-GLOBAL_S = "global_s"
-VALID = "valid"
-
 # Provenance keys (written by the kernel, src/kernel/output.c).
 PROV_INPUT_SHA256 = "input_sha256"
 PROV_OUTPUT_SHA256 = "output_sha256"
@@ -60,10 +54,6 @@ PROV_EXPERIMENTS = "experiments"
 PROV_EXP_ID = "exp_id"
 PROV_REPS = "reps_done"
 
-# timings.parquet: one row per repetition, keyed by these columns.
-TIMING_KEYS = ("mpi", "nodes", "ppn", "run", "exp_id", "rep")
-# medians.parquet: the columns per experiment and run that are not parameters of it.
-MEDIAN_VALUES = ("median_s", "n_kept", "n_invalid", "launch_factor")
 
 _RAW_PATH = re.compile(
     r"^(?P<mpi>[^/]+)/(?P<nodes>[0-9]+)x(?P<ppn>[0-9]+)/run(?P<run>[0-9]{2,})\.csv$"

@@ -96,13 +96,14 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> None:
-    from mpiguide import guidelines
+    from mpiguide.catalogue import load_catalogue, resolve
+    from mpiguide.guidelines import check
 
     selection = _json(args.guidelines_json, "--guidelines-json", list)
     analysis = _json(args.analysis_json, "--analysis-json", dict)
-    catalogue = guidelines.load_catalogue(args.catalogue)
-    resolved = guidelines.resolve(selection, catalogue, "--guidelines-json")
-    guidelines.check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
+    catalogue = load_catalogue(args.catalogue)
+    resolved = resolve(selection, catalogue, "--guidelines-json")
+    check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
 
 
 def cmd_plot(args: argparse.Namespace) -> None:

@@ -14,15 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpiguide.aggregate import MEDIAN_VALUES
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import (
-    DEPLOYMENT_KEYS,
-    AnalysisOptions,
-    Guideline,
-    load_catalogue,
-    resolve,
-)
+from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
+from mpiguide.columns import MEDIAN_VALUES
 from mpiguide.comparisons import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.pairing import (
@@ -34,9 +28,6 @@ from mpiguide.pairing import (
 )
 from mpiguide.stats import Alternative, adjust_pvalues
 from mpiguide.tables import write_tables
-
-# The catalogue's public names stay importable from here (docs/architecture.md).
-__all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue", "resolve"]
 
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 # Columns of medians.parquet that are not parameters of the experiment.

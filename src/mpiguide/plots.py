@@ -24,11 +24,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import seaborn as sns
 
-from mpiguide.aggregate import STATUS, VALID
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS
+from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOptions
+from mpiguide.columns import STATUS, VALID
 from mpiguide.errors import DataError
-from mpiguide.guidelines import AnalysisOptions
 from mpiguide.pairing import LINKED_KEYS, PAIR_SEPARATOR, lhs_side, split_pair
 from mpiguide.tables import effect_ratio, parameter_columns
 

@@ -22,7 +22,7 @@ from mpiguide.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels
 from mpiguide.slowdown import write_slowdown
 
 if TYPE_CHECKING:
-    from mpiguide.guidelines import Guideline
+    from mpiguide.catalogue import Guideline
 
 SUMMARY_KEYS = ["guideline", *DEPLOYMENT_KEYS]
 NO_TESTS = "-"

@@ -7,14 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.aggregate import (
-    MEDIAN_VALUES,
-    PROV_OUTPUT_SHA256,
-    TIMING_KEYS,
-    aggregate,
-    launch_factors,
-    sha256_of,
-)
+from mpiguide.aggregate import PROV_OUTPUT_SHA256, aggregate, launch_factors, sha256_of
+from mpiguide.columns import MEDIAN_VALUES, TIMING_KEYS
 from mpiguide.errors import DataError
 from mpiguide.grid import COLUMNS
 from mpiguide.stats import tukey_medians

@@ -8,14 +8,9 @@ import pytest
 import yaml
 from scipy import stats as scipy_stats
 
+from mpiguide.catalogue import AnalysisOptions, Guideline, load_catalogue, resolve
 from mpiguide.errors import ConfigError
-from mpiguide.guidelines import (
-    AnalysisOptions,
-    Guideline,
-    evaluate,
-    load_catalogue,
-    resolve,
-)
+from mpiguide.guidelines import evaluate
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "config" / "guidelines.yaml"
 RUNS = 10

@@ -4,8 +4,9 @@ import pandas as pd
 import pytest
 
 from mpiguide.aggregate import aggregate
+from mpiguide.catalogue import resolve
 from mpiguide.errors import DataError
-from mpiguide.guidelines import check, resolve
+from mpiguide.guidelines import check
 from mpiguide.plots import _repetitions, plot, safe_name
 from mpiguide.synthetic import Deployment, grid_frame, write_campaign
 

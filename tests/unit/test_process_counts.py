@@ -5,9 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mpiguide.catalogue import AnalysisOptions, resolve
 from mpiguide.config import check_campaign
 from mpiguide.errors import ConfigError
-from mpiguide.guidelines import AnalysisOptions, evaluate, resolve
+from mpiguide.guidelines import evaluate
 from mpiguide.plots import plot
 
 RUNS = 10

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from mpiguide.guidelines import resolve
+from mpiguide.catalogue import resolve
 from mpiguide.tables import summarise, table3_markdown, write_tables
 
 KEYS = ["op", "msg_size", "mpi", "nodes", "ppn"]

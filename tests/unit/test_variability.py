@@ -4,10 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mpiguide.catalogue import AnalysisOptions, resolve
 from mpiguide.cli import main
 from mpiguide.config import check_campaign
 from mpiguide.errors import ConfigError
-from mpiguide.guidelines import AnalysisOptions, evaluate, resolve
+from mpiguide.guidelines import evaluate
 from mpiguide.variability import runs, spread
 
 RUNS = 8
