@@ -17,7 +17,7 @@ import jsonschema
 
 from mpiguide.errors import ConfigError
 from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
-from mpiguide.paper_tables import GUIDELINE_LAYOUT, LAYOUTS
+from mpiguide.paper_tables import LAYOUTS
 from mpiguide.schema_messages import describe, readable_pattern
 from mpiguide.strict_yaml import load_yaml
 
@@ -28,6 +28,7 @@ Relation = Literal["le", "approx", "monotone"]
 Selector = dict[str, tuple[str, ...]]
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "guidelines.schema.yaml"
+CONFIG_SCHEMA = SCHEMA.with_name("config.schema.yaml")
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
 # Process counts that may be the varied parameter; nprocs = nodes x ppn is derived, not stored.
@@ -56,19 +57,33 @@ class Guideline:
     comparisons: tuple[Comparison, ...]
 
 
+@cache
+def analysis_defaults() -> dict[str, Any]:
+    """The default of every `analysis:` key, as the campaign schema states it (its one owner)."""
+    properties = load_yaml(CONFIG_SCHEMA)["properties"]["analysis"]["properties"]
+    return {key: spec["default"] for key, spec in properties.items()}
+
+
 @dataclass(frozen=True)
 class AnalysisOptions:
-    varied: str = "msg_size"
-    p_thres: float = 0.001
-    v_thres: float = 1.03
-    correction: Correction = "none"
-    confidence: float = 0.95
-    test: str = "auto"
-    layout: str = GUIDELINE_LAYOUT
-    variability: tuple[Selector, ...] = ()
-    run_band: float = 0.1
-    model_tolerance: float = 0.2
-    model_weighting: str = "absolute"
+    """The campaign's `analysis:` options; every default is the campaign schema's."""
+
+    varied: str
+    p_thres: float
+    v_thres: float
+    correction: Correction
+    confidence: float
+    test: str
+    layout: str
+    variability: tuple[Selector, ...]
+    run_band: float
+    model_tolerance: float
+    model_weighting: str
+
+    @classmethod
+    def with_defaults(cls, **changes: Any) -> AnalysisOptions:
+        """The schema's defaults, `changes` applied (validated like a config's block)."""
+        return cls.from_mapping(changes, "analysis options")
 
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
@@ -79,7 +94,7 @@ class AnalysisOptions:
                 f"{source}: analysis.{sorted(unknown)[0]} is not an option; allowed: "
                 f"{', '.join(cls.__dataclass_fields__)}"
             )
-        options = cls(**{**analysis, "variability": ()})
+        options = cls(**{**analysis_defaults(), **analysis, "variability": ()})
         checks = [
             ("varied", isinstance(options.varied, str) and options.varied in VARIED_KEYS,
              f"one of {', '.join(VARIED_KEYS)}"),

@@ -60,7 +60,9 @@ GL4_LIKE = {"lhs": {"op": "neighbor_allgather"}, "rhs": {"op": "neighbor_alltoal
 
 
 def test_planted_ratio_is_violated():
-    tests = evaluate(allgather_vs_alltoall(1.5), [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    tests = evaluate(
+        allgather_vs_alltoall(1.5), [guideline(**GL4_LIKE)], AnalysisOptions.with_defaults(), "t"
+    )
     assert len(tests) == 3
     assert tests["violated"].all()
     assert tests["violation_ratio"].to_numpy() == pytest.approx(1.5, rel=0.02)
@@ -75,28 +77,35 @@ def test_planted_ratio_is_violated():
 
 
 def test_identical_distributions_are_not_violated():
-    tests = evaluate(allgather_vs_alltoall(1.0), [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    tests = evaluate(
+        allgather_vs_alltoall(1.0), [guideline(**GL4_LIKE)], AnalysisOptions.with_defaults(), "t"
+    )
     assert len(tests) == 3
     assert not tests["violated"].any()
 
 
 def test_faster_lhs_violates_approx_but_not_le():
     medians = allgather_vs_alltoall(1 / 1.5)
-    le = evaluate(medians, [guideline("le", **GL4_LIKE)], AnalysisOptions(), "t")
-    approx = evaluate(medians, [guideline("approx", **GL4_LIKE)], AnalysisOptions(), "t")
+    le = evaluate(medians, [guideline("le", **GL4_LIKE)], AnalysisOptions.with_defaults(), "t")
+    approx = evaluate(
+        medians, [guideline("approx", **GL4_LIKE)], AnalysisOptions.with_defaults(), "t"
+    )
     assert not le["violated"].any()
     assert approx["violated"].all()
 
 
 def test_slower_lhs_violates_approx():
     tests = evaluate(allgather_vs_alltoall(1.5), [guideline("approx", **GL4_LIKE)],
-                     AnalysisOptions(), "t")  # fmt: skip
+                     AnalysisOptions.with_defaults(), "t")  # fmt: skip
     assert tests["violated"].all()
 
 
 def test_ratio_below_v_thres_is_not_violated_even_when_significant():
     tests = evaluate(
-        allgather_vs_alltoall(1.02, noise=0.001), [guideline(**GL4_LIKE)], AnalysisOptions(), "t"
+        allgather_vs_alltoall(1.02, noise=0.001),
+        [guideline(**GL4_LIKE)],
+        AnalysisOptions.with_defaults(),
+        "t",
     )
     assert (tests["p_value"] < 0.001).all()
     assert not tests["violated"].any()
@@ -113,7 +122,7 @@ def test_not_applicable_values_match_anything():
     rows += [experiment(5, "neighbor_allgather", 1024, ordering="RAND", **full)]
     g = guideline(lhs={"op": "allgather", "topology": "none"},
                   rhs={"op": "neighbor_allgather", "topology": "full"})  # fmt: skip
-    tests = evaluate(run_medians(rows, {}, 0.01), [g], AnalysisOptions(), "t")
+    tests = evaluate(run_medians(rows, {}, 0.01), [g], AnalysisOptions.with_defaults(), "t")
     pairs = sorted(zip(tests["lhs_exp_id"], tests["rhs_exp_id"], strict=True))
     assert pairs == [(1, 3), (1, 4), (2, 5)]
     assert sorted(tests["ordering"]) == ["|LINEAR", "|RAND", "|RAND"]  # lhs: not applicable
@@ -131,14 +140,16 @@ def test_a_parameter_both_selectors_fix_alike_must_agree():
          ("neighbor_alltoall", 0), ("topo_create", 1), ("topo_create", 0)])]  # fmt: skip
     ops = ["neighbor_allgather", "neighbor_alltoall"]
     g = guideline(lhs={"op": ops, "reorder": 1}, rhs={"op": list(reversed(ops)), "reorder": 0})
-    tests = evaluate(run_medians(rows, {}, 0.01), [g], AnalysisOptions(), "t")
+    tests = evaluate(run_medians(rows, {}, 0.01), [g], AnalysisOptions.with_defaults(), "t")
     assert sorted(zip(tests["lhs_exp_id"], tests["rhs_exp_id"], strict=True)) == [(0, 1), (2, 3)]
 
 
 def test_free_parameters_must_agree():
     rows = [experiment(1, "neighbor_allgather", 256, reorder=0)]
     rows += [experiment(2, "neighbor_alltoall", 256, reorder=1)]
-    tests = evaluate(run_medians(rows, {}, 0.01), [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
+    tests = evaluate(
+        run_medians(rows, {}, 0.01), [guideline(**GL4_LIKE)], AnalysisOptions.with_defaults(), "t"
+    )
     assert tests.empty
 
 
@@ -152,7 +163,9 @@ def test_pairs_and_list_selectors():
     ])  # fmt: skip
     listed = guideline("approx", lhs={"ordering": ["FMAJ", "LMAJ"]}, rhs={"ordering": "RAND"})
     for g in (pairs, listed):
-        tests = evaluate(run_medians(rows, {0: 1.3}, 0.01), [g], AnalysisOptions(), "t")
+        tests = evaluate(
+            run_medians(rows, {0: 1.3}, 0.01), [g], AnalysisOptions.with_defaults(), "t"
+        )
         assert sorted(tests["ordering"]) == ["FMAJ|RAND", "LMAJ|RAND"]
         assert tests.set_index("lhs_exp_id")["violated"].to_dict() == {0: True, 1: False}
 
@@ -161,7 +174,7 @@ def test_monotone_pairs_neighbouring_values():
     rows = [experiment(i, "neighbor_alltoall", s) for i, s in enumerate(SIZES)]
     g = guideline("monotone", select={"op": "neighbor_alltoall"})
     tests = evaluate(run_medians(rows, {0: 1.0, 1: 2.0, 2: 1.0}, 0.01), [g],
-                     AnalysisOptions(), "t")  # fmt: skip
+                     AnalysisOptions.with_defaults(), "t")  # fmt: skip
     assert tests["msg_size"].tolist() == ["256|1024", "1024|4096"]
     assert tests["violated"].tolist() == [False, True]
     assert tests["group"].nunique() == 1
@@ -169,8 +182,10 @@ def test_monotone_pairs_neighbouring_values():
 
 def test_correction_adjusts_within_a_guideline():
     medians = allgather_vs_alltoall(1.5)
-    plain = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions(), "t")
-    holm = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions(correction="holm"), "t")
+    plain = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions.with_defaults(), "t")
+    holm = evaluate(
+        medians, [guideline(**GL4_LIKE)], AnalysisOptions.with_defaults(correction="holm"), "t"
+    )
     assert (plain["p_adjusted"] == plain["p_value"]).all()
     assert (holm["p_adjusted"] >= holm["p_value"]).all()
     assert (holm["p_adjusted"] > holm["p_value"]).any()
@@ -302,7 +317,7 @@ def test_two_mpi_entries_compared_by_selector():
     second = run_medians(rows, {}, 0.05, seed=2).assign(mpi="copy")
     medians = pd.concat([first.assign(mpi="openmpi"), second], ignore_index=True)
     g = guideline(lhs={"mpi": "openmpi"}, rhs={"mpi": "copy"})
-    tests = evaluate(medians, [g], AnalysisOptions(), "t")
+    tests = evaluate(medians, [g], AnalysisOptions.with_defaults(), "t")
     assert tests["mpi"].tolist() == ["openmpi|copy"] * len(SIZES)
     assert (tests["lhs_exp_id"] == tests["rhs_exp_id"]).all()
     assert not tests["violated"].any()
@@ -312,7 +327,9 @@ def test_tests_of_different_shapes_equal_scipy_per_test():
     # a run missing for one experiment puts its test into a (9, 10) shape of its own
     medians = allgather_vs_alltoall(1.1, noise=0.05)
     medians = medians.loc[~((medians["exp_id"] == 1) & (medians["run"] == 4))]
-    tests = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions(test="ranksum"), "t")
+    tests = evaluate(
+        medians, [guideline(**GL4_LIKE)], AnalysisOptions.with_defaults(test="ranksum"), "t"
+    )
     assert sorted(zip(tests["n_lhs"], tests["n_rhs"], strict=True)) == [(9, 10), (10, 10), (10, 10)]
     for test in tests.itertuples():
         lhs = medians.loc[medians["exp_id"] == test.lhs_exp_id, "median_s"]

@@ -23,7 +23,7 @@ NODES = [16, 32, 64, 128, 256, 512, 1024, 2048]  # Parker's Figure 5
 SIZES = [4, 64, 1024, 16384, 262144, 1048576]
 RUNS = 10
 NOISE_US = 0.5  # absolute noise of a run median, microseconds
-OPTIONS = AnalysisOptions()
+OPTIONS = AnalysisOptions.with_defaults()
 
 
 def synthetic_medians(model_id: str, op: str, sizes: list[int] | None, seed: int = 1):
@@ -213,7 +213,7 @@ def test_relative_weighting_lets_small_messages_count():
     medians["median_s"] *= np.exp(rng.normal(0, 0.05, len(medians)))
     worst = {}
     for weighting in ("absolute", "relative"):
-        options = AnalysisOptions(model_weighting=weighting, model_tolerance=0.2)
+        options = AnalysisOptions.with_defaults(model_weighting=weighting, model_tolerance=0.2)
         table, residuals, _ = fit_models(medians, [Selection(model, ("bcast",))], options, "m")
         worst[weighting] = residuals["relative_residual"].abs().max()
         if weighting == "relative":

@@ -63,7 +63,7 @@ def guideline(**entry):
 @pytest.mark.parametrize("varied", ["nodes", "nprocs"])
 def test_monotone_along_process_count_reports_the_spike_with_its_group(varied):
     mono = guideline(relation="monotone", select={})
-    tests = evaluate(gather_with_spike(), [mono], AnalysisOptions(varied=varied), "t")
+    tests = evaluate(gather_with_spike(), [mono], AnalysisOptions.with_defaults(varied=varied), "t")
     assert len(tests) == 2 * (len(NODES) - 1)  # one series per op, neighbouring counts
     assert tests.groupby("op")["group"].nunique().tolist() == [1, 1]  # a series is a group
     violated = tests.loc[tests["violated"]]
@@ -75,7 +75,7 @@ def test_monotone_along_process_count_reports_the_spike_with_its_group(varied):
 
 def test_comparison_along_nodes_groups_tests_of_every_deployment():
     le = guideline(relation="le", lhs={"op": "gather"}, rhs={"op": "allgather"})
-    tests = evaluate(gather_with_spike(), [le], AnalysisOptions(varied="nodes"), "t")
+    tests = evaluate(gather_with_spike(), [le], AnalysisOptions.with_defaults(varied="nodes"), "t")
     assert len(tests) == len(NODES)  # paired within each deployment only
     assert tests["nodes"].tolist() == [str(n) for n in NODES]
     assert tests["group"].nunique() == 1
@@ -84,7 +84,9 @@ def test_comparison_along_nodes_groups_tests_of_every_deployment():
 
 def test_nprocs_is_derived_from_nodes_and_ppn():
     mono = guideline(relation="monotone", select={})
-    tests = evaluate(gather_with_spike(), [mono], AnalysisOptions(varied="nprocs"), "t")
+    tests = evaluate(
+        gather_with_spike(), [mono], AnalysisOptions.with_defaults(varied="nprocs"), "t"
+    )
     columns = list(tests.columns)
     assert columns[columns.index("ppn") + 1] == "nprocs"
 
@@ -92,7 +94,7 @@ def test_nprocs_is_derived_from_nodes_and_ppn():
 def test_overview_plot_along_nodes(tmp_path):
     medians = gather_with_spike()
     mono = guideline(relation="monotone", select={})
-    tests = evaluate(medians, [mono], AnalysisOptions(varied="nodes"), "t")
+    tests = evaluate(medians, [mono], AnalysisOptions.with_defaults(varied="nodes"), "t")
     tests.to_csv(tmp_path / "tests.csv", index=False)
     timings = medians.rename(columns={"median_s": "time_s"})
     timings.to_parquet(tmp_path / "timings.parquet")

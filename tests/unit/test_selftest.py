@@ -78,7 +78,7 @@ CONFIG: dict[str, Any] = {
     ],
     "analysis": {"varied": "msg_size", "p_thres": 0.001, "v_thres": 1.03},
 }
-OPTIONS = AnalysisOptions()
+OPTIONS = AnalysisOptions.with_defaults()
 
 
 def synthetic_medians(runs: int, seed: int = 0, launch_noise: float = 0.0) -> pd.DataFrame:
@@ -245,7 +245,7 @@ def test_power_table_corrects_within_each_draw() -> None:
     table = power_table(
         synthetic_medians(runs=12),
         planted_guidelines(CONFIG, "c"),
-        AnalysisOptions(correction="holm"),
+        AnalysisOptions.with_defaults(correction="holm"),
         run_counts=(10,),
         resamples=4,
     )

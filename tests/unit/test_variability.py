@@ -67,7 +67,9 @@ def write_campaign(tmp_path, medians):
     timings.to_parquet(tmp_path / "timings.parquet")
     le = resolve([{"id": "G", "source": "s", "text": "t", "relation": "le",
                    "lhs": {"op": "alltoall"}, "rhs": {"op": "allgather"}}], {}, "t")  # fmt: skip
-    evaluate(medians, le, AnalysisOptions(varied="ppn"), "t").to_csv(tmp_path / "tests.csv")
+    evaluate(medians, le, AnalysisOptions.with_defaults(varied="ppn"), "t").to_csv(
+        tmp_path / "tests.csv"
+    )
 
 
 @pytest.mark.parametrize(
