@@ -32,7 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mpiguide.synthetic import Deployment, grid_frame, write_campaign
+# The synthetic campaign writer is test support (tests/synthetic.py), shared with this benchmark.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from synthetic import Deployment, grid_frame, write_campaign
 
 OPS = ("neighbor_allgather", "neighbor_alltoall", "neighbor_allgatherv", "neighbor_alltoallv")
 SIZES = tuple(2**k for k in range(3, 13))

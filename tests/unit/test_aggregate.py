@@ -12,7 +12,7 @@ from mpiguide.columns import MEDIAN_VALUES, TIMING_KEYS
 from mpiguide.errors import DataError
 from mpiguide.grid import COLUMNS
 from mpiguide.stats import tukey_medians
-from mpiguide.synthetic import Deployment, grid_frame, write_campaign
+from synthetic import Deployment, grid_frame, write_campaign
 
 NREP = 8
 DEPLOYMENTS = (Deployment("openmpi", 1, 2), Deployment("openmpi", 1, 4))

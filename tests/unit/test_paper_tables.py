@@ -20,8 +20,8 @@ from mpiguide.paper_tables import (
     row_labels,
 )
 from mpiguide.strict_yaml import load_yaml
-from mpiguide.synthetic import Deployment, write_campaign
 from mpiguide.tables import table3_markdown
+from synthetic import Deployment, write_campaign
 
 ROOT = Path(__file__).resolve().parents[2]
 CAMPAIGNS = ROOT / "config" / "campaigns"

@@ -8,7 +8,7 @@ from mpiguide.catalogue import resolve
 from mpiguide.errors import DataError
 from mpiguide.guidelines import check
 from mpiguide.plots import _repetitions, plot, safe_name
-from mpiguide.synthetic import Deployment, grid_frame, write_campaign
+from synthetic import Deployment, grid_frame, write_campaign
 
 GUIDELINES = {
     "GL4": {"source": "s", "text": "t", "relation": "le",

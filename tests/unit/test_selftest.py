@@ -23,7 +23,7 @@ from mpiguide.selftest import (
     power_table,
     selftest,
 )
-from mpiguide.synthetic import grid_frame
+from synthetic import grid_frame
 
 CLEAN: dict[str, Any] = {"mpicc": "mpicc", "launcher": "mpirun", "env": {}}
 OPS = ("allreduce", "bcast", "alltoall")
