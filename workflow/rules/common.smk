@@ -9,7 +9,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
@@ -29,7 +28,7 @@ CATALOGUE = "config/guidelines.yaml"
 
 # Schema first (types, required keys, defaults filled in), then what a schema cannot express
 # (op names, where expressions, guideline ids, selectors, the varied parameter, ranks >= 2).
-# Snakemake's schema error dumps the schema; the package restates it as "file: key: problem".
+# Snakemake's schema error dumps the schema; the package's names "file: key: problem".
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 try:
     # Snakemake has read the config files already, keeping the last of two equal keys (a second
@@ -38,11 +37,10 @@ try:
     # stops on them before this file runs (docs/config.md).
     for config_file in CONFIG_FILES:
         load_yaml(Path(config_file))
-    try:
-        validate(config, str(SCHEMA))
-    except WorkflowError:
-        validate_schema(config, load_yaml(SCHEMA), CONFIG_SOURCE)
-        raise
+    # The package's validation first: it names file and key, and its integers are integers as
+    # written (`runs: 8.0` is not one); Snakemake's own then passes.
+    validate_schema(config, load_yaml(SCHEMA), CONFIG_SOURCE)
+    validate(config, str(SCHEMA))
     check_campaign(config, load_catalogue(Path(CATALOGUE)), CONFIG_SOURCE)
 except MpiguideError as err:
     sys.exit(str(err))
