@@ -301,10 +301,6 @@ def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
             yield {"lhs": comparison.lhs, "rhs": comparison.rhs}
 
 
-def _frozen(selector: Selector) -> frozenset[tuple[str, frozenset[str]]]:
-    return frozenset((key, frozenset(values)) for key, values in selector.items())
-
-
 def _check_guidelines(
     config: Mapping[str, Any],
     catalogue: Mapping[str, Any],
@@ -317,12 +313,6 @@ def _check_guidelines(
     measured = _Measured(config, rows)
     for index, guideline in enumerate(resolve(config["guidelines"], catalogue, source)):
         where = f"{source}: guidelines[{index}] ({guideline.id})"
-        for sides in _comparison_sides(guideline):
-            if len(sides) == 2 and len(set(map(_frozen, sides.values()))) == 1:
-                raise ConfigError(
-                    f"{where}.{next(iter(sides))}: lhs and rhs select the same experiments; "
-                    "the guideline can produce no test"
-                )
         reasons = [
             [measured.unmatched(selector, f"{where}.{side}") for side, selector in sides.items()]
             for sides in _comparison_sides(guideline)
