@@ -50,6 +50,17 @@ def _read_medians(medians_parquet: Path) -> pd.DataFrame:
     missing = [c for c in (*MEDIAN_COLUMNS, *DEPLOYMENT_KEYS) if c not in medians.columns]
     if missing:
         raise DataError(f"{medians_parquet}: column {missing[0]!r} missing")
+    if medians.empty:
+        raise DataError(f"{medians_parquet}: holds no run medians")
+    times = pd.to_numeric(medians["median_s"], errors="coerce")
+    bad = ~(times >= 0)  # NaN, missing or negative: not a duration
+    if bad.any():
+        row = medians.loc[bad].iloc[0]
+        where = ", ".join(f"{key}={row[key]}" for key in (*DEPLOYMENT_KEYS, "run", "exp_id"))
+        raise DataError(
+            f"{medians_parquet}: median_s {row['median_s']} at {where} is not a duration "
+            f"({int(bad.sum())} such rows); was the file written by `mpiguide aggregate`?"
+        )
     return medians
 
 
