@@ -7,6 +7,7 @@ tests.csv plus the tables (tables.py).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -155,4 +156,12 @@ def check(
     outdir.mkdir(parents=True, exist_ok=True)
     with atomic_path(outdir / "tests.csv") as temporary:
         tests.to_csv(temporary, index=False)
+    tested = set(tests["guideline"])
+    for guideline in guidelines:
+        if guideline.id not in tested:
+            print(
+                f"mpiguide: warning: {guideline.id}: no test; no lhs experiment pairs with an "
+                f"rhs one in {medians_parquet} (summary.md lists it)",
+                file=sys.stderr,
+            )
     write_tables(tests, guidelines, outdir)

@@ -122,3 +122,17 @@ def test_check_refuses_medians_that_are_not_durations(analysed, tmp_path, change
     with pytest.raises(DataError, match=rf"medians\.parquet: {message}"):
         check(damaged, guidelines, {}, tmp_path / "guidelines")
     assert not (tmp_path / "guidelines").exists()
+
+
+def test_a_guideline_without_any_test_is_reported(analysed, tmp_path, capsys):
+    never_pairs = {
+        "NEVER": {"source": "s", "text": "t", "relation": "le",
+                  "lhs": {"op": "neighbor_allgather"},
+                  "rhs": {"op": "neighbor_alltoall", "msg_size": 999}},
+    }  # fmt: skip
+    guidelines = resolve(["GL4", "NEVER"], {**GUIDELINES, **never_pairs}, "c")
+    check(analysed / "medians.parquet", guidelines, {}, tmp_path)
+    assert "mpiguide: warning: NEVER: no test" in capsys.readouterr().err
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.rstrip().endswith(": NEVER")
+    assert "| GL4 |" in summary

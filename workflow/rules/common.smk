@@ -16,6 +16,7 @@ from mpiguide.catalogue import load_catalogue
 from mpiguide.config import check_campaign, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.launch import env_prefix, launcher_words
+from mpiguide.options_record import record
 from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
@@ -88,9 +89,35 @@ def as_json(value) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def grid_config_json() -> str:
+def grid_config() -> dict:
     """Only the keys that define the grid: editing anything else never re-plans."""
-    return as_json({"nrep": config["nrep"], "experiments": config["experiments"]})
+    return {"nrep": config["nrep"], "experiments": config["experiments"]}
+
+
+def grid_config_json() -> str:
+    return as_json(grid_config())
+
+
+def options_record(name: str, value) -> str:
+    """`results/<campaign>/options/<name>.json`, rewritten only when `value` changes: as a rule
+    input it re-runs the rule on a change even without .snakemake/ metadata (a fresh clone,
+    copied results), where params alone would not (mpiguide.options_record)."""
+    return record(f"{RESULTS}/options/{name}.json", as_json(value))
+
+
+def analysis_options() -> str:
+    """What the verdicts depend on besides the medians and the catalogue."""
+    return options_record(
+        "analysis", {"analysis": config["analysis"], "guidelines": config["guidelines"]}
+    )
+
+
+def campaign_shape() -> str:
+    """Which runs the aggregate joins: a removed deployment or entry re-aggregates too."""
+    return options_record(
+        "campaign",
+        {"mpi": list(MPI), "deployments": config["deployments"], "runs": config["runs"]},
+    )
 
 
 def mpi_env_prefix(mpi: str) -> str:
