@@ -24,6 +24,7 @@ PROJECT_FILES = (
     "workflow",
     "profiles",
     "config/guidelines.yaml",
+    "config/local-mpi.yaml",
     "src/kernel",
     "src/inject",
 )

@@ -116,7 +116,7 @@ def _raw_and_provenance(raw: Sequence[Path]) -> list[tuple[str, Path]]:
 def cmd_validate(args: argparse.Namespace) -> None:
     from mpiguide.config import load_campaign
 
-    load_campaign(args.config, args.catalogue)
+    load_campaign(args.config, args.catalogue, args.scale)
     print(f"{args.config}: ok")
 
 
@@ -193,6 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="guideline catalogue (default: config/guidelines.yaml of the config's checkout)",
+    )
+    sub.add_argument(
+        "--scale",
+        choices=("paper", "local"),
+        help="check the campaign at this scale (default: the file's `scale:`, else paper)",
     )
 
     sub = command("grid", cmd_grid, "write grid.csv from the grid keys of a config")

@@ -30,6 +30,7 @@ from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
 from mpiguide.grid import describe as describe_row
 from mpiguide.launch import command_words
 from mpiguide.operations import load_operations
+from mpiguide.scale import LOCAL_MPI, apply_scale
 from mpiguide.schema_messages import describe
 from mpiguide.strict_yaml import load_yaml
 
@@ -351,11 +352,29 @@ def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: st
     _check_analysis(config, rows, source)
 
 
-def load_campaign(path: Path, catalogue_path: Path | None = None) -> dict[str, Any]:
-    """Read, schema-validate (defaults filled in) and check a campaign config file."""
+def scaled_campaign(
+    config: dict[str, Any], schema: Mapping[str, Any], source: str, start: Path
+) -> dict[str, Any]:
+    """The schema-valid config to run: its `local:` block applied at `scale: local`
+    (mpiguide.scale), and schema-validated again, so the local MPI entries get their defaults."""
+    scaled = apply_scale(config, find_repository_file(LOCAL_MPI, start), source)
+    if scaled["scale"] == "local":
+        validate_schema(scaled, schema, source)
+    return scaled
+
+
+def load_campaign(
+    path: Path, catalogue_path: Path | None = None, scale: str | None = None
+) -> dict[str, Any]:
+    """Read, schema-validate (defaults filled in), scale (`scale` overrides the file's
+    `scale:`) and check a campaign config file."""
     source = str(path)
     config = load_yaml(path)
-    validate_schema(config, load_schema(path), source)
+    if scale is not None and isinstance(config, dict):
+        config["scale"] = scale
+    schema = load_schema(path)
+    validate_schema(config, schema, source)
+    config = scaled_campaign(config, schema, source, path)
     catalogue_file = catalogue_path or find_repository_file(CATALOGUE, path)
     check_campaign(config, load_catalogue(catalogue_file), source)
     return config

@@ -13,7 +13,7 @@ from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
 from mpiguide.catalogue import load_catalogue
-from mpiguide.config import check_campaign, validate_schema
+from mpiguide.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.launch import env_prefix, launcher_words
 from mpiguide.options_record import record
@@ -42,6 +42,11 @@ try:
     # written (`runs: 8.0` is not one); Snakemake's own then passes.
     validate_schema(config, load_yaml(SCHEMA), CONFIG_SOURCE)
     validate(config, str(SCHEMA))
+    # At `scale: local` (--config scale=local) the campaign's `local:` block replaces what it
+    # names; the rules see only the scaled config.
+    scaled = scaled_campaign(config, load_yaml(SCHEMA), CONFIG_SOURCE, Path.cwd())
+    config.clear()
+    config.update(scaled)
     check_campaign(config, load_catalogue(Path(CATALOGUE)), CONFIG_SOURCE)
 except MpiguideError as err:
     sys.exit(str(err))
