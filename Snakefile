@@ -25,8 +25,10 @@ if not ANALYSIS_ONLY:
 
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
+include: "workflow/rules/library_table.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/selftest.smk"
+include: "workflow/rules/models.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -41,7 +43,9 @@ localrules:
 rule all:
     input:
         GUIDELINE_OUTPUTS.values(),
+        LIBRARY_TABLE.values(),
         PLOTS,
+        ACROSS_PROCESS_COUNTS_OUTPUTS,
         raw_csvs,
         raw_jsons,
     default_target: True

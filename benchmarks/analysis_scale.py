@@ -33,7 +33,7 @@ OPS = ("neighbor_allgather", "neighbor_alltoall", "neighbor_allgatherv", "neighb
 SIZES = tuple(2**k for k in range(3, 13))
 DEPLOYMENTS = tuple(Deployment("openmpi", nodes, 8) for nodes in (4, 8, 16))
 NREP = 50
-GUIDELINES = ["GL1", "GL2", "GL4", "GL9", "GL10", "GL11", "GL12"]
+GUIDELINES = ["GL4", "GL5", "GL6", "GL9", "GL10", "GL11", "GL12"]
 CATALOGUE = Path(__file__).resolve().parents[1] / "config" / "guidelines.yaml"
 
 

@@ -25,6 +25,7 @@ PROJECT_FILES = (
     "profiles",
     "config/guidelines.yaml",
     "config/local-mpi.yaml",
+    "config/models.yaml",
     "src/kernel",
     "src/inject",
 )

@@ -17,18 +17,23 @@
 #define MAX_NREP 10000000
 /* Buffers are addressed with int counts and displacements. */
 #define MAX_BUFFER_BYTES INT32_MAX
+/* A buffer starts at most this many bytes after its page start: more than any base page
+   (64 KiB at most on common systems); a larger offset would only waste memory. */
+#define MAX_BUFFER_OFFSET (1LL << 20)
 /* Offsets of a von Neumann / Moore neighbourhood, (2 radius + 1)^ndim - 1, are planned in memory. */
 #define MAX_STENCIL_OFFSETS (1LL << 20)
 
 enum column {
     COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
     COL_NFIN, COL_RADIUS, COL_ORDERING, COL_CONSTRUCTOR, COL_REORDER, COL_ROOT, COL_SYNC,
-    COL_MAX_TIME, COL_COUNT
+    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_COUNT
 };
 
 static const char *const column_names[COL_COUNT] = {
     "exp_id", "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim",
     "nfin", "radius", "ordering", "constructor", "reorder", "root", "sync", "max_time",
+    "buffer_offset",
+    "counts",
 };
 static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "double"};
 static const char *const topology_names[TOPO_COUNT] = {"none", "cart", "vonneumann", "moore",
@@ -36,6 +41,7 @@ static const char *const topology_names[TOPO_COUNT] = {"none", "cart", "vonneuma
 static const char *const ordering_names[ORDER_COUNT] = {"", "FMAJ", "LMAJ", "RAND", "LINEAR"};
 static const char *const constructor_names[CONSTRUCTOR_COUNT] = {"", "cart", "graph",
                                                                  "graph_adj", "nodecart"};
+static const char *const counts_names[COUNTS_PATTERN_COUNT] = {"equal", "ramp"};
 
 /* Where a message points: file and line. */
 struct source {
@@ -128,11 +134,14 @@ static int column_applies(enum column col, const struct operation *op, enum topo
     switch (col) {
     case COL_MSG_SIZE:
     case COL_DTYPE:
+    case COL_BUFFER_OFFSET:
         return op->msg_size != MSG_NONE;
     case COL_ROOT:
         return operation_has(op, OP_ROOT);
     case COL_WORK:
         return operation_has(op, OP_NONBLOCKING);
+    case COL_COUNTS:
+        return operation_has(op, OP_COUNTS);
     case COL_NDIM:
     case COL_NFIN:
         return is_grid(t);
@@ -216,7 +225,7 @@ static int parse_identity(const struct source *at, const row_cells cells, struct
     for (int col = 0; col < COL_COUNT; col++)
         if (cell_given(cells, col) && !column_applies(col, op, t)) {
             int by_op = col == COL_MSG_SIZE || col == COL_DTYPE || col == COL_ROOT ||
-                        col == COL_WORK;
+                        col == COL_WORK || col == COL_BUFFER_OFFSET || col == COL_COUNTS;
             return reject(at, "column '%s' does not apply to %s %s", column_names[col],
                           by_op ? "op" : "topology", by_op ? op->name : topology_names[t]);
         }
@@ -253,6 +262,13 @@ static int parse_operation_parameters(const struct source *at, const row_cells c
     if (v >= nprocs)
         return reject(at, "column 'root': %lld is not a rank (the run has %d ranks)", v, nprocs);
     exp->root = (int)v;
+    if (integer_cell(at, cells, COL_BUFFER_OFFSET, 0, MAX_BUFFER_OFFSET, 0, &v))
+        return -1;
+    exp->buffer_offset = v;
+    if (name_cell(at, cells, COL_COUNTS, counts_names, COUNTS_PATTERN_COUNT, COUNTS_EQUAL,
+                  &choice))
+        return -1;
+    exp->counts = (enum counts_pattern)choice;
     return 0;
 }
 
@@ -346,6 +362,10 @@ static int check_limits(const struct source *at, const struct run_shape *run,
     const int node_vectors = operation_has(op, OP_NODE_VECTORS);
     if (node_vectors)
         blocks *= run->largest_node;
+    /* Under ramp no rank holds twice the equal count: an alltoallv receive vector stays below
+       twice the equal one. */
+    if (exp->counts == COUNTS_RAMP)
+        blocks *= 2;
     if (blocks > 0 && exp->msg_size > MAX_BUFFER_BYTES / blocks)
         return reject(at, "column 'msg_size': %lld bytes x %lld blocks exceeds %d bytes%s",
                       (long long)exp->msg_size, blocks, MAX_BUFFER_BYTES,

@@ -245,11 +245,9 @@ static void dump_topologies(const struct experiment *exps, size_t count, MPI_Com
 
 /* One experiment: build, verify, measure, write. Returns 0, or -1 if --verify failed. */
 static int run_experiment(const struct experiment *exp, const struct options *opt,
-                          MPI_Comm world, MPI_Comm sync_comm, const struct node_info *node,
+                          MPI_Comm world, struct sync_state *sync, const struct node_info *node,
                           struct output *out)
 {
-    int rank;
-    MPI_CHECK(MPI_Comm_rank(sync_comm, &rank));
     fail_context("%s:%lld (exp_id %lld)", opt->input, (long long)exp->line, (long long)exp->exp_id);
     struct topology topo;
     const struct topology *topo_used = NULL;
@@ -262,21 +260,22 @@ static int run_experiment(const struct experiment *exp, const struct options *op
     struct op_context ctx;
     operations_context_create(&ctx, exp, comm, world, topo_used, node);
     int status = 0;
-    if (opt->verify && measure_verify(&ctx, sync_comm) != 0)
+    if (opt->verify && measure_verify(&ctx, sync->comm) != 0)
         status = -1;
     if (status == 0) {
-        double *dt = xmalloc((size_t)exp->nrep * sizeof *dt);
-        double *max_dt = rank == 0 ? xmalloc((size_t)exp->nrep * sizeof *max_dt) : NULL;
-        int reps = measure_run(&ctx, sync_comm, dt);
-        MPI_CHECK(MPI_Reduce(dt, max_dt, reps, MPI_DOUBLE, MPI_MAX, 0, sync_comm));
+        struct measurement m;
+        measure_run(&ctx, sync, &m);
         struct locality loc;
         if (topo_used)
             node_locality(node, comm, topo.nb.destinations, topo.nb.outdegree, &loc);
-        if (rank == 0)
-            output_experiment(out, exp, operation_table[exp->op].name, reps, max_dt, topo_used,
-                              topo_used ? &loc : NULL);
-        free(dt);
-        free(max_dt);
+        struct buffer_report buffers;
+        buffer_report_gather(&ctx.buffers, sync->comm, &buffers);
+        struct sync_report sync_report;
+        sync_report_gather(sync, exp, m.invalid, &sync_report);
+        if (sync->rank == 0)
+            output_experiment(out, exp, operation_table[exp->op].name, &m, topo_used,
+                              topo_used ? &loc : NULL, &buffers, &sync_report);
+        measurement_free(&m);
     }
     operations_context_free(&ctx);
     if (topo_used)
@@ -303,6 +302,16 @@ static void share_abort_removes(const struct output *out)
     }
 }
 
+/* Whether OUTPUT.csv needs the status and global_s columns: some experiment runs on
+   synchronised clocks. */
+static int needs_status_columns(const struct experiment *exps, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (sync_method_get(exps[i].sync)->clock != CLOCK_NONE)
+            return 1;
+    return 0;
+}
+
 static int run(const struct options *opt, const struct experiment *exps, size_t count,
                const struct node_info *node, const char *input_sha256, int argc, char **argv)
 {
@@ -313,6 +322,8 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     MPI_Comm world, sync_comm;
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &world));
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &sync_comm));
+    struct sync_state sync;
+    sync_state_init(&sync, sync_comm);
     int rc = EXIT_OK;
 
     if (opt->dump_topology) {
@@ -326,7 +337,8 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
         struct run_info info = {.argc = argc, .argv = argv, .input_path = opt->input,
                                 .input_sha256 = input_sha256, .nprocs = size, .node = node,
                                 .node_size_option = opt->node_size, .hosts = hosts,
-                                .verify = opt->verify};
+                                .verify = opt->verify,
+                                .status_columns = needs_status_columns(exps, count)};
         status = output_open(&out, opt->output, &info);
         for (int n = 0; n < node->node_count; n++)
             free(hosts[n]);
@@ -338,7 +350,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     }
     share_abort_removes(rank == 0 ? &out : NULL);
     for (size_t i = 0; i < count; i++)
-        if (run_experiment(&exps[i], opt, world, sync_comm, node, &out) != 0) {
+        if (run_experiment(&exps[i], opt, world, &sync, node, &out) != 0) {
             rc = EXIT_RUNTIME;
             break;
         }

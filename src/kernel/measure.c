@@ -1,28 +1,51 @@
 #include "measure.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
-#include "sync.h"
 
-int measure_run(struct op_context *ctx, MPI_Comm sync_comm, double *dt)
+/* Rank 0 gets the reduction of n values of a rank-local array (NULL on the other ranks). */
+static void *reduce_to_root(const void *local, int n, MPI_Datatype type, size_t size, MPI_Op op,
+                            MPI_Comm comm, int rank)
+{
+    void *result = rank == 0 ? xmalloc((size_t)(n ? n : 1) * size) : NULL;
+    MPI_CHECK(MPI_Reduce(local, result, n, type, op, 0, comm));
+    return result;
+}
+
+void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct measurement *m)
 {
     const struct experiment *exp = ctx->exp;
     const struct operation *op = &operation_table[exp->op];
     const struct sync_method *sync = sync_method_get(exp->sync);
     const int budgeted = exp->max_time > 0;
-    int sync_rank;
-    MPI_CHECK(MPI_Comm_rank(sync_comm, &sync_rank));
+    const MPI_Comm sync_comm = sync_state->comm;
+    const int sync_rank = sync_state->rank;
+    double *dt = xmalloc((size_t)exp->nrep * sizeof *dt);
+    const int clocks = sync->clock != CLOCK_NONE;
+    double *t_start = clocks ? xmalloc((size_t)exp->nrep * sizeof *t_start) : NULL;
+    double *t_end = clocks ? xmalloc((size_t)exp->nrep * sizeof *t_end) : NULL;
+    unsigned char *status = xmalloc((size_t)exp->nrep);
+    if (sync->prepare)
+        sync->prepare(sync_state, sync->clock);
     const double start = MPI_Wtime();
     int done = 0;
     while (done < exp->nrep) {
         if (op->before_sync)
             op->before_sync(ctx);
-        sync->begin(sync_comm);
+        enum rep_status began = sync->begin(sync_state);
         const double t0 = MPI_Wtime();
         op->run(ctx);
-        dt[done] = MPI_Wtime() - t0;
-        sync->end(sync_comm);
+        const double t1 = MPI_Wtime();
+        enum rep_status ended = sync->end(sync_state);
+        dt[done] = t1 - t0;
+        if (t_start) {
+            t_start[done] = clock_global(&sync_state->clock, t0);
+            t_end[done] = clock_global(&sync_state->clock, t1);
+        }
+        status[done] = (unsigned char)(began != REP_VALID ? began : ended);
         if (op->after_run)
             op->after_run(ctx);
         done++;
@@ -33,7 +56,39 @@ int measure_run(struct op_context *ctx, MPI_Comm sync_comm, double *dt)
                 break;
         }
     }
-    return done;
+    memset(m, 0, sizeof *m);
+    m->reps = done;
+    m->time_s = reduce_to_root(dt, done, MPI_DOUBLE, sizeof(double), MPI_MAX, sync_comm,
+                               sync_rank);
+    m->status = reduce_to_root(status, done, MPI_UNSIGNED_CHAR, 1, MPI_MAX, sync_comm,
+                               sync_rank);
+    if (t_start) {
+        double *earliest = reduce_to_root(t_start, done, MPI_DOUBLE, sizeof(double), MPI_MIN,
+                                          sync_comm, sync_rank);
+        double *latest = reduce_to_root(t_end, done, MPI_DOUBLE, sizeof(double), MPI_MAX,
+                                        sync_comm, sync_rank);
+        if (sync_rank == 0) {
+            for (int i = 0; i < done; i++)
+                latest[i] -= earliest[i];
+            m->global_s = latest;
+        }
+        free(earliest);
+    }
+    if (sync_rank == 0)
+        for (int i = 0; i < done; i++)
+            m->invalid += m->status[i] != REP_VALID;
+    free(dt);
+    free(t_start);
+    free(t_end);
+    free(status);
+}
+
+void measurement_free(struct measurement *m)
+{
+    free(m->time_s);
+    free(m->global_s);
+    free(m->status);
+    memset(m, 0, sizeof *m);
 }
 
 unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm)

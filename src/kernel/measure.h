@@ -3,12 +3,22 @@
 #define MPIGUIDE_MEASURE_H
 
 #include "operations.h"
+#include "sync.h"
 
-/* Runs up to nrep repetitions, each between sync begin/end on sync_comm, writing this rank's
-   times to dt. With max_time > 0, rank 0 decides after each repetition (outside the timed
-   region) whether the budget is spent, and broadcasts it. Returns the repetitions done, equal
-   on every rank. */
-int measure_run(struct op_context *ctx, MPI_Comm sync_comm, double *dt);
+/* The repetitions of one experiment, gathered on rank 0 (NULL arrays elsewhere). */
+struct measurement {
+    int reps;              /* repetitions done, equal on every rank */
+    double *time_s;        /* per repetition: the slowest rank's local duration */
+    double *global_s;      /* synchronised clocks only (else NULL): latest end - earliest start */
+    unsigned char *status; /* per repetition: the worst enum rep_status over the ranks */
+    int invalid;           /* repetitions whose status is not REP_VALID */
+};
+
+/* Runs up to nrep repetitions, each between the experiment's sync begin/end (after its
+   prepare), and gathers them on rank 0. With max_time > 0, rank 0 decides after each
+   repetition (outside the timed region) whether the budget is spent, and broadcasts it. */
+void measure_run(struct op_context *ctx, struct sync_state *sync, struct measurement *m);
+void measurement_free(struct measurement *m);
 
 /* Runs the operation once on patterned data and checks what every rank received. Returns the
    number of wrong bytes over all ranks; ranks with wrong bytes report the first on stderr. */

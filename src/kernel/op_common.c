@@ -5,15 +5,15 @@
 
 void op_alloc_buffers(struct op_context *ctx, size_t send_bytes, size_t recv_bytes)
 {
-    ctx->sendbuf = xcalloc(send_bytes, 1);
-    ctx->recvbuf = xcalloc(recv_bytes, 1);
+    ctx->sendbuf = buffer_alloc(&ctx->buffers, send_bytes);
+    ctx->recvbuf = buffer_alloc(&ctx->buffers, recv_bytes);
     ctx->send_bytes = send_bytes;
     ctx->recv_bytes = recv_bytes;
 }
 
 void op_alloc_inplace(struct op_context *ctx, size_t bytes)
 {
-    ctx->recvbuf = ctx->sendbuf = xcalloc(bytes, 1);
+    ctx->recvbuf = ctx->sendbuf = buffer_alloc(&ctx->buffers, bytes);
     ctx->recv_bytes = ctx->send_bytes = bytes;
 }
 
@@ -33,6 +33,15 @@ void op_expect_blocks(struct op_context *ctx, const int *send_to, int nsend,
     ctx->addressed = addressed;
 }
 
+void op_expect_layout(struct op_context *ctx, const int *send_counts, const int *send_displs,
+                      const int *recv_counts, const int *recv_displs)
+{
+    ctx->send_counts = send_counts;
+    ctx->send_displs = send_displs;
+    ctx->recv_counts = recv_counts;
+    ctx->recv_displs = recv_displs;
+}
+
 void op_expect_reduction(struct op_context *ctx, size_t send_elems, size_t first, int lo, int hi)
 {
     ctx->send_elems = send_elems;
@@ -47,15 +56,28 @@ static int pattern_receiver(const struct op_context *ctx, int receiver)
     return ctx->addressed ? receiver : PATTERN_ANY_RECEIVER;
 }
 
+/* Byte offset and length of block i: from the layout's element counts, or regular. */
+static size_t block_offset(const struct op_context *ctx, const int *displs, int i)
+{
+    return displs ? (size_t)displs[i] * ctx->type_size : (size_t)i * ctx->block;
+}
+
+static size_t block_length(const struct op_context *ctx, const int *counts, int i)
+{
+    return counts ? (size_t)counts[i] * ctx->type_size : ctx->block;
+}
+
 void op_fill_blocks(struct op_context *ctx)
 {
     for (int i = 0; i < ctx->nsend; i++)
         if (ctx->send_to[i] != MPI_PROC_NULL)
-            pattern_fill(ctx->sendbuf + (size_t)i * ctx->block, ctx->block, ctx->rank,
+            pattern_fill(ctx->sendbuf + block_offset(ctx, ctx->send_displs, i),
+                         block_length(ctx, ctx->send_counts, i), ctx->rank,
                          pattern_receiver(ctx, ctx->send_to[i]));
     for (int j = 0; j < ctx->nrecv; j++)
         if (ctx->recv_from[j] != MPI_PROC_NULL)
-            pattern_poison(ctx->recvbuf + (size_t)j * ctx->block, ctx->block, ctx->recv_from[j],
+            pattern_poison(ctx->recvbuf + block_offset(ctx, ctx->recv_displs, j),
+                           block_length(ctx, ctx->recv_counts, j), ctx->recv_from[j],
                            pattern_receiver(ctx, ctx->rank));
 }
 
@@ -63,10 +85,12 @@ void op_fill_blocks(struct op_context *ctx)
 size_t op_check_blocks(struct op_context *ctx)
 {
     for (int j = 0; j < ctx->nrecv; j++)
-        if (ctx->recv_from[j] != MPI_PROC_NULL)
-            pattern_check(ctx->recvbuf + (size_t)j * ctx->block, ctx->block, ctx->recv_from[j],
-                          pattern_receiver(ctx, ctx->rank), (size_t)j * ctx->block,
+        if (ctx->recv_from[j] != MPI_PROC_NULL) {
+            const size_t offset = block_offset(ctx, ctx->recv_displs, j);
+            pattern_check(ctx->recvbuf + offset, block_length(ctx, ctx->recv_counts, j),
+                          ctx->recv_from[j], pattern_receiver(ctx, ctx->rank), offset,
                           &ctx->mismatch);
+        }
     return ctx->mismatch.count;
 }
 

@@ -15,6 +15,10 @@ void op_work_and_wait(struct op_context *ctx, MPI_Request *request);
 /* Describes a data movement for --verify (ctx->send_to ... ctx->addressed). */
 void op_expect_blocks(struct op_context *ctx, const int *send_to, int nsend,
                       const int *recv_from, int nrecv, int addressed);
+/* Irregular blocks of such a movement (v-operations with a count pattern): element counts and
+   displacements of send block i and receive block j; NULL keeps the regular layout. */
+void op_expect_layout(struct op_context *ctx, const int *send_counts, const int *send_displs,
+                      const int *recv_counts, const int *recv_displs);
 /* Describes a reduction for --verify: the result holds elements first.. of ranks lo..hi. */
 void op_expect_reduction(struct op_context *ctx, size_t send_elems, size_t first, int lo, int hi);
 

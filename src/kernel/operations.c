@@ -40,17 +40,17 @@ const struct operation operation_table[] = {
      op_fill_reduction, op_check_reduction, NULL, NULL}
     COLLECTIVE(bcast, MSG_BUFFER, OP_ROOT, bcast_setup),
     COLLECTIVE(scatter, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
-    COLLECTIVE(scatterv, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
+    COLLECTIVE(scatterv, MSG_PER_PROCESS, OP_ROOT | OP_COUNTS, scatter_setup),
     COLLECTIVE(gather, MSG_PER_PROCESS, OP_ROOT, gather_setup),
-    COLLECTIVE(gatherv, MSG_PER_PROCESS, OP_ROOT, gather_setup),
+    COLLECTIVE(gatherv, MSG_PER_PROCESS, OP_ROOT | OP_COUNTS, gather_setup),
     COLLECTIVE(allgather, MSG_PER_PROCESS, 0, allgather_setup),
-    COLLECTIVE(allgatherv, MSG_PER_PROCESS, 0, allgather_setup),
+    COLLECTIVE(allgatherv, MSG_PER_PROCESS, OP_COUNTS, allgather_setup),
     COLLECTIVE(alltoall, MSG_PER_PROCESS, 0, alltoall_setup),
-    COLLECTIVE(alltoallv, MSG_PER_PROCESS, 0, alltoall_setup),
+    COLLECTIVE(alltoallv, MSG_PER_PROCESS, OP_COUNTS, alltoall_setup),
     COLLECTIVE(alltoallw, MSG_PER_PROCESS, 0, alltoall_setup),
     REDUCTION(reduce, MSG_BUFFER, OP_ROOT, reduce_setup),
     REDUCTION(allreduce, MSG_BUFFER, 0, allreduce_setup),
-    REDUCTION(reduce_scatter, MSG_PER_PROCESS, 0, reduce_scatter_setup),
+    REDUCTION(reduce_scatter, MSG_PER_PROCESS, OP_COUNTS, reduce_scatter_setup),
     REDUCTION(reduce_scatter_block, MSG_PER_PROCESS, 0, reduce_scatter_setup),
     REDUCTION(scan, MSG_BUFFER, 0, scan_setup),
     REDUCTION(exscan, MSG_BUFFER, 0, exscan_setup),
@@ -85,15 +85,21 @@ const struct operation operation_table[] = {
     MOCKUP(reduce_as_reduce_scatter_block_gather, MSG_BUFFER, OP_ROOT | SUM,
            reduce_as_reduce_scatter_block_gather_setup,
            reduce_as_reduce_scatter_block_gather_run, reduction),
+    MOCKUP(reduce_as_reduce_scatter_gather, MSG_BUFFER, OP_ROOT | SUM,
+           reduce_as_reduce_scatter_gather_setup, reduce_as_reduce_scatter_gather_run,
+           reduction),
     MOCKUP(allreduce_as_reduce_bcast, MSG_BUFFER, SUM, allreduce_setup,
            allreduce_as_reduce_bcast_run, reduction),
     MOCKUP(allreduce_as_reduce_scatter_block_allgather, MSG_BUFFER, SUM,
            allreduce_as_reduce_scatter_block_allgather_setup,
            allreduce_as_reduce_scatter_block_allgather_run, reduction),
+    MOCKUP(allreduce_as_reduce_scatter_allgather, MSG_BUFFER, SUM,
+           allreduce_as_reduce_scatter_allgather_setup, allreduce_as_reduce_scatter_allgather_run,
+           reduction),
     /* reduce_scatter with equal counts is the mock-up itself */
     MOCKUP(reduce_scatter_block_as_reduce_scatter, MSG_PER_PROCESS, SUM, reduce_scatter_setup,
            reduce_scatter_run, reduction),
-    MOCKUP(reduce_scatter_as_reduce_scatterv, MSG_PER_PROCESS, SUM,
+    MOCKUP(reduce_scatter_as_reduce_scatterv, MSG_PER_PROCESS, SUM | OP_COUNTS,
            reduce_scatter_as_reduce_scatterv_setup, reduce_scatter_as_reduce_scatterv_run,
            reduction),
     MOCKUP(reduce_scatter_as_allreduce, MSG_PER_PROCESS, SUM, reduce_scatter_as_allreduce_setup,
@@ -160,14 +166,14 @@ const char *msg_semantics_name(enum msg_semantics m)
 
 void operations_list(FILE *out)
 {
-    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\n", out);
+    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\tcounts\n", out);
     for (size_t i = 0; i < operation_count; i++) {
         const struct operation *op = &operation_table[i];
-        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\n", op->name, op->family,
+        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\n", op->name, op->family,
                 msg_semantics_name(op->msg_size), operation_has(op, OP_ROOT),
                 operation_has(op, OP_NONBLOCKING),
                 operation_has(op, OP_TOPOLOGY_REQUIRED) ? "required" : "optional",
-                operation_has(op, OP_REDUCTION));
+                operation_has(op, OP_REDUCTION), operation_has(op, OP_COUNTS));
     }
 }
 
@@ -182,6 +188,22 @@ MPI_Datatype dtype_mpi(enum dtype d)
         return MPI_FLOAT;
     default:
         return MPI_DOUBLE;
+    }
+}
+
+/* ramp: the first k ranks hold floor(count k (k + 1) / (size + 1)) elements together, so rank i
+   holds about 2 (i + 1) / (size + 1) equal counts and all hold size * count, as with equal
+   counts. q, r split k (k + 1) by size + 1 so that nothing overflows 64 bits. */
+static void counts_ramp(int *counts, int *displs, int size, int count)
+{
+    long long before = 0;
+    for (int k = 1; k <= size; k++) {
+        const long long pairs = (long long)k * (k + 1), q = pairs / (size + 1),
+                        r = pairs % (size + 1);
+        const long long upto = count * q + count * r / (size + 1);
+        counts[k - 1] = (int)(upto - before);
+        displs[k - 1] = (int)before;
+        before = upto;
     }
 }
 
@@ -231,7 +253,17 @@ void operations_context_create(struct op_context *ctx, const struct experiment *
         ctx->aint_displs[i] = (MPI_Aint)((size_t)i * ctx->block);
         ctx->types[i] = ctx->dtype;
     }
+    if (exp->counts == COUNTS_RAMP)
+        counts_ramp(ctx->counts, ctx->displs, ctx->size, ctx->count);
+    ctx->own_counts = xmalloc((size_t)blocks * sizeof *ctx->own_counts);
+    ctx->own_displs = xmalloc((size_t)blocks * sizeof *ctx->own_displs);
+    for (int i = 0; i < blocks; i++) {
+        const int own = op->msg_size == MSG_PER_PROCESS ? ctx->counts[ctx->rank] : ctx->count;
+        ctx->own_counts[i] = own;
+        ctx->own_displs[i] = i * own;
+    }
 
+    buffer_pool_init(&ctx->buffers, (size_t)exp->buffer_offset);
     if (op->setup)
         op->setup(ctx);
 }
@@ -241,12 +273,12 @@ void operations_context_free(struct op_context *ctx)
     const struct operation *op = &operation_table[ctx->exp->op];
     if (op->free)
         op->free(ctx);
-    if (ctx->sendbuf != ctx->recvbuf)
-        free(ctx->sendbuf);
-    free(ctx->recvbuf);
+    buffer_pool_free(&ctx->buffers);
     free((void *)ctx->all_ranks);
     free(ctx->counts);
     free(ctx->displs);
+    free(ctx->own_counts);
+    free(ctx->own_displs);
     free(ctx->byte_displs);
     free(ctx->aint_displs);
     free(ctx->types);

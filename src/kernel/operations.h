@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "buffers.h"
 #include "experiment.h"
 #include "node.h"
 #include "pattern.h"
@@ -23,6 +24,8 @@ enum op_flags {
     OP_NODE_VECTORS = 1u << 4,      /* a node leader holds the whole per-process vector of each
                                        rank of its node: validation bounds node size x blocks */
     OP_EQUAL_NODES = 1u << 5,       /* every node must have the same number of ranks (lane) */
+    OP_COUNTS = 1u << 6,            /* a v-operation: the counts column (per-process counts)
+                                       applies */
 };
 
 /* Everything an operation sees. Built per experiment by operations_context_create. */
@@ -40,12 +43,19 @@ struct op_context {
     int count;                       /* elements per block: msg_size / type_size */
     size_t block;                    /* bytes per block: msg_size */
     int root;
-    /* Filled by the op's setup through op_alloc_buffers; freed by operations_context_free. */
+    /* Every communication buffer (sendbuf, recvbuf, scratch) comes from this pool, freed by
+       operations_context_free. */
+    struct buffer_pool buffers;
+    /* Filled by the op's setup through op_alloc_buffers. */
     unsigned char *sendbuf, *recvbuf;
     size_t send_bytes, recv_bytes;
     /* Equal-count vectors for the v/w variants: size entries for per_process ops,
-       max(indegree, outdegree) for per_neighbor ops, none for the others. */
+       max(indegree, outdegree) for per_neighbor ops, none for the others. For an op with
+       OP_COUNTS they hold the experiment's count pattern: counts[i] elements for rank i. */
     int *counts, *displs;   /* displs in elements */
+    /* size entries of counts[rank] at i * counts[rank]: what each peer sends this rank in an
+       alltoallv (rank i sends counts[j] elements to rank j). */
+    int *own_counts, *own_displs;
     int *byte_displs;       /* MPI_Alltoallw */
     MPI_Aint *aint_displs;  /* MPI_Neighbor_alltoallw, bytes */
     MPI_Datatype *types;
@@ -56,6 +66,9 @@ struct op_context {
     const int *send_to, *recv_from;
     int nsend, nrecv;
     int addressed;
+    /* Irregular blocks (op_expect_layout): element counts and displacements of the send and
+       receive blocks; NULL: block i is `block` bytes at i * block. */
+    const int *send_counts, *send_displs, *recv_counts, *recv_displs;
     /* Reductions: send_elems values per rank; the result (recv_bytes) is the sum over ranks
        result_lo .. result_hi of elements result_first .. (empty range: nothing to check). */
     size_t send_elems, result_first;

@@ -40,8 +40,6 @@ void aux_free(struct op_context *ctx)
         MPI_CHECK(MPI_Cancel(&a->request));
         MPI_CHECK(MPI_Wait(&a->request, MPI_STATUS_IGNORE));
     }
-    free(a->tmp);
-    free(a->tmp2);
     free(a->counts);
     free(a->displs);
     free(a->node_size);
@@ -67,25 +65,27 @@ int aux_int(size_t n)
     return (int)n;
 }
 
-static unsigned char *grown(unsigned char *old, size_t used, size_t total)
+static unsigned char *grown(struct buffer_pool *pool, unsigned char *old, size_t used,
+                            size_t total)
 {
-    unsigned char *buf = xcalloc(total ? total : 1, 1);
+    unsigned char *buf = buffer_alloc(pool, total);
     if (old && used)
         memcpy(buf, old, used);
-    free(old);
+    buffer_release(pool, old);
     return buf;
 }
 
 void aux_pad_buffers(struct op_context *ctx, size_t send_total, size_t recv_total)
 {
     if (ctx->sendbuf == ctx->recvbuf) {
-        ctx->sendbuf = ctx->recvbuf = grown(ctx->recvbuf, ctx->recv_bytes, recv_total);
+        ctx->sendbuf = ctx->recvbuf =
+            grown(&ctx->buffers, ctx->recvbuf, ctx->recv_bytes, recv_total);
         return;
     }
     if (send_total > ctx->send_bytes)
-        ctx->sendbuf = grown(ctx->sendbuf, ctx->send_bytes, send_total);
+        ctx->sendbuf = grown(&ctx->buffers, ctx->sendbuf, ctx->send_bytes, send_total);
     if (recv_total > ctx->recv_bytes)
-        ctx->recvbuf = grown(ctx->recvbuf, ctx->recv_bytes, recv_total);
+        ctx->recvbuf = grown(&ctx->buffers, ctx->recvbuf, ctx->recv_bytes, recv_total);
 }
 
 void aux_scatter_parts(const struct op_context *ctx, unsigned char *buf, size_t chunk, int root,

@@ -7,7 +7,7 @@
 #include "operations.h"
 
 struct aux {
-    unsigned char *tmp, *tmp2;       /* scratch buffers */
+    unsigned char *tmp, *tmp2;       /* scratch buffers, from ctx->buffers */
     MPI_Comm comm;                   /* a derived communicator (full graph, ...) */
     MPI_Comm node, leaders, lanes;   /* decomposition of ctx->comm by node */
     MPI_Datatype strided;            /* every s-th block, extent one block (lane ops) */

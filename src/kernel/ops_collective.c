@@ -1,14 +1,29 @@
 /* Global collectives on the experiment's communicator (MPI_COMM_WORLD's duplicate for topology
-   none). The v/w variants use equal counts, so they do the same job as the regular ones. */
+   none). The v/w variants use equal counts, so they do the same job as the regular ones, unless
+   the experiment's count pattern (v-operations only) makes ctx->counts irregular: rank i then
+   contributes or receives counts[i] elements, and the total stays size * count. */
 #include "check.h"
 #include "op_common.h"
 #include "ops.h"
 
 static const int any_receiver = PATTERN_ANY_RECEIVER;
+static const int first_block = 0;
 
 static int is_root(const struct op_context *ctx)
 {
     return ctx->rank == ctx->root;
+}
+
+/* Bytes of this rank's own block under the count pattern (block with equal counts). */
+static size_t own_bytes(const struct op_context *ctx)
+{
+    return (size_t)ctx->counts[ctx->rank] * ctx->type_size;
+}
+
+/* The one block this rank sends or receives, at the start of its buffer. */
+static const int *own_count(const struct op_context *ctx)
+{
+    return &ctx->counts[ctx->rank];
 }
 
 void barrier_run(struct op_context *ctx)
@@ -34,8 +49,9 @@ void bcast_run(struct op_context *ctx)
 void scatter_setup(struct op_context *ctx)
 {
     const int root = is_root(ctx);
-    op_alloc_buffers(ctx, root ? (size_t)ctx->size * ctx->block : 0, ctx->block);
+    op_alloc_buffers(ctx, root ? (size_t)ctx->size * ctx->block : 0, own_bytes(ctx));
     op_expect_blocks(ctx, ctx->all_ranks, root ? ctx->size : 0, &ctx->root, 1, 1);
+    op_expect_layout(ctx, ctx->counts, ctx->displs, own_count(ctx), &first_block);
 }
 
 void scatter_run(struct op_context *ctx)
@@ -47,14 +63,15 @@ void scatter_run(struct op_context *ctx)
 void scatterv_run(struct op_context *ctx)
 {
     MPI_CHECK(MPI_Scatterv(ctx->sendbuf, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
-                           ctx->count, ctx->dtype, ctx->root, ctx->comm));
+                           ctx->counts[ctx->rank], ctx->dtype, ctx->root, ctx->comm));
 }
 
 void gather_setup(struct op_context *ctx)
 {
     const int root = is_root(ctx);
-    op_alloc_buffers(ctx, ctx->block, root ? (size_t)ctx->size * ctx->block : 0);
+    op_alloc_buffers(ctx, own_bytes(ctx), root ? (size_t)ctx->size * ctx->block : 0);
     op_expect_blocks(ctx, &ctx->root, 1, ctx->all_ranks, root ? ctx->size : 0, 1);
+    op_expect_layout(ctx, own_count(ctx), &first_block, ctx->counts, ctx->displs);
 }
 
 void gather_run(struct op_context *ctx)
@@ -65,14 +82,15 @@ void gather_run(struct op_context *ctx)
 
 void gatherv_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Gatherv(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->counts,
-                          ctx->displs, ctx->dtype, ctx->root, ctx->comm));
+    MPI_CHECK(MPI_Gatherv(ctx->sendbuf, ctx->counts[ctx->rank], ctx->dtype, ctx->recvbuf,
+                          ctx->counts, ctx->displs, ctx->dtype, ctx->root, ctx->comm));
 }
 
 void allgather_setup(struct op_context *ctx)
 {
-    op_alloc_buffers(ctx, ctx->block, (size_t)ctx->size * ctx->block);
+    op_alloc_buffers(ctx, own_bytes(ctx), (size_t)ctx->size * ctx->block);
     op_expect_blocks(ctx, &any_receiver, 1, ctx->all_ranks, ctx->size, 0);
+    op_expect_layout(ctx, own_count(ctx), &first_block, ctx->counts, ctx->displs);
 }
 
 void allgather_run(struct op_context *ctx)
@@ -83,15 +101,16 @@ void allgather_run(struct op_context *ctx)
 
 void allgatherv_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Allgatherv(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->counts,
-                             ctx->displs, ctx->dtype, ctx->comm));
+    MPI_CHECK(MPI_Allgatherv(ctx->sendbuf, ctx->counts[ctx->rank], ctx->dtype, ctx->recvbuf,
+                             ctx->counts, ctx->displs, ctx->dtype, ctx->comm));
 }
 
+/* Rank i sends counts[j] elements to rank j, so it receives counts[i] from everyone. */
 void alltoall_setup(struct op_context *ctx)
 {
-    const size_t bytes = (size_t)ctx->size * ctx->block;
-    op_alloc_buffers(ctx, bytes, bytes);
+    op_alloc_buffers(ctx, (size_t)ctx->size * ctx->block, (size_t)ctx->size * own_bytes(ctx));
     op_expect_blocks(ctx, ctx->all_ranks, ctx->size, ctx->all_ranks, ctx->size, 1);
+    op_expect_layout(ctx, ctx->counts, ctx->displs, ctx->own_counts, ctx->own_displs);
 }
 
 void alltoall_run(struct op_context *ctx)
@@ -103,7 +122,7 @@ void alltoall_run(struct op_context *ctx)
 void alltoallv_run(struct op_context *ctx)
 {
     MPI_CHECK(MPI_Alltoallv(ctx->sendbuf, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
-                            ctx->counts, ctx->displs, ctx->dtype, ctx->comm));
+                            ctx->own_counts, ctx->own_displs, ctx->dtype, ctx->comm));
 }
 
 void alltoallw_run(struct op_context *ctx)
@@ -138,12 +157,13 @@ void allreduce_run(struct op_context *ctx)
                             ctx->comm));
 }
 
-/* msg_size bytes of result per process: every process contributes size blocks. */
+/* msg_size bytes of result per process (counts[i] elements for rank i under a count
+   pattern): every process contributes size blocks. */
 void reduce_scatter_setup(struct op_context *ctx)
 {
-    op_alloc_buffers(ctx, (size_t)ctx->size * ctx->block, ctx->block);
+    op_alloc_buffers(ctx, (size_t)ctx->size * ctx->block, own_bytes(ctx));
     op_expect_reduction(ctx, (size_t)ctx->size * (size_t)ctx->count,
-                        (size_t)ctx->rank * (size_t)ctx->count, 0, ctx->size - 1);
+                        (size_t)ctx->displs[ctx->rank], 0, ctx->size - 1);
 }
 
 void reduce_scatter_run(struct op_context *ctx)

@@ -125,9 +125,9 @@ static void node_vectors(struct op_context *ctx, int blocks_per_rank)
     }
 }
 
-static unsigned char *scratch(size_t bytes)
+static unsigned char *scratch(struct op_context *ctx, size_t bytes)
 {
-    return xcalloc(bytes ? bytes : 1, 1);
+    return buffer_alloc(&ctx->buffers, bytes);
 }
 
 /* ---- hierarchical ------------------------------------------------------------------------- */
@@ -159,8 +159,8 @@ void reduce_as_hier_setup(struct op_context *ctx)
 {
     reduce_setup(ctx);
     struct aux *a = layout_create(ctx, 0);
-    a->tmp = scratch(ctx->block);
-    a->tmp2 = scratch(ctx->block);
+    a->tmp = scratch(ctx, ctx->block);
+    a->tmp2 = scratch(ctx, ctx->block);
 }
 
 /* Reduce in every node, reduce of the leaders to the root's node, its leader to the root. */
@@ -206,7 +206,7 @@ void allgather_as_hier_setup(struct op_context *ctx)
     struct aux *a = layout_create(ctx, 0);
     node_vectors(ctx, 1);
     if (a->order)
-        a->tmp = scratch((size_t)ctx->size * ctx->block);
+        a->tmp = scratch(ctx, (size_t)ctx->size * ctx->block);
 }
 
 /* Gather in every node into its segment, leaders' allgatherv of the segments, bcast of the
@@ -232,8 +232,8 @@ void alltoall_as_hier_setup(struct op_context *ctx)
     struct aux *a = layout_create(ctx, 0);
     node_vectors(ctx, a->local_size);
     const size_t node_bytes = (size_t)a->local_size * (size_t)ctx->size * ctx->block;
-    a->tmp = scratch(is_leader(a) ? node_bytes : 0);
-    a->tmp2 = scratch(is_leader(a) ? node_bytes : 0);
+    a->tmp = scratch(ctx, is_leader(a) ? node_bytes : 0);
+    a->tmp2 = scratch(ctx, is_leader(a) ? node_bytes : 0);
 }
 
 /* Gather of the node's send vectors at the leader, leaders' alltoallv of what goes from node
@@ -275,8 +275,8 @@ void reduce_scatter_block_as_hier_setup(struct op_context *ctx)
     reduce_scatter_setup(ctx);
     struct aux *a = layout_create(ctx, 0);
     node_vectors(ctx, 1);
-    a->tmp = scratch(is_leader(a) ? (size_t)ctx->size * ctx->block : 0);
-    a->tmp2 = scratch(is_leader(a) ? (size_t)ctx->size * ctx->block : 0);
+    a->tmp = scratch(ctx, is_leader(a) ? (size_t)ctx->size * ctx->block : 0);
+    a->tmp2 = scratch(ctx, is_leader(a) ? (size_t)ctx->size * ctx->block : 0);
 }
 
 /* Reduce of the whole vector at every leader, leaders' reduce_scatter by node, scatter in
@@ -336,7 +336,7 @@ void reduce_as_lane_setup(struct op_context *ctx)
 {
     reduce_setup(ctx);
     struct aux *a = lane_parts(ctx, 1, ctx->rank == ctx->root);
-    a->tmp = scratch((size_t)a->local_size * a->chunk * ctx->type_size);
+    a->tmp = scratch(ctx, (size_t)a->local_size * a->chunk * ctx->type_size);
 }
 
 /* Reduce_scatter_block in every node, reduce of part l on lane l to the root's node, gather
@@ -391,9 +391,9 @@ void allgather_as_lane_setup(struct op_context *ctx)
 {
     allgather_setup(ctx);
     struct aux *a = lane_blocks(ctx);
-    a->tmp = scratch((size_t)a->nodes * ctx->block);
+    a->tmp = scratch(ctx, (size_t)a->nodes * ctx->block);
     if (a->order)
-        a->tmp2 = scratch((size_t)ctx->size * ctx->block);
+        a->tmp2 = scratch(ctx, (size_t)ctx->size * ctx->block);
 }
 
 /* Allgather on the lane (one block per node), then allgather in the node, each lane's blocks
@@ -414,9 +414,9 @@ void alltoall_as_lane_setup(struct op_context *ctx)
 {
     alltoall_setup(ctx);
     struct aux *a = lane_blocks(ctx);
-    a->tmp = scratch((size_t)ctx->size * ctx->block);
+    a->tmp = scratch(ctx, (size_t)ctx->size * ctx->block);
     if (a->order)
-        a->tmp2 = scratch((size_t)ctx->size * ctx->block);
+        a->tmp2 = scratch(ctx, (size_t)ctx->size * ctx->block);
 }
 
 /* Alltoall in the node (to local rank j: the blocks for every node's rank j), then alltoall on
@@ -440,8 +440,8 @@ void reduce_scatter_block_as_lane_setup(struct op_context *ctx)
 {
     reduce_scatter_setup(ctx);
     struct aux *a = layout_create(ctx, 1);
-    a->tmp = scratch((size_t)ctx->size * ctx->block);
-    a->tmp2 = scratch((size_t)a->nodes * ctx->block);
+    a->tmp = scratch(ctx, (size_t)ctx->size * ctx->block);
+    a->tmp2 = scratch(ctx, (size_t)a->nodes * ctx->block);
 }
 
 /* Transpose to lane-major order, reduce_scatter_block in the node (local rank l: the blocks of

@@ -24,7 +24,7 @@ static size_t all_blocks(const struct op_context *ctx)
 static struct aux *with_tmp(struct op_context *ctx, size_t bytes)
 {
     struct aux *a = aux_new(ctx);
-    a->tmp = xcalloc(bytes ? bytes : 1, 1);
+    a->tmp = buffer_alloc(&ctx->buffers, bytes);
     return a;
 }
 
@@ -179,7 +179,7 @@ void reduce_as_reduce_scatter_block_gather_setup(struct op_context *ctx)
     reduce_setup(ctx);
     struct aux *a = aux_new(ctx);
     a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
-    a->tmp = xcalloc(a->chunk ? a->chunk * ctx->type_size : 1, 1);
+    a->tmp = buffer_alloc(&ctx->buffers, a->chunk * ctx->type_size);
     pad_to_parts(ctx, is_root(ctx));
 }
 
@@ -188,6 +188,33 @@ void reduce_as_reduce_scatter_block_gather_run(struct op_context *ctx)
     struct aux *a = ctx->state;
     const int n = aux_int(a->chunk);
     MPI_CHECK(MPI_Reduce_scatter_block(ctx->sendbuf, a->tmp, n, ctx->dtype, MPI_SUM, ctx->comm));
+    MPI_CHECK(MPI_Gather(a->tmp, n, ctx->dtype, ctx->recvbuf, n, ctx->dtype, ctx->root,
+                         ctx->comm));
+}
+
+/* Manwade & Kulkarni's Reducescatter is MPI_Reduce_scatter, which takes one count per
+   process: here every count is the chunk of the padded vector, so the parts are those of the
+   _block variant. */
+static void chunk_counts(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    a->counts = xmalloc((size_t)ctx->size * sizeof *a->counts);
+    for (int i = 0; i < ctx->size; i++)
+        a->counts[i] = aux_int(a->chunk);
+}
+
+void reduce_as_reduce_scatter_gather_setup(struct op_context *ctx)
+{
+    reduce_as_reduce_scatter_block_gather_setup(ctx);
+    chunk_counts(ctx);
+}
+
+void reduce_as_reduce_scatter_gather_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    const int n = aux_int(a->chunk);
+    MPI_CHECK(MPI_Reduce_scatter(ctx->sendbuf, a->tmp, a->counts, ctx->dtype, MPI_SUM,
+                                 ctx->comm));
     MPI_CHECK(MPI_Gather(a->tmp, n, ctx->dtype, ctx->recvbuf, n, ctx->dtype, ctx->root,
                          ctx->comm));
 }
@@ -215,7 +242,22 @@ void allreduce_as_reduce_scatter_block_allgather_run(struct op_context *ctx)
     aux_allgather_parts(ctx, ctx->recvbuf, a->chunk, ctx->comm);
 }
 
-/* Rank 0 reduces the whole vector and scatters it. */
+void allreduce_as_reduce_scatter_allgather_setup(struct op_context *ctx)
+{
+    allreduce_as_reduce_scatter_block_allgather_setup(ctx);
+    chunk_counts(ctx);
+}
+
+void allreduce_as_reduce_scatter_allgather_run(struct op_context *ctx)
+{
+    struct aux *a = ctx->state;
+    MPI_CHECK(MPI_Reduce_scatter(ctx->sendbuf,
+                                 ctx->recvbuf + (size_t)ctx->rank * a->chunk * ctx->type_size,
+                                 a->counts, ctx->dtype, MPI_SUM, ctx->comm));
+    aux_allgather_parts(ctx, ctx->recvbuf, a->chunk, ctx->comm);
+}
+
+/* Rank 0 reduces the whole vector and scatters it, with the op's counts. */
 void reduce_scatter_as_reduce_scatterv_setup(struct op_context *ctx)
 {
     reduce_scatter_setup(ctx);
@@ -228,7 +270,7 @@ void reduce_scatter_as_reduce_scatterv_run(struct op_context *ctx)
     MPI_CHECK(MPI_Reduce(ctx->sendbuf, a->tmp, ctx->size * ctx->count, ctx->dtype, MPI_SUM, 0,
                          ctx->comm));
     MPI_CHECK(MPI_Scatterv(a->tmp, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
-                           ctx->count, ctx->dtype, 0, ctx->comm));
+                           ctx->counts[ctx->rank], ctx->dtype, 0, ctx->comm));
 }
 
 /* Everyone reduces the whole vector and keeps its own block. */

@@ -139,17 +139,66 @@ int output_open(struct output *out, const char *csv_path, const struct run_info 
         output_abandon(out);
         return -1;
     }
-    fputs("exp_id,rep,time_s\n", out->csv);
+    out->status_columns = info->status_columns;
+    fputs(out->status_columns ? "exp_id,rep,time_s,status,global_s\n" : "exp_id,rep,time_s\n",
+          out->csv);
     write_head(out->json, info);
     return 0;
 }
 
-void output_experiment(struct output *out, const struct experiment *exp, const char *op_name,
-                       int reps, const double *times, const struct topology *topo,
-                       const struct locality *loc)
+static void write_rows(struct output *out, const struct experiment *exp,
+                       const struct measurement *m)
 {
-    for (int i = 0; i < reps; i++)
-        fprintf(out->csv, "%lld,%d,%.9e\n", (long long)exp->exp_id, i, times[i]);
+    for (int i = 0; i < m->reps; i++) {
+        fprintf(out->csv, "%lld,%d,%.9e", (long long)exp->exp_id, i, m->time_s[i]);
+        if (!out->status_columns) {
+            fputc('\n', out->csv);
+            continue;
+        }
+        fprintf(out->csv, ",%s,", rep_status_name((enum rep_status)m->status[i]));
+        if (m->global_s)
+            fprintf(out->csv, "%.9e", m->global_s[i]);
+        fputc('\n', out->csv);
+    }
+}
+
+static void write_buffers(FILE *json, const struct buffer_report *b)
+{
+    fprintf(json,
+            ", \"buffers\": {\"allocation\": \"mmap\", \"page_size\": %llu, \"offset\": %llu, "
+            "\"allocations\": %llu, \"largest_rank_bytes\": %llu, ",
+            b->page_size, b->offset, b->allocations, b->largest_rank_bytes);
+    if (b->any)
+        fprintf(json, "\"min_page_offset\": %llu, \"max_page_offset\": %llu}",
+                b->min_page_offset, b->max_page_offset);
+    else
+        fputs("\"min_page_offset\": null, \"max_page_offset\": null}", json);
+}
+
+static void write_sync(FILE *json, const struct sync_report *r)
+{
+    fputs(", \"sync\": {\"method\": ", json);
+    json_string(json, r->method->name);
+    fprintf(json, ", \"invalid\": %d", r->invalid);
+    if (r->method->clock != CLOCK_NONE)
+        fprintf(json,
+                ", \"clock\": \"%s\", \"fitpoints\": %d, \"exchanges\": %d, "
+                "\"fit_spacing_s\": %.9g, \"rtt_filter\": %.9g, \"slope_significance\": %.9g, "
+                "\"start\": \"roundtime\", \"start_delay_s\": %.9g, \"max_abs_slope\": %.9g, "
+                "\"drifting_ranks\": %d",
+                clock_algorithm_name(r->method->clock), CLOCK_FITPOINTS, CLOCK_EXCHANGES,
+                CLOCK_FIT_SPACING, CLOCK_RTT_FILTER, CLOCK_SLOPE_SIGNIFICANCE, r->start_delay,
+                r->max_abs_slope, r->drifting_ranks);
+    fputc('}', json);
+}
+
+void output_experiment(struct output *out, const struct experiment *exp, const char *op_name,
+                       const struct measurement *m, const struct topology *topo,
+                       const struct locality *loc, const struct buffer_report *buffers,
+                       const struct sync_report *sync)
+{
+    const int reps = m->reps;
+    write_rows(out, exp, m);
 
     FILE *json = out->json;
     fprintf(json, "%s\n    {\"exp_id\": %lld, \"op\": ", out->experiments_written++ ? "," : "",
@@ -180,6 +229,8 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
                 loc->off_mean);
     else
         fputs("null", json);
+    write_buffers(json, buffers);
+    write_sync(json, sync);
     fputc('}', json);
     /* A full or failing disk shows here within a stdio buffer, not only after the last
        experiment of a run that may take hours. */

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,6 +17,7 @@ import jsonschema
 
 from mpiguide.errors import ConfigError
 from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
+from mpiguide.paper_tables import GUIDELINE_LAYOUT, LAYOUTS
 from mpiguide.schema_messages import describe, readable_pattern
 from mpiguide.strict_yaml import load_yaml
 
@@ -29,7 +30,12 @@ Selector = dict[str, tuple[str, ...]]
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "guidelines.schema.yaml"
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
+# Process counts that may be the varied parameter; nprocs = nodes x ppn is derived, not stored.
+PROCESS_COUNT_KEYS = ("nprocs", "nodes", "ppn")
+VARIED_KEYS = (*GRID_PARAMETERS, *PROCESS_COUNT_KEYS)
 CORRECTIONS = ("none", "holm", "bh")
+# absolute: least squares of the latencies; relative: of the relative errors (weights 1/l²)
+MODEL_WEIGHTINGS = ("absolute", "relative")
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,11 @@ class AnalysisOptions:
     v_thres: float = 1.03
     correction: Correction = "none"
     confidence: float = 0.95
+    layout: str = GUIDELINE_LAYOUT
+    variability: tuple[Selector, ...] = ()
+    run_band: float = 0.1
+    model_tolerance: float = 0.2
+    model_weighting: str = "absolute"
 
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
@@ -66,23 +77,47 @@ class AnalysisOptions:
                 f"{source}: analysis.{sorted(unknown)[0]} is not an option; allowed: "
                 f"{', '.join(cls.__dataclass_fields__)}"
             )
-        options = cls(**analysis)
+        options = cls(**{**analysis, "variability": ()})
         checks = [
-            ("varied", isinstance(options.varied, str) and options.varied in GRID_PARAMETERS,
-             f"one of {', '.join(GRID_PARAMETERS)}"),
+            ("varied", isinstance(options.varied, str) and options.varied in VARIED_KEYS,
+             f"one of {', '.join(VARIED_KEYS)}"),
             ("p_thres", _is_number(options.p_thres) and 0 < options.p_thres < 1,
              "a number in (0, 1)"),
             ("v_thres", _is_number(options.v_thres) and options.v_thres >= 1, "a number >= 1"),
             ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
             ("confidence", _is_number(options.confidence) and 0 < options.confidence < 1,
              "a number in (0, 1)"),
+            ("layout", options.layout in LAYOUTS, f"one of {', '.join(LAYOUTS)}"),
+            ("run_band", _is_number(options.run_band) and 0 < options.run_band < 1,
+             "a number in (0, 1)"),
+            ("model_tolerance",
+             _is_number(options.model_tolerance) and options.model_tolerance > 0,
+             "a number > 0"),
+            ("model_weighting", options.model_weighting in MODEL_WEIGHTINGS,
+             f"one of {', '.join(MODEL_WEIGHTINGS)}"),
         ]  # fmt: skip
         for key, valid, allowed in checks:
             if not valid:
                 raise ConfigError(
                     f"{source}: analysis.{key} is {getattr(options, key)!r}; allowed: {allowed}"
                 )
-        return options
+        selectors = _variability_selectors(analysis.get("variability", []), source)
+        return replace(options, variability=selectors)
+
+
+def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:
+    """analysis.variability: a list of selectors (mappings of selectable keys or nprocs)."""
+    allowed_keys = (*SELECTABLE_KEYS, "nprocs")
+    if not isinstance(raw, list) or not all(isinstance(item, Mapping) for item in raw):
+        raise ConfigError(f"{source}: analysis.variability must be a list of selectors")
+    for index, selector in enumerate(raw):
+        for key in selector:
+            if key not in allowed_keys:
+                raise ConfigError(
+                    f"{source}: analysis.variability[{index}].{key}: not a parameter; "
+                    f"allowed: {', '.join(allowed_keys)}"
+                )
+    return tuple(_selector(selector) for selector in raw)
 
 
 def _is_number(value: object) -> bool:

@@ -175,6 +175,28 @@ def cmd_plot(args: argparse.Namespace) -> None:
     plot(args.timings, args.tests, analysis, args.outdir, source="--analysis-json")
 
 
+def cmd_fit(args: argparse.Namespace) -> None:
+    from mpiguide.config import validate_models_selection
+    from mpiguide.model_fit import fit
+
+    selection = _json(args.models_json, "--models-json", list)
+    validate_models_selection(selection, "--models-json")
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    fit(args.medians, args.models, selection, analysis, args.out, source="--models-json")
+
+
+def cmd_variability(args: argparse.Namespace) -> None:
+    from mpiguide.variability import variability
+
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    variability(args.medians, args.timings, args.tests, analysis, args.outdir,
+                source="--analysis-json")  # fmt: skip
+def cmd_library_table(args: argparse.Namespace) -> None:
+    from mpiguide.library_table import write_library_table
+
+    write_library_table(args.tests, args.varied, args.outdir)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -234,6 +256,30 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command("fit", cmd_fit, "fit latency models to the run medians")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--models", type=_existing_file, required=True, metavar="FILE",
+                     help="model catalogue (config/models.yaml)")  # fmt: skip
+    sub.add_argument("--models-json", required=True, metavar="JSON",
+                     help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
+    sub.add_argument("--analysis-json", default="{}", metavar="JSON",
+                     help="the campaign's analysis: (model_tolerance)")  # fmt: skip
+    sub.add_argument("--out", type=Path, required=True, metavar="DIR")
+
+    sub = command("variability", cmd_variability, "run-to-run spread, slow runs, Figure 10 plots")
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub = command(
+        "library-table",
+        cmd_library_table,
+        "write Manwade & Kulkarni's Table 2 layout (guideline x mpi x size) from tests.csv",
+    )
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--varied", required=True, metavar="PARAMETER")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
     return parser
 

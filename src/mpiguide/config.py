@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 
 from mpiguide.catalogue import (
+    PROCESS_COUNT_KEYS,
     AnalysisOptions,
     Guideline,
     Selector,
@@ -29,6 +31,7 @@ from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
 from mpiguide.grid import describe as describe_row
 from mpiguide.launch import command_words
+from mpiguide.models import MODELS, Model, load_models, resolve_models
 from mpiguide.operations import load_operations
 from mpiguide.scale import LOCAL_MPI, apply_scale
 from mpiguide.schema_messages import describe
@@ -128,6 +131,19 @@ def validate_grid_spec(spec: Any, source: str) -> None:
         "properties": {key: schema["properties"][key] for key in GRID_KEYS},
     }
     validate_schema(spec, spec_schema, source)
+
+
+def validate_models_selection(selection: Any, source: str) -> None:
+    """Validate a campaign's `models:` value (given alone, e.g. on the command line) against
+    its part of the schema."""
+    schema = load_schema(Path.cwd())
+    part = {
+        "$schema": schema["$schema"],
+        "$defs": schema["$defs"],
+        "type": "object",
+        "properties": {"models": schema["properties"]["models"]},
+    }
+    validate_schema({"models": selection}, part, source)
 
 
 def _check_commands(config: Mapping[str, Any], source: str) -> None:
@@ -328,13 +344,105 @@ def _check_analysis(
 ) -> None:
     """The options as the analysis reads them (guidelines.AnalysisOptions), and a varied
     parameter that varies in this campaign."""
-    AnalysisOptions.from_mapping(config["analysis"], source)
+    options = AnalysisOptions.from_mapping(config["analysis"], source)
+    _check_variability_selectors(config, rows, options.variability, source)
     varied = config["analysis"]["varied"]
+    if varied in PROCESS_COUNT_KEYS:
+        _check_process_count(config["deployments"], varied, source)
+        return
     varying = [p for p in PARAMETERS if len({row[p] for row in rows} - {None}) > 1]
     if varied not in varying:
         raise ConfigError(
             f"{source}: analysis.varied: '{varied}' takes one value only in this campaign; "
             f"parameters that vary: {', '.join(varying) or 'none'}"
+        )
+
+
+def _check_variability_selectors(
+    config: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    selectors: Sequence[Selector],
+    source: str,
+) -> None:
+    """Each selector of analysis.variability picks something this campaign measures: a typo
+    would otherwise plot nothing without a word."""
+    measured = _Measured(config, rows)
+    counts = {canonical_value(d["nodes"] * d["ppn"]) for d in config["deployments"]}
+    for index, selector in enumerate(selectors):
+        where = f"{source}: analysis.variability[{index}]"
+        if "nprocs" in selector and not counts.intersection(selector["nprocs"]):
+            raise ConfigError(
+                f"{where}.nprocs: {list(selector['nprocs'])} is not in this campaign (its "
+                f"process counts: {', '.join(sorted(counts, key=int))})"
+            )
+        reason = measured.unmatched({k: v for k, v in selector.items() if k != "nprocs"}, where)
+        if reason:
+            raise ConfigError(reason)
+
+
+def _check_process_count(
+    deployments: Sequence[Mapping[str, Any]], varied: str, source: str
+) -> None:
+    """A process count to vary along must take two values among the deployments; along nprocs,
+    two deployments with the same count (1x4, 2x2) would be two points at one x."""
+    counts = [d["nodes"] * d["ppn"] if varied == "nprocs" else d[varied] for d in deployments]
+    if len(set(counts)) < 2:
+        raise ConfigError(
+            f"{source}: analysis.varied: '{varied}' takes one value only in this campaign's "
+            f"deployments ({counts[0]}); list deployments with at least two"
+        )
+    if varied == "nprocs" and len(set(counts)) < len(counts):
+        same = [f"{d['nodes']}x{d['ppn']}" for d, c in zip(deployments, counts, strict=True)
+                if counts.count(c) > 1]  # fmt: skip
+        raise ConfigError(
+            f"{source}: analysis.varied: 'nprocs' is ambiguous: deployments "
+            f"{', '.join(same)} have the same number of processes; vary nodes or ppn instead"
+        )
+
+
+def _check_models(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+) -> None:
+    """Each selected model exists and each of its ops is measured, with a msg_size where the
+    model depends on n."""
+    if not config["models"]:
+        return
+    catalogue = load_models(find_repository_file(MODELS, Path.cwd()))
+    measured = {row["op"]: row["msg_size"] is not None for row in rows}
+    for index, selection in enumerate(resolve_models(config["models"], catalogue, source)):
+        for position, op in enumerate(selection.ops):
+            where = f"{source}: models[{index}].ops[{position}]"
+            if op not in measured:
+                raise ConfigError(
+                    f"{where}: {op!r} is not measured in this campaign "
+                    f"(its ops: {', '.join(sorted(measured))})"
+                )
+            if selection.model.uses_n and not measured[op]:
+                raise ConfigError(
+                    f"{where}: {selection.model.id} depends on the message size n, which "
+                    f"{op!r} does not have"
+                )
+            _check_determined(selection.model, op, rows, config["deployments"], where)
+
+
+def _check_determined(
+    model: Model,
+    op: str,
+    rows: Sequence[Mapping[str, Any]],
+    deployments: Sequence[Mapping[str, Any]],
+    where: str,
+) -> None:
+    """The sizes and process counts the campaign measures `op` at can determine every
+    coefficient of `model` — known before anything is measured."""
+    sizes = sorted({row["msg_size"] or 0 for row in rows if row["op"] == op})
+    counts = sorted({d["nodes"] * d["ppn"] for d in deployments})
+    n, p = (grid.ravel() for grid in np.meshgrid(sizes, counts))
+    if not model.determined_by(n, p):
+        measured = f"p in {counts}" + (f" and n in {sizes}" if model.uses_n else "")
+        raise ConfigError(
+            f"{where}: {model.id} ({model.text}) cannot be fitted to {op} measured at "
+            f"{measured}: too few process counts or message sizes for its "
+            f"{len(model.terms)} coefficients"
         )
 
 
@@ -350,6 +458,7 @@ def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: st
     _check_kernel_limits(config, rows, source)
     _check_guidelines(config, catalogue, rows, source)
     _check_analysis(config, rows, source)
+    _check_models(config, rows, source)
 
 
 def scaled_campaign(

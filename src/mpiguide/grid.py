@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 
 PARAMETERS = (
     "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
-    "ordering", "constructor", "reorder", "root", "sync", "max_time",
+    "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset", "counts",
 )  # fmt: skip
 COLUMNS = ("exp_id", *PARAMETERS)
 INTEGER_PARAMETERS = frozenset(
-    {"msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root"}
+    {"msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root", "buffer_offset"}
 )
 DTYPE_SIZES = {"char": 1, "int": 4, "float": 4, "double": 8}
 TOPOLOGIES = ("none", "cart", "vonneumann", "moore", "full")
@@ -53,11 +53,13 @@ CONSTRUCTORS: dict[str, tuple[str, ...]] = {
 BY_TOPOLOGY = {"ordering": ORDERINGS, "constructor": CONSTRUCTORS}
 DEFAULTS: dict[str, Any] = {
     "dtype": "char", "work": 0, "root": 0, "sync": "dissemination", "max_time": 0.0,
-    "reorder": 0, "radius": 1, "nfin": 0, "topology": "none",
+    "reorder": 0, "radius": 1, "nfin": 0, "topology": "none", "buffer_offset": 0,
+    "counts": "equal",
 }  # fmt: skip
 APPLIES_WHEN = {
     "msg_size": "the op moves data (msg_size is not 'none' in operations.tsv)",
     "dtype": "the op moves data (msg_size is not 'none' in operations.tsv)",
+    "buffer_offset": "the op moves data (msg_size is not 'none' in operations.tsv)",
     "root": "the op has a root",
     "work": "the op is nonblocking",
     "ndim": "topology is cart, vonneumann or moore",
@@ -68,6 +70,7 @@ APPLIES_WHEN = {
         "topology is cart (cart, nodecart) or vonneumann, moore, full (graph, graph_adj)"
     ),
     "reorder": "topology is not none",
+    "counts": "the op is a v-operation (counts is 1 in operations.tsv)",
 }
 MAX_BLOCK_PRODUCT = 200_000
 # Combinations of all blocks together: validation stays a matter of seconds however many blocks.
@@ -78,7 +81,7 @@ GRID_KEYS = ("nrep", "experiments")  # the config keys that define the grid
 def applies(parameter: str, op: Operation, topology: str) -> bool:
     """Whether `parameter` applies to an experiment of `op` on `topology`."""
     match parameter:
-        case "msg_size" | "dtype":
+        case "msg_size" | "dtype" | "buffer_offset":
             return op.has_msg_size
         case "root":
             return op.root
@@ -92,6 +95,8 @@ def applies(parameter: str, op: Operation, topology: str) -> bool:
             return topology in BY_TOPOLOGY[parameter]
         case "reorder":
             return topology != "none"
+        case "counts":
+            return op.counts
     return True
 
 

@@ -41,7 +41,7 @@ __all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue"
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 
 
-def _read_medians(medians_parquet: Path) -> pd.DataFrame:
+def read_medians(medians_parquet: Path) -> pd.DataFrame:
     if not medians_parquet.is_file():
         raise DataError(f"{medians_parquet}: no such file (written by `mpiguide aggregate`)")
     try:
@@ -63,6 +63,16 @@ def _read_medians(medians_parquet: Path) -> pd.DataFrame:
             f"({int(bad.sum())} such rows); was the file written by `mpiguide aggregate`?"
         )
     return medians
+
+
+def with_nprocs(medians: pd.DataFrame) -> pd.DataFrame:
+    """`medians` with the derived column nprocs = nodes x ppn after ppn."""
+    if "nprocs" in medians.columns:
+        return medians
+    frame = medians.copy()
+    nprocs = frame["nodes"].astype("int64") * frame["ppn"].astype("int64")
+    frame.insert(frame.columns.get_loc("ppn") + 1, "nprocs", nprocs)
+    return frame
 
 
 def _experiments(medians: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
@@ -118,6 +128,8 @@ def evaluate(
     medians: pd.DataFrame, guidelines: Sequence[Guideline], options: AnalysisOptions, source: str
 ) -> pd.DataFrame:
     """One row per test of every guideline (columns: see docs/analysis.md)."""
+    if options.varied == "nprocs":
+        medians = with_nprocs(medians)
     experiments, rows, keys = _experiments(medians)
     if options.varied not in keys:
         raise ConfigError(f"{source}: analysis.varied {options.varied!r} is not in the data")
@@ -151,7 +163,7 @@ def check(
     """
     medians_parquet, outdir = Path(medians_parquet), Path(outdir)
     options = AnalysisOptions.from_mapping(analysis, source)
-    medians = _read_medians(medians_parquet)
+    medians = read_medians(medians_parquet)
     tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
     with atomic_path(outdir / "tests.csv") as temporary:
@@ -164,4 +176,4 @@ def check(
                 f"rhs one in {medians_parquet} (summary.md lists it)",
                 file=sys.stderr,
             )
-    write_tables(tests, guidelines, outdir)
+    write_tables(tests, guidelines, outdir, options.layout)

@@ -14,7 +14,7 @@ from importlib import resources
 from mpiguide.errors import MpiguideError
 
 TABLE = "operations.tsv"
-COLUMNS = ("op", "family", "msg_size", "root", "work", "topology", "reduction")
+COLUMNS = ("op", "family", "msg_size", "root", "work", "topology", "reduction", "counts")
 FAMILIES = frozenset(
     {"overhead", "topology", "neighbor", "collective", "mockup", "hier", "lane", "p2p", "halo"}
 )
@@ -34,6 +34,7 @@ class Operation:
     work: bool  # nonblocking: the `work` parameter applies
     topology_required: bool  # needs topology != none
     reduction: bool
+    counts: bool  # a v-operation: the `counts` parameter (per-process count pattern) applies
 
     @property
     def has_msg_size(self) -> bool:
@@ -57,6 +58,7 @@ def _parse_row(row: dict[str, str], where: str) -> Operation:
         work=FLAGS[choice("work", FLAGS)],
         topology_required=choice("topology", TOPOLOGY_NEEDS) == "required",
         reduction=FLAGS[choice("reduction", FLAGS)],
+        counts=FLAGS[choice("counts", FLAGS)],
     )
 
 

@@ -2,8 +2,9 @@
 
 A test pairs one experiment selected by the lhs selector with one selected by the rhs selector
 that agrees with it on every key the selectors do not fix — mpi, nodes, ppn and every grid
-parameter. An empty (not-applicable) value on either side matches any value. Tests that differ
-only in the varied parameter form a group.
+parameter — and on every key both selectors fix to the same values (`matched_keys`). An empty
+(not-applicable) value on either side matches any value. Tests that differ only in the varied
+parameter form a group.
 
 All comparisons are on canonical strings (`canonical_strings`), so a selector value `1` matches
 an integer column, `0` matches a float column holding 0.0, and "" is "not applicable".
@@ -15,6 +16,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+# Keys that change with a process count: nodes at fixed ppn changes nprocs, and nprocs changes
+# nodes or ppn. A series or group along one of them spans these too.
+LINKED_KEYS = {"nprocs": ("nodes", "ppn"), "nodes": ("nprocs",), "ppn": ("nprocs",)}
 
 # Separates the lhs and rhs values of a key where they differ: fixed differently by the
 # selectors ("1|0" for reorder), or not applicable on one side ("|LINEAR").
@@ -104,6 +109,21 @@ def split_pair(value: str) -> tuple[str, str]:
     return (lhs, rhs) if separator else (lhs, lhs)
 
 
+def matched_keys(
+    keys: Sequence[str], lhs: Mapping[str, Sequence[str]], rhs: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """The keys a test's two experiments must agree on: those neither selector fixes, and
+    those both fix to the same values. `op: [a, b]` on both sides pins the set of operations
+    compared without comparing a with b (a key fixed differently, as reorder 1 vs 0, is what
+    the comparison is about)."""
+    return [
+        key
+        for key in keys
+        if (key not in lhs and key not in rhs)
+        or (key in lhs and key in rhs and set(lhs[key]) == set(rhs[key]))
+    ]
+
+
 def pair_comparison(
     experiments: pd.DataFrame,
     keys: list[str],
@@ -113,10 +133,15 @@ def pair_comparison(
     """(lhs_row, rhs_row) of every test of one lhs/rhs comparison."""
     left = experiments.loc[selector_mask(experiments, lhs)]
     right = experiments.loc[selector_mask(experiments, rhs)]
-    free = [key for key in keys if key not in lhs and key not in rhs]
-    pairs = match(left, right, free)
+    pairs = match(left, right, matched_keys(keys, lhs, rhs))
     # An experiment compared with itself is no test (selectors that fix nothing distinct).
     return pairs.loc[pairs["lhs_row"] != pairs["rhs_row"]]
+
+
+def series_keys(keys: Sequence[str], varied: str) -> list[str]:
+    """The keys that stay fixed along a series of `varied` (DESIGN.md §5 groups)."""
+    moving = {varied, *LINKED_KEYS.get(varied, ())}
+    return [key for key in keys if key not in moving]
 
 
 def pair_monotone(
@@ -127,16 +152,17 @@ def pair_monotone(
 ) -> pd.DataFrame:
     """Consecutive points of every series along `varied`: lhs = smaller value, rhs = next."""
     chosen = experiments.loc[selector_mask(experiments, select) & (experiments[varied] != "")]
-    series_keys = [key for key in keys if key != varied]
+    fixed = series_keys(keys, varied)
     position = pd.to_numeric(chosen[varied], errors="coerce")
-    ordered = chosen.assign(_position=position).sort_values([*series_keys, "_position"])
+    ordered = chosen.assign(_position=position).sort_values([*fixed, "_position"])
     rows = ordered["row"].to_numpy()
-    series = ordered.groupby(series_keys, sort=False).ngroup().to_numpy()
+    series = ordered.groupby(fixed, sort=False).ngroup().to_numpy()
     same_series = series[1:] == series[:-1]
     return pd.DataFrame({"lhs_row": rows[:-1][same_series], "rhs_row": rows[1:][same_series]})
 
 
 def group_ids(tests: pd.DataFrame, keys: Sequence[str], varied: str) -> np.ndarray:
-    """Group number per test: tests equal on every key but `varied` share it (0, 1, ...)."""
-    by = ["comparison", *(key for key in keys if key != varied)]
+    """Group number per test: tests equal on every key but `varied` (and the keys linked to
+    it) share it (0, 1, ...)."""
+    by = ["comparison", *series_keys(keys, varied)]
     return tests.groupby(by, sort=True).ngroup().to_numpy()

@@ -25,10 +25,10 @@ import pyarrow.parquet as pq
 import seaborn as sns
 
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS
 from mpiguide.errors import DataError
 from mpiguide.guidelines import AnalysisOptions
-from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
+from mpiguide.pairing import LINKED_KEYS, PAIR_SEPARATOR, lhs_side, split_pair
 from mpiguide.tables import effect_ratio, parameter_columns
 
 NUMERIC_COLUMNS = (
@@ -80,16 +80,22 @@ def _x_values(values: pd.Series) -> tuple[pd.Series, bool]:
 def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     """Title of a group: guideline, deployment and the keys where lhs and rhs differ."""
     first = group.iloc[0]
-    deployment = f"{first['mpi']} {first['nodes']}x{first['ppn']}"
+    deployment = (
+        first["mpi"]
+        if varied in PROCESS_COUNT_KEYS
+        else f"{first['mpi']} {first['nodes']}x{first['ppn']}"
+    )
     differing = [
         f"{key}: {' vs '.join(value or 'n/a' for value in split_pair(first[key]))}"
         for key in keys
-        if key != varied and PAIR_SEPARATOR in first[key]
+        if key not in (varied, *LINKED_KEYS.get(varied, ())) and PAIR_SEPARATOR in first[key]
     ]
     fixed = [
         f"{key}={first[key]}"
         for key in keys
-        if key not in (varied, *DEPLOYMENT_KEYS) and first[key] and PAIR_SEPARATOR not in first[key]
+        if key not in (varied, *DEPLOYMENT_KEYS, *PROCESS_COUNT_KEYS)
+        and first[key]
+        and PAIR_SEPARATOR not in first[key]
     ]
     return (
         f"{first['guideline']} group {first['group']} ({deployment}): {'; '.join(differing)}\n"
@@ -97,7 +103,7 @@ def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     )
 
 
-def _save(figure: plt.Figure, path: Path) -> None:
+def save_figure(figure: plt.Figure, path: Path) -> None:
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format="png", dpi=100, bbox_inches="tight")
     plt.close(figure)
@@ -115,12 +121,13 @@ def overview_plot(group: pd.DataFrame, keys: list[str], varied: str, path: Path)
                  edgecolors="black", linewidths=1.5, label="violated", zorder=3)  # fmt: skip
     axes.set_yscale("log")
     if numeric and (frame["_x"] > 0).all():
-        axes.set_xscale("log")
+        # process counts on log2, as Parker's scaling figures
+        axes.set_xscale("log", base=2 if varied in PROCESS_COUNT_KEYS else 10)
     axes.set_xlabel(varied)
     axes.set_ylabel("median of run medians [s]")
     axes.set_title(_describe_group(frame, keys, varied), fontsize=8)
     axes.legend()
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def focus_plot(test: pd.Series, repetitions: pd.DataFrame, varied: str, path: Path) -> None:
@@ -138,7 +145,7 @@ def focus_plot(test: pd.Series, repetitions: pd.DataFrame, varied: str, path: Pa
         f"p = {test['p_adjusted']:.2g}",
         fontsize=9,
     )
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
@@ -147,7 +154,7 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
     if tests.empty:
         axes.text(0.5, 0.5, "no tests", ha="center", va="center")
         axes.set_axis_off()
-        _save(figure, path)
+        save_figure(figure, path)
         return
     x, numeric = _x_values(tests[varied])
     row = tests["guideline"] + " " + lhs_side(tests["op"])
@@ -161,16 +168,21 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
                 cbar_kws={"label": "log2 median ratio"}, ax=axes)  # fmt: skip
     axes.set_xlabel(varied)
     axes.set_ylabel("guideline, lhs operation")
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def _repetitions(timings_parquet: Path, tests: pd.DataFrame) -> pd.DataFrame:
     """Repetitions of the lhs and rhs experiments of `tests` (one Parquet read, filtered)."""
-    exp_ids = sorted({*tests["lhs_exp_id"].astype(int), *tests["rhs_exp_id"].astype(int)})
+    exp_ids = {*tests["lhs_exp_id"].astype(int), *tests["rhs_exp_id"].astype(int)}
+    return read_repetitions(timings_parquet, exp_ids)
+
+
+def read_repetitions(timings_parquet: Path, exp_ids: set[int]) -> pd.DataFrame:
+    """Repetitions of the experiments `exp_ids` in every deployment, deployment keys as text."""
     columns = ["exp_id", *DEPLOYMENT_KEYS, "run", "time_s"]
     try:
         table = pq.read_table(timings_parquet, columns=columns,
-                              filters=[("exp_id", "in", exp_ids)])  # fmt: skip
+                              filters=[("exp_id", "in", sorted(exp_ids))])  # fmt: skip
     except (OSError, ValueError) as error:
         raise DataError(f"{timings_parquet}: cannot read the timings: {error}") from None
     timings = table.to_pandas()

@@ -19,7 +19,7 @@ import pyarrow.csv as pacsv
 
 from mpiguide import aggregate
 from mpiguide.atomic import atomic_path
-from mpiguide.grid import COLUMNS, INTEGER_PARAMETERS, write_grid
+from mpiguide.grid import COLUMNS, INTEGER_PARAMETERS, PARAMETERS, write_grid
 from mpiguide.plan import write_run_input
 
 
@@ -35,8 +35,9 @@ class Deployment:
 
 
 def grid_frame(rows: Sequence[dict], exp_ids: Sequence[int] | None = None) -> pd.DataFrame:
-    """A grid as build_grid returns it, from rows of parameters (None = not applicable)."""
-    grid = pd.DataFrame(list(rows))
+    """A grid as build_grid returns it, from rows of parameters (None or left out = not
+    applicable)."""
+    grid = pd.DataFrame(list(rows)).reindex(columns=list(PARAMETERS))
     grid["exp_id"] = np.arange(len(grid)) if exp_ids is None else np.asarray(exp_ids)
     dtypes = {p: "Int64" for p in INTEGER_PARAMETERS} | {"max_time": "float64"}
     return grid.astype(dtypes)[list(COLUMNS)]

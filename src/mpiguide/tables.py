@@ -1,7 +1,8 @@
 """Tables from tests.csv: summary.csv, summary.md (Table 3 layout) and slowdown.csv.
 
 summary.md follows Table 3 of Lübbe's neighbourhood paper: one cell per guideline and
-deployment, "violated tests/tests (violated groups/groups)".
+deployment, "violated tests/tests (violated groups/groups)"; analysis.layout can give it the
+rows of one of the paper's tables (paper_tables.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pandas as pd
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.pairing import PAIR_SEPARATOR, lhs_side
+from mpiguide.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
 
 if TYPE_CHECKING:
     from mpiguide.guidelines import Guideline
@@ -64,10 +66,16 @@ def deployment_label(nodes: object, ppn: object) -> str:
     return f"{nodes}x{ppn}".replace(PAIR_SEPARATOR, "\\" + PAIR_SEPARATOR)
 
 
-def table3_markdown(summary: pd.DataFrame, guideline_ids: Sequence[str]) -> str:
-    """One Markdown table per mpi: guidelines by deployments, "vio/tests (vioGroups/groups)"."""
+def table3_markdown(
+    summary: pd.DataFrame, guideline_ids: Sequence[str], layout: str = GUIDELINE_LAYOUT
+) -> str:
+    """One Markdown table per mpi: guidelines by deployments, "vio/tests (vioGroups/groups)";
+    rows and their labels as `layout` says (paper_tables.row_labels)."""
+    rows = row_labels(layout, list(guideline_ids))
+    heading = title(layout)
     lines = [
         "# Guideline violations",
+        *(["", heading] if heading else []),
         "",
         "Each cell: violated tests/tests (violated groups/groups); "
         f"{NO_TESTS} where the campaign has no test of the guideline.",
@@ -92,14 +100,14 @@ def table3_markdown(summary: pd.DataFrame, guideline_ids: Sequence[str]) -> str:
         cells = part.pivot(index="guideline", columns="deployment", values="cell")
         lines += ["", f"## {mpi}", "", "| Guideline | " + " | ".join(deployments) + " |"]
         lines.append("|---|" + "---|" * len(deployments))
-        for guideline_id in guideline_ids:
+        for label, guideline_id in rows:
             row = [
                 cells.at[guideline_id, d]
                 if guideline_id in cells.index and isinstance(cells.at[guideline_id, d], str)
                 else NO_TESTS
                 for d in deployments
             ]
-            lines.append(f"| {guideline_id} | " + " | ".join(row) + " |")
+            lines.append(f"| {label} | " + " | ".join(row) + " |")
     untested = untested_guidelines(summary, guideline_ids)
     if untested:
         lines += ["", f"{UNTESTED_NOTE}: {', '.join(untested)}"]
@@ -166,13 +174,21 @@ def slowdowns(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return frame.sort_values("slowdown", ascending=False)[columns].reset_index(drop=True)
 
 
-def write_tables(tests: pd.DataFrame, guidelines: Sequence[Guideline], outdir: Path) -> None:
-    """summary.csv, summary.md and slowdown.csv of `tests` into outdir."""
+def write_tables(
+    tests: pd.DataFrame,
+    guidelines: Sequence[Guideline],
+    outdir: Path,
+    layout: str = GUIDELINE_LAYOUT,
+) -> None:
+    """summary.csv, summary.md and slowdown.csv of `tests` into outdir; summary.* in `layout`
+    (analysis.layout)."""
     keys = parameter_columns(tests)
     summary = summarise(tests)
+    ids = [g.id for g in guidelines]
+    table = summary if layout == GUIDELINE_LAYOUT else labelled_summary(summary, layout, ids)
     with atomic_path(outdir / "summary.csv") as temporary:
-        summary.to_csv(temporary, index=False)
-    markdown = table3_markdown(summary, [g.id for g in guidelines])
+        table.to_csv(temporary, index=False)
+    markdown = table3_markdown(summary, ids, layout)
     with atomic_path(outdir / "summary.md") as temporary:
         temporary.write_text(markdown)
     with atomic_path(outdir / "slowdown.csv") as temporary:

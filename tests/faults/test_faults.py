@@ -24,7 +24,9 @@ from .conftest import CAMPAIGN, DEPLOYMENT, RUNS, SLOW_RUNS, campaign, kernel_ra
 pytestmark = pytest.mark.workflow
 
 MakeProject = Callable[[dict[str, Any]], Path]
-ANALYSIS_JOBS = {"aggregate": 1, "check_guidelines": 1, "plot": 1, "all": 1}
+ANALYSIS_JOBS = {
+    "aggregate": 1, "check_guidelines": 1, "library_table": 1, "plot": 1, "all": 1
+}  # fmt: skip
 
 
 def raw_dir(project: Path) -> Path:

@@ -1,6 +1,6 @@
 /* Builds and frees the context of one experiment ("OP MSG_SIZE" on the command line, dtype
-   char) on MPI_COMM_WORLD without running it: setup only, whose large buffers calloc leaves
-   untouched. Compiled with -fsanitize=undefined, it shows arithmetic the setup must not do. */
+   char) on MPI_COMM_WORLD without running it: setup only (which maps and touches the buffers,
+   but moves no data). Compiled with -fsanitize=undefined, it shows arithmetic the setup must not do. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -15,8 +15,8 @@ KERNEL_SOURCES = REPO / "src" / "kernel"
 
 COLUMNS = [
     "exp_id", "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
-    "ordering", "constructor", "reorder", "root", "sync", "max_time",
-]
+    "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset", "counts",
+]  # fmt: skip
 
 Row = dict[str, Any]
 

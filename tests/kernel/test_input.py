@@ -96,6 +96,14 @@ BAD_INPUTS = [
     # Everything after the NUL was once silently ignored: this row ran as nrep 3.
     ("nul-byte", rows(GOOD, "2,empty,,,3\0,none,,,,,,,"), 3,
      "NUL byte in the line (not a text file?)"),
+    ("buffer-offset-too-large", rows("2,bcast,8,3,2000000", header="exp_id,op,msg_size,nrep,"
+                                     "buffer_offset"), 2,
+     "column 'buffer_offset': 2000000 is too large (at most 1048576)"),
+    ("buffer-offset-negative", rows("2,bcast,8,3,-64", header="exp_id,op,msg_size,nrep,"
+                                    "buffer_offset"), 2,
+     "column 'buffer_offset': -64 is negative"),
+    ("buffer-offset-no-buffer", rows("2,barrier,3,0", header="exp_id,op,nrep,buffer_offset"), 2,
+     "column 'buffer_offset' does not apply to op barrier"),
 ]
 
 

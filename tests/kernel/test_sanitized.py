@@ -1,6 +1,7 @@
-"""The kernel under the sanitizers: every op on every topology under --verify with ASan and UBSan
-(no out-of-bounds access, no undefined arithmetic in the ops, their setups and --verify), and
-the context of an experiment at the size limits validation allows (no int overflow)."""
+"""The kernel under the sanitizers: every op on every topology (the v-operations with every count
+pattern) under --verify with ASan and UBSan (no out-of-bounds access, no undefined arithmetic in
+the ops, their setups and --verify), and the context of an experiment at the size limits
+validation allows (no int overflow)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import test_count_patterns
 import test_issue5_ops
 import test_measure
 from kernel_files import KERNEL_SOURCES, write_input
@@ -84,6 +86,13 @@ def test_every_op_verifies_under_asan_and_ubsan(
         + test_issue5_ops.remainders(nprocs),
         5000,
     )
+    # clock synchronisation, round-time starts and offset buffers run under the sanitizers too
+    rows += [
+        {"exp_id": 9000 + i, "op": "allreduce", "msg_size": 8, "nrep": 3, "sync": sync,
+         "buffer_offset": 100}
+        for i, sync in enumerate(("hca3_roundtime", "jk_roundtime"))
+    ]  # fmt: skip
+    rows += test_issue5_ops.numbered(test_count_patterns.rows(nprocs), 9000)
     infile = write_input(tmp_path / "in.csv", rows)
     options = ["--node-size", str(node_size)] if node_size else []
     result = subprocess.run(

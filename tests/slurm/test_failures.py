@@ -291,9 +291,10 @@ def test_next_invocation_runs_only_missing_runs(
         "run_mpich": str(len(new_runs)),
         "aggregate": "1",
         "check_guidelines": "1",
+        "library_table": "1",
         "plot": "1",
         "all": "1",
-        "total": str(4 + len(new_runs)),
+        "total": str(5 + len(new_runs)),
     }, summary
 
     missing = [f"results/{CAMPAIGN}/raw/mpich/{DEPLOYMENT}/run{run_id}.csv" for run_id in new_runs]

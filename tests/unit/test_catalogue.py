@@ -37,8 +37,10 @@ CATALOGUE_PATH = REPO / "config" / "guidelines.yaml"
 DOCS_PATH = REPO / "docs" / "guidelines.md"
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
-# Families of ids (issue 5); GL1-GL12 and MONO predate them.
-ID_PREFIXES = ("GL", "MONO", "TGT-", "MPINPC-", "MK-", "PARKER-", "GROPP-", "NBH-", "XLIB-")
+# Families of ids: Lübbe's GL1-GL12 (and GL11-*/GL12-* as the paper tests them), the others by
+# paper or kind.
+ID_PREFIXES = ("GL", "MONO", "TGT-", "MPINPC-", "MK-", "PARKER-", "GROPP-", "NBH-", "XLIB-",
+               "BLOCKING-")  # fmt: skip
 SIZES = (8, 64)
 
 
@@ -116,14 +118,119 @@ def test_neighbourhood_paper_guidelines_are_kept(catalogue: dict[str, Any]) -> N
     assert {f"GL{n}" for n in range(1, 13)} <= set(catalogue)
 
 
+def test_lubbe_entries_cite_their_guideline(catalogue: dict[str, Any]) -> None:
+    """Each GL entry cites "Lübbe 2017, GLn" for its own n; none of the Lübbe, blocking,
+    TGT, NBH, XLIB or MONO entries rests on a reconstruction or an issue instead of a paper."""
+    own = ("GL", "BLOCKING-", "TGT-", "NBH-", "XLIB-", "MONO")
+    for guideline_id, entry in catalogue.items():
+        if guideline_id.startswith(own):
+            assert not re.search(r"reconstructed|issue \d", entry["source"]), guideline_id
+        match = re.fullmatch(r"GL(\d+)(-.*)?", guideline_id)
+        if match:
+            assert f"Lübbe 2017, GL{match[1]} " in entry["source"], guideline_id
+
+
+def test_lubbe_constructor_and_collective_guidelines(guidelines: list[Guideline]) -> None:
+    """GL1-GL3 compare the constructors (topo_create on both sides); GL4-GL12 compare
+    communication operations, never topo_create; the directions are the paper's."""
+    by_id = {g.id: g for g in guidelines}
+    for n in range(1, 4):
+        for comparison in by_id[f"GL{n}"].comparisons:
+            assert comparison.lhs["op"] == comparison.rhs["op"] == ("topo_create",)
+    lubbe = [g for g in guidelines if re.fullmatch(r"GL([4-9]|1[0-2])(-.*)?", g.id)]
+    for guideline in lubbe:
+        for comparison in guideline.comparisons:
+            for side in (comparison.lhs, comparison.rhs):
+                assert "op" in side and "topo_create" not in side["op"], guideline.id
+    assert by_id["GL3"].comparisons[0].lhs["reorder"] == ("0",)
+    assert by_id["GL12"].comparisons[0].lhs["reorder"] == ("1",)
+    assert [c.lhs["op"] for c in by_id["GL6"].comparisons] == [
+        ("neighbor_alltoall",),
+        ("neighbor_alltoallv",),
+    ]
+
+
+def test_lubbe_constructor_guidelines_pair_topo_create(guidelines: list[Guideline]) -> None:
+    """GL1: Cart_create with the von Neumann r = 1 graph (FMAJ) of the same ndim, nfin,
+    reorder; GL2: adjacent with Dist_graph_create of the same neighbourhood; GL3: reorder 0
+    with 1 of the same constructor. Nothing but topo_create is paired."""
+    block = {"topology": ["cart", "vonneumann", "moore"], "ndim": [1, 2], "nfin": [0, 1],
+             "ordering": ["FMAJ", "RAND"], "reorder": [0, 1],
+             "constructor": ["cart", "graph", "graph_adj"]}  # fmt: skip
+    experiments = _experiments(
+        [{"op": ["topo_create"], **block}, {"op": ["neighbor_alltoall"], "msg_size": [8], **block}],
+        ["openmpi"],
+    )
+    keys = [*DEPLOYMENT_KEYS, *GRID_PARAMETERS]
+    by_id = {g.id: g for g in guidelines}
+    differing = {"GL1": {"topology", "radius", "ordering", "constructor"},
+                 "GL2": {"constructor"}, "GL3": {"reorder"}}  # fmt: skip
+    for guideline_id, allowed in differing.items():
+        (comparison,) = by_id[guideline_id].comparisons
+        pairs = pair_comparison(experiments, keys, comparison.lhs, comparison.rhs)
+        lhs = experiments.iloc[pairs["lhs_row"].to_numpy()].reset_index(drop=True)
+        rhs = experiments.iloc[pairs["rhs_row"].to_numpy()].reset_index(drop=True)
+        assert len(pairs) and set(lhs["op"]) == set(rhs["op"]) == {"topo_create"}
+        differ = {key for key in GRID_PARAMETERS if (lhs[key] != rhs[key]).any()}
+        assert differ <= allowed, (guideline_id, differ)
+    # GL1: one test per Cartesian experiment (2 ndim x 2 nfin x 2 reorder)
+    (gl1,) = by_id["GL1"].comparisons
+    assert len(pair_comparison(experiments, keys, gl1.lhs, gl1.rhs)) == 8
+
+
+def test_lubbe_entries_pair_like_with_like(guidelines: list[Guideline]) -> None:
+    """On a grid holding topo_create and every neighbourhood collective on every graph
+    topology, ordering, constructor and reorder flag, an entry whose both sides list the same
+    operations pairs each operation with itself, and no GL4-GL12 entry pairs topo_create."""
+    neighbour_ops = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
+                     "neighbor_alltoallv", "neighbor_alltoallw"]  # fmt: skip
+    block = {"topology": ["cart", "vonneumann", "full"], "ndim": [2],
+             "ordering": ["FMAJ", "LMAJ", "LINEAR", "RAND"], "reorder": [0, 1],
+             "constructor": ["cart", "graph", "graph_adj"]}  # fmt: skip
+    experiments = _experiments(
+        [{"op": neighbour_ops, "msg_size": [8], **block}, {"op": ["topo_create"], **block}],
+        ["openmpi"],
+    )
+    keys = [*DEPLOYMENT_KEYS, *GRID_PARAMETERS]
+    lubbe = [g for g in guidelines if re.fullmatch(r"GL([4-9]|1[0-2])(-.*)?", g.id)]
+    for guideline in lubbe:
+        for comparison in guideline.comparisons:
+            pairs = pair_comparison(experiments, keys, comparison.lhs, comparison.rhs)
+            lhs = experiments["op"].to_numpy()[pairs["lhs_row"].to_numpy()]
+            rhs = experiments["op"].to_numpy()[pairs["rhs_row"].to_numpy()]
+            assert "topo_create" not in {*lhs, *rhs}, guideline.id
+            if comparison.lhs["op"] == comparison.rhs["op"]:
+                assert len(pairs) and (lhs == rhs).all(), guideline.id
+
+
 def test_contradicting_claims_are_both_recorded(guidelines: list[Guideline]) -> None:
     """Träff et al.: Allgather ≼ Gather + Bcast; Manwade & Kulkarni: the opposite. Both stay,
     each with its source: the catalogue records claims."""
     by_id = {g.id: g for g in guidelines}
-    tgt, mk = by_id["TGT-ALLGATHER-AS-GATHER-BCAST"], by_id["MK-ALLGATHER-GATHER-BCAST"]
+    tgt, mk = by_id["TGT-ALLGATHER-AS-GATHER-BCAST"], by_id["MK-T1-R04"]
     assert tgt.comparisons[0].lhs == mk.comparisons[0].rhs == {"op": ("allgather",)}
     assert tgt.comparisons[0].rhs == mk.comparisons[0].lhs == {"op": ("allgather_as_gather_bcast",)}
     assert "Träff" in tgt.source and "Manwade" in mk.source
+
+
+MK_EQUATIONS = range(3, 8)
+MK_TABLE1_ROWS = range(1, 18)
+MK_APPROX_ROWS = {12, 13}  # written with ≈ in their Table 2 and case studies 3 and 4
+
+
+def test_manwade_kulkarni_is_complete_and_cited_by_line(guidelines: list[Guideline]) -> None:
+    by_id = {g.id: g for g in guidelines if g.id.startswith("MK-")}
+    expected = {f"MK-EQ{n}": f"Manwade & Kulkarni 2018, eq. {n} " for n in MK_EQUATIONS} | {
+        f"MK-T1-R{n:02d}": f"Manwade & Kulkarni 2018, Table 1, row {n} " for n in MK_TABLE1_ROWS
+    }
+    assert set(by_id) == set(expected)
+    for gid, citation in expected.items():
+        assert by_id[gid].source.startswith(citation), gid
+    approx = {int(gid[-2:]) for gid, g in by_id.items() if g.relation == "approx"}
+    assert approx == MK_APPROX_ROWS
+    assert by_id["MK-EQ3"].comparisons[0].lhs == {"op": ("isend_wait",)}  # printed direction
+    starred = {gid for gid, g in by_id.items() for c in g.comparisons if "counts" in c.rhs}
+    assert starred == {"MK-T1-R08", "MK-T1-R14", "MK-T1-R15", "MK-T1-R16", "MK-T1-R17"}
 
 
 def test_every_mockup_operation_has_a_guideline(guidelines: list[Guideline]) -> None:
@@ -261,9 +368,10 @@ def _pairs(guideline: Guideline, index: int) -> tuple[pd.DataFrame, pd.DataFrame
 
 
 def _comparisons_to_pair() -> list[tuple[str, int]]:
-    """(guideline id, comparison index) of every le/approx comparison of the issue-5 entries
-    whose operations exist. GL1-GL12 and MONO are left out: several select on topology or
-    constructor alone, which `_block` does not build; the campaigns' dry-runs check them."""
+    """(guideline id, comparison index) of every le/approx comparison outside Lübbe's GL*
+    whose operations exist. GL* and MONO are left out: they select on topology, ordering or
+    reorder, which `_block` does not build; test_lubbe_entries_pair_like_with_like and the
+    published campaigns (tests/unit/test_paper_tables.py) check them."""
     catalogue = load_catalogue(CATALOGUE_PATH)
     operations = load_operations()
     cases = []
@@ -355,21 +463,48 @@ def render_docs(catalogue: Mapping[str, Any]) -> str:
 
 
 DOCS_NOTES = """
+## Lübbe 2017: the guidelines and the rows of Tables 3 and 4
+
+`GL1`-`GL12` are §2's formulas in the printed direction. GL1-GL3 are about the constructors
+and are measured by `topo_create`; GL4-GL12 by the neighbourhood collectives (their selectors
+list the operations on both sides, so `topo_create` is never paired with them). The paper tests
+some of them in another form (§4), catalogued beside them; the published campaigns
+`config/campaigns/nbhcoll-*.yaml` and `full-jupiter.yaml` select exactly the rows of its tables,
+and `analysis.layout: lubbe-table3` / `lubbe-table4` prints summary.md with the paper's labels:
+
+| row of Table 3 / Table 4 | entry | tests (groups) per deployment |
+|---|---|---|
+| Neigh_allgather ≼ Neigh_alltoall | `GL4` | 1680 (112) / 60 (4) |
+| Cart ≼ Vneum (§4: "refers to GL9") | `GL9` | 480 (32) / - |
+| FMAJ ≼ RAND, LMAJ ≼ RAND (§4) | `GL11-FMAJ-RAND`, `GL11-LMAJ-RAND` | 960 (64) / - |
+| Allgather ≼ Neigh_allgather | `GL7` | - / 30 (2) |
+| Alltoall ≼ Neigh_alltoall | `GL8` | - / 30 (2) |
+| LINEAR ≼ RAND | `GL11-LINEAR-RAND` | - / 60 (4) |
+| reorder=1 ≼ reorder=0 (§4: "refers to GL12") | `GL12-AS-TESTED` | 1680 (112) / 90 (6) |
+
+tests/unit/test_paper_tables.py derives every count from the campaigns' grids and the pairing.
+Where the paper is not self-consistent: Table 4 counts 90 tests in 6 groups for reorder=1 ≼
+reorder=0, which includes Allgather and Alltoall run on the full topology; GL12 as §2 states it
+("shall not slow down any neighborhood collective") has 60 tests in 4 groups there. `GL12` is
+the statement, `GL12-AS-TESTED` the wider form the table counts. Also left open by the paper:
+which neighbour order of the von Neumann neighbourhood its Cart ≼ Vneum tests used (one, by
+the counts; FMAJ here), and the one message size where cutting and rounding 256·√2^k differ
+(5792 vs 5793 B; the campaigns cut).
+
 ## What is not (yet) in the catalogue
 
-- **Manwade & Kulkarni, Table 1**: the paper could not be retrieved while the catalogue was
-  written. Only the row that mpiguide issue 5 quotes ("Gather + Bcast ≤ Allgather",
-  `MK-ALLGATHER-GATHER-BCAST`) is catalogued; the other 16 collective rows (their wording,
-  direction and which are `≈`) need the paper. Their five point-to-point guidelines (eq. 3-7)
-  are catalogued as `MK-P2P-*` with the operations issue 5 names; which operation pairs with
-  which is a reconstruction, said so in each `source`.
-- **Parker et al.** and **MPINPC**: catalogued as issue 5 lists them; wording not verified.
+- **Manwade & Kulkarni 2018**: complete (eq. 3-7 as `MK-EQ3`-`MK-EQ7`, Table 1 rows 1-17 as
+  `MK-T1-R01`-`MK-T1-R17`). The paper gives no process counts P and no figures survive in its
+  text; its Table 2 lost most cell positions in the text extraction (each `source` says what
+  the text states, and where a mark's row is ambiguous).
+- **MPINPC**: catalogued as issue 5 lists them; wording not verified.
+- **Parker et al.**: checked against the CUG 2018 paper; each entry's source quotes it.
   The MPINPC paper was not identified for certain (a candidate: S. Hunold, "Verifying
   Performance Guidelines for MPI Collectives at Scale", PMBS workshop at SC).
-- **Träff/Gropp/Thakur 2010**: entries name the rule they instantiate, not the paper's
-  guideline numbers; fourteen of the mock-ups were checked against PGMPI's default catalogue
-  (Hunold et al., "PGMPI: Verifying Self-Consistent MPI Performance Guidelines",
-  arXiv:1606.00215; github.com/hunsa/pgmpi).
+- **Träff/Gropp/Thakur 2010** is not among the project's papers: its entries name the rule they
+  instantiate, never a guideline number. The mock-ups whose `source` says "listed in PGMPI's
+  default catalogue" were checked against it (github.com/hunsa/pgmpi,
+  lib/default_config/guideline_catalog.json at commit 6afcbcd6).
 """
 
 

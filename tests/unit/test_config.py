@@ -70,7 +70,9 @@ def test_defaults_are_filled_as_snakemake_fills_them(schema: dict[str, Any]) -> 
     }  # fmt: skip
     assert ours["analysis"] == {
         "varied": "msg_size", "p_thres": 0.001, "v_thres": 1.03, "correction": "none",
-        "confidence": 0.95,
+        "confidence": 0.95, "layout": "guidelines",
+        "variability": [], "run_band": 0.1, "model_tolerance": 0.2,
+        "model_weighting": "absolute",
     }  # fmt: skip
     assert (ours["seed"], ours["runs"], ours["nrep"], ours["launch"]) == (1, 10, 50, "local")
 
@@ -115,6 +117,10 @@ def test_schema_is_found_from_the_config_checkout_or_the_package(tmp_path: Path)
          r"experiments\[0\]\.msg_size: .* non-unique"),
         ({"deployments": [{"nodes": 0, "ppn": 2}]}, r"deployments\[0\]\.nodes: 0 is less than"),
         ({"analysis": {"correction": "bonferroni"}}, r"analysis\.correction: 'bonferroni' is not"),
+        ({"experiments": [{"op": "bcast", "sync": "hca3"}]},
+         r"experiments\[0\]\.sync: 'hca3' is not one of .*hca3_roundtime"),
+        ({"experiments": [{"op": "bcast", "buffer_offset": -1}]},
+         r"experiments\[0\]\.buffer_offset: -1 is less than the minimum of 0"),
     ],
 )  # fmt: skip
 def test_schema_errors_name_the_key(
@@ -151,17 +157,17 @@ def test_all_schema_errors_are_reported_at_once(schema: dict[str, Any]) -> None:
          r"experiments\[0\]\.root: 2 is not a rank of the smallest deployment \(2 ranks"),
         ({"guidelines": ["GL4", "GL99"]}, r"c\.yaml: guidelines\[1\]: unknown guideline 'GL99'"),
         ({"guidelines": ["GL7"]},
-         r"guidelines\[0\] \(GL7\)\.lhs\.op: 'allgather' is not in this campaign"),
+         r"guidelines\[0\] \(GL7\)\.pairs\[0\]\.lhs\.op: 'allgather' is not in this campaign"),
         ({"guidelines": [{"id": "mine", "source": "s", "text": "t", "relation": "le",
                           "lhs": {"reorder": 1}, "rhs": {"oder": 0}}]},
          r"c\.yaml: guidelines\[0\]\.rhs\.oder: not a parameter"),
         ({"guidelines": [{"id": "mine", "source": "s", "text": "t", "relation": "le",
                           "lhs": {"mpi": "openmpi"}, "rhs": {"mpi": "mpich"}}]},
          r"guidelines\[0\] \(mine\)\.rhs\.mpi: 'mpich' is not in this campaign"),
-        ({"experiments": [{"op": ["allgather", "neighbor_allgather"], "topology": "full",
-                           "msg_size": [8, 64]}, {"op": "barrier"}], "guidelines": ["GL7"]},
-         r"guidelines\[0\] \(GL7\)\.lhs: no experiment of this campaign has op=allgather, "
-         r"topology=none; the guideline matches no experiment"),
+        ({"experiments": [{"op": "neighbor_allgather", "topology": "full", "msg_size": [8, 64]},
+                          {"op": "allgather", "msg_size": [8, 64]}], "guidelines": ["GL7"]},
+         r"guidelines\[0\] \(GL7\)\.pairs\[0\]\.lhs: no experiment of this campaign has "
+         r"op=allgather, topology=full; the guideline matches no experiment"),
         ({"deployments": [{"nodes": 1, "ppn": 2}, {"nodes": 2, "ppn": 4}],
           "guidelines": [{"id": "mine", "source": "s", "text": "t", "relation": "le",
                           "lhs": {"nodes": 1, "ppn": 4}, "rhs": {"nodes": 2, "ppn": 4}}]},
@@ -181,7 +187,7 @@ def test_semantic_errors_name_the_key(
 def test_a_guideline_family_needs_only_one_matching_comparison(
     schema: dict[str, Any], catalogue: dict[str, Any]
 ) -> None:
-    # GL11 compares FMAJ, LMAJ and LINEAR with RAND; a campaign measuring FMAJ and RAND is fine
+    # GL11 compares FMAJ, LMAJ, RAND and LINEAR, RAND; a campaign measuring FMAJ and RAND is fine
     experiments = [{"op": "neighbor_alltoall", "topology": "moore", "ndim": 2, "msg_size": [8, 16],
                     "ordering": ["FMAJ", "RAND"]}]  # fmt: skip
     checked(variant(experiments=experiments, guidelines=["GL11"]), schema, catalogue)

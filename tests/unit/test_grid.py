@@ -53,7 +53,7 @@ def test_design_example_block() -> None:
         "exp_id": 0, "op": "neighbor_allgather", "msg_size": 256, "dtype": "char", "nrep": 50,
         "work": None, "topology": "cart", "ndim": 1, "nfin": 0, "radius": None,
         "ordering": None, "constructor": "cart", "reorder": 0, "root": None,
-        "sync": "dissemination", "max_time": 0.0,
+        "sync": "dissemination", "max_time": 0.0, "buffer_offset": 0, "counts": None,
     }  # fmt: skip
     last = [rows[-1][p] for p in ("op", "msg_size", "topology", "ndim", "nfin", "ordering")]
     assert last == ["neighbor_alltoall", 4096, "vonneumann", 2, 2, "RAND"]
@@ -134,6 +134,9 @@ def test_where_sees_none_for_not_applicable_parameters() -> None:
          r"experiments\[0\]\.ordering\[1\]: 'LINEAR' suits no experiment .*topology full"),
         ({"op": "allgather", "msg_size": 8, "ordering": "RAND"},
          r"experiments\[0\]\.ordering: applies to no experiment of this block"),
+        ({"op": "barrier", "buffer_offset": 64},
+         r"experiments\[0\]\.buffer_offset: applies to no experiment of this block "
+         r"\(buffer_offset applies when the op moves data"),
         ({"op": "topo_create", "topology": "cart"},
          r"experiments\[0\]: 'ndim' is required for op topo_create on topology cart"),
         ({"op": "allgather"}, r"experiments\[0\]: 'msg_size' is required for op allgather"),
@@ -172,8 +175,8 @@ def test_grid_csv_has_empty_cells_and_the_contract_column_order(tmp_path: Path) 
     write_grid(build_grid(spec({"op": ["bcast", "barrier"], "msg_size": 8, "max_time": 1.5})), out)
     assert out.read_text().splitlines() == [
         ",".join(COLUMNS),
-        "0,barrier,,,5,,none,,,,,,,,dissemination,1.5",
-        "1,bcast,8,char,5,,none,,,,,,,0,dissemination,1.5",
+        "0,barrier,,,5,,none,,,,,,,,dissemination,1.5,,",
+        "1,bcast,8,char,5,,none,,,,,,,0,dissemination,1.5,0,",
     ]
     assert [p.name for p in tmp_path.iterdir()] == ["grid.csv"]  # no temporary left behind
 
@@ -182,3 +185,32 @@ def test_build_grid_types() -> None:
     grid = build_grid(DESIGN_EXAMPLE)
     assert list(grid.columns) == list(COLUMNS)
     assert str(grid["ndim"].dtype) == "Int64" and grid["root"].isna().all()
+
+
+def test_buffer_offset_and_clock_synchronised_sync_expand_like_the_other_parameters() -> None:
+    rows = expand(
+        spec({"op": ["bcast", "barrier"], "msg_size": 8, "buffer_offset": [0, 64],
+              "sync": ["dissemination", "hca3_roundtime", "jk_roundtime"]})
+    )  # fmt: skip
+    syncs = ["dissemination", "hca3_roundtime", "jk_roundtime"]
+    assert sorted((r["op"], r["buffer_offset"], r["sync"]) for r in rows) == [
+        *(("barrier", None, sync) for sync in syncs),
+        *(("bcast", 0, sync) for sync in syncs),
+        *(("bcast", 64, sync) for sync in syncs),
+    ]
+def test_counts_applies_to_v_operations_only_and_defaults_to_equal() -> None:
+    rows = expand(spec({"op": ["gather", "gatherv", "reduce_scatter"], "msg_size": 8,
+                        "counts": ["equal", "ramp"]}))  # fmt: skip
+    pairs = sorted((r["op"], r["counts"]) for r in rows)
+    assert pairs == [("gather", None), ("gatherv", "equal"), ("gatherv", "ramp"),
+                     ("reduce_scatter", "equal"), ("reduce_scatter", "ramp")]  # fmt: skip
+    assert expand(spec({"op": "allgatherv", "msg_size": 8}))[0]["counts"] == "equal"
+
+
+def test_counts_on_no_v_operation_is_an_error() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"experiments\[0\]\.counts: applies to no experiment "
+        r"of this block \(counts applies when the op is a v-operation",
+    ):
+        expand(spec({"op": ["gather", "alltoall_as_alltoallv"], "msg_size": 8, "counts": "ramp"}))

@@ -128,6 +128,18 @@ def test_not_applicable_values_match_anything():
     assert tests["group"].nunique() == 2
 
 
+def test_a_parameter_both_selectors_fix_alike_must_agree():
+    # op listed alike on both sides pins the operations compared: allgather with allgather,
+    # alltoall with alltoall, never one with the other (reorder is what is compared).
+    rows = [experiment(i, op, 256, reorder=r) for i, (op, r) in enumerate(
+        [("neighbor_allgather", 1), ("neighbor_allgather", 0), ("neighbor_alltoall", 1),
+         ("neighbor_alltoall", 0), ("topo_create", 1), ("topo_create", 0)])]  # fmt: skip
+    ops = ["neighbor_allgather", "neighbor_alltoall"]
+    g = guideline(lhs={"op": ops, "reorder": 1}, rhs={"op": list(reversed(ops)), "reorder": 0})
+    tests = evaluate(run_medians(rows, {}, 0.01), [g], AnalysisOptions(), "t")
+    assert sorted(zip(tests["lhs_exp_id"], tests["rhs_exp_id"], strict=True)) == [(0, 1), (2, 3)]
+
+
 def test_free_parameters_must_agree():
     rows = [experiment(1, "neighbor_allgather", 256, reorder=0)]
     rows += [experiment(2, "neighbor_alltoall", 256, reorder=1)]
@@ -176,7 +188,7 @@ def test_catalogue_holds_the_papers_guidelines():
         assert entry["source"] and entry["text"]
     resolved = {g.id: g for g in resolve(list(catalogue), catalogue, "c")}
     assert resolved["GL10"].relation == resolved["GL11"].relation == "approx"
-    assert len(resolved["GL11"].comparisons) == 3
+    assert len(resolved["GL11"].comparisons) == 4  # FMAJ-LMAJ, FMAJ-RAND, LMAJ-RAND, LINEAR-RAND
 
 
 VALID = {"source": "s", "text": "t", "relation": "le", "lhs": {"op": "a"}, "rhs": {"op": "b"}}

@@ -21,6 +21,8 @@ def test_flags_match_the_kinds_of_operation() -> None:
     assert ops["bcast"].root and ops["bcast"].msg_size == "buffer"
     assert not ops["topo_create"].has_msg_size
     assert ops["allreduce"].reduction and not ops["allgather"].reduction
+    assert ops["gatherv"].counts and ops["reduce_scatter"].counts
+    assert not ops["gather"].counts and not ops["alltoall_as_alltoallv"].counts
 
 
 def test_a_bad_cell_names_the_line_and_column() -> None:

@@ -90,7 +90,8 @@ def test_report(campaign_copy: Path) -> None:
 
 def test_every_job_left_a_log(completed_campaign: Path) -> None:
     logs = results(completed_campaign) / "logs"
-    expected = [logs / f"{rule}.log" for rule in ("grid", "aggregate", "check_guidelines", "plot")]
+    rules = ("grid", "aggregate", "check_guidelines", "library_table", "plot")
+    expected = [logs / f"{rule}.log" for rule in rules]
     for mpi in MPIS:
         expected.append(logs / "build" / f"{mpi}.log")
         for tree in ("inputs", "run"):

@@ -46,6 +46,8 @@ def test_failed_run_keeps_the_others_and_resumes(
         "run_mpich": 1,
         "aggregate": 1,
         "check_guidelines": 1,
+        "library_table": 1,
         "plot": 1,
+        "variability": 1,
         "all": 1,
     }

@@ -14,7 +14,7 @@ from workflow_project import TINY_CAMPAIGN, new_project, read_config, scheduled_
 
 pytestmark = pytest.mark.workflow
 
-ANALYSIS = {"check_guidelines": 1, "plot": 1, "all": 1}
+ANALYSIS = {"check_guidelines": 1, "library_table": 1, "plot": 1, "variability": 1, "all": 1}
 EditConfig = Callable[[Callable[[dict[str, Any]], None]], None]
 
 
@@ -40,6 +40,12 @@ def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
     catalogue = campaign_copy / "config" / "guidelines.yaml"
     catalogue.write_text(catalogue.read_text() + "\n# edited\n")
     assert scheduled_jobs(campaign_copy) == ANALYSIS
+
+
+def test_models_change_reruns_only_the_fit(campaign_copy: Path, edit_config: EditConfig) -> None:
+    edit_config(lambda config: config.update(models=[{"model": "hockney",
+                                                      "ops": ["neighbor_allgather"]}]))  # fmt: skip
+    assert scheduled_jobs(campaign_copy) == {"fit_models": 1, "all": 1}
 
 
 def test_more_runs_schedule_only_the_new_runs(campaign_copy: Path, edit_config: EditConfig) -> None:

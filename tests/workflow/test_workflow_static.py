@@ -115,7 +115,9 @@ def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
         "run_openmpi": runs,
         "aggregate": 1,
         "check_guidelines": 1,
+        "library_table": 1,
         "plot": 1,
+        "variability": 1,
         "all": 1,
     }
 

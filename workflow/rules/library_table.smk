@@ -1,0 +1,33 @@
+# Table 2 of Manwade & Kulkarni 2018 (guideline x MPI library x size: holds / violated), from
+# tests.csv. Only analysis.varied reaches it, so it re-runs with the analysis, never a benchmark.
+
+from mpiguide.library_table import OUTPUTS as LIBRARY_TABLE_NAMES
+
+LIBRARY_TABLE = {name: f"{RESULTS}/guidelines/{name}" for name in LIBRARY_TABLE_NAMES}
+
+
+rule library_table:
+    input:
+        tests=GUIDELINE_OUTPUTS["tests.csv"],
+    output:
+        csv=report(
+            LIBRARY_TABLE["library_table.csv"],
+            caption="../report/library_table.rst",
+            category="Summary",
+            labels={"table": "holds / violated per guideline, MPI library and size"},
+        ),
+        md=LIBRARY_TABLE["library_table.md"],
+    params:
+        varied=config["analysis"]["varied"],
+        outdir=output_dir,
+    log:
+        f"{RESULTS}/logs/library_table.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "python -m mpiguide library-table --tests {input.tests:q} --varied {params.varied:q}"
+        " --outdir {params.outdir:q} 2> {log:q}"
+
+
+localrules:
+    library_table,

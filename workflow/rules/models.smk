@@ -1,0 +1,98 @@
+# Across process counts: latency models fitted to the run medians, and run-to-run variability.
+# Analysis only: they read medians/timings and see `models:` and `analysis:`, so editing them
+# never re-runs a benchmark.
+
+from mpiguide.models import MODELS
+
+MODELS_CATALOGUE = str(MODELS)
+MODEL_DIR = f"{RESULTS}/models"
+VARIABILITY_DIR = f"{RESULTS}/variability"
+
+
+rule fit_models:
+    input:
+        medians=f"{RESULTS}/medians.parquet",
+        models=MODELS_CATALOGUE,
+    output:
+        models=report(
+            f"{MODEL_DIR}/models.csv",
+            caption="../report/models.rst",
+            category="Models",
+            labels={"table": "fitted coefficients"},
+        ),
+        residuals=report(
+            f"{MODEL_DIR}/residuals.csv",
+            caption="../report/residuals.rst",
+            category="Models",
+            labels={"table": "residuals"},
+        ),
+        plots=report(
+            directory(f"{MODEL_DIR}/plots"),
+            patterns=["{name}.png"],
+            caption="../report/model_plots.rst",
+            category="Models",
+            labels=lambda wildcards: {"plot": wildcards.name},
+        ),
+    params:
+        models=as_json(config["models"]),
+        analysis=as_json(config["analysis"]),
+        outdir=output_dir,
+    log:
+        f"{RESULTS}/logs/fit_models.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "python -m mpiguide fit --medians {input.medians:q} --models {input.models:q}"
+        " --models-json {params.models:q} --analysis-json {params.analysis:q}"
+        " --out {params.outdir:q} 2> {log:q}"
+
+
+rule variability:
+    input:
+        medians=f"{RESULTS}/medians.parquet",
+        timings=f"{RESULTS}/timings.parquet",
+        tests=GUIDELINE_OUTPUTS["tests.csv"],
+    output:
+        spread=report(
+            f"{VARIABILITY_DIR}/spread.csv",
+            caption="../report/variability.rst",
+            category="Variability",
+            labels={"table": "spread per experiment"},
+        ),
+        runs=report(
+            f"{VARIABILITY_DIR}/runs.csv",
+            caption="../report/variability.rst",
+            category="Variability",
+            labels={"table": "runs"},
+        ),
+        plots=report(
+            directory(f"{VARIABILITY_DIR}/plots"),
+            patterns=["{name}.png"],
+            caption="../report/variability.rst",
+            category="Variability",
+            labels=lambda wildcards: {"plot": wildcards.name},
+        ),
+    params:
+        analysis=as_json(config["analysis"]),
+        outdir=output_dir,
+    log:
+        f"{RESULTS}/logs/variability.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "python -m mpiguide variability --medians {input.medians:q} --timings {input.timings:q}"
+        " --tests {input.tests:q} --analysis-json {params.analysis:q}"
+        " --outdir {params.outdir:q} 2> {log:q}"
+
+
+# Seconds of pandas work on one core: under SLURM they run where Snakemake runs.
+localrules:
+    fit_models,
+    variability,
+
+
+# What `rule all` asks of this file: the models only when the campaign selects some.
+ACROSS_PROCESS_COUNTS_OUTPUTS = [
+    *(rules.fit_models.output if config["models"] else []),
+    *rules.variability.output,
+]
