@@ -273,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
     sub = command(
         "library-table",
         cmd_library_table,
