@@ -191,6 +191,8 @@ def cmd_variability(args: argparse.Namespace) -> None:
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     variability(args.medians, args.timings, args.tests, analysis, args.outdir,
                 source="--analysis-json")  # fmt: skip
+
+
 def cmd_library_table(args: argparse.Namespace) -> None:
     from mpiguide.library_table import write_library_table
 
