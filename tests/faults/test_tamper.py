@@ -26,7 +26,7 @@ pytestmark = pytest.mark.workflow
 MakeProject = Callable[[dict[str, Any]], Path]
 EXPERIMENTS = [{"op": ["allreduce", "bcast"], "msg_size": [8, 1024], "nrep": [5]}]
 DEPLOYMENTS = [{"nodes": 1, "ppn": 2}, {"nodes": 2, "ppn": 1}]
-ANALYSIS = {"check_guidelines": 1, "plot": 1, "all": 1}
+ANALYSIS = {"check_guidelines": 1, "library_table": 1, "plot": 1, "variability": 1, "all": 1}
 BCAST_LE_ALLREDUCE = {
     "id": "BCAST", "source": "a test", "text": "bcast <= allreduce", "relation": "le",
     "lhs": {"op": "bcast"}, "rhs": {"op": "allreduce"},
