@@ -92,7 +92,7 @@ def test_every_op_verifies_under_asan_and_ubsan(
          "buffer_offset": 100}
         for i, sync in enumerate(("hca3_roundtime", "jk_roundtime"))
     ]  # fmt: skip
-    rows += test_issue5_ops.numbered(test_count_patterns.rows(nprocs), 9000)
+    rows += test_issue5_ops.numbered(test_count_patterns.rows(nprocs), 9100)
     infile = write_input(tmp_path / "in.csv", rows)
     options = ["--node-size", str(node_size)] if node_size else []
     result = subprocess.run(
