@@ -49,5 +49,7 @@ def test_an_allocation_failure_names_the_experiment_and_leaves_nothing(
         env=kernel.mpi.environment(2), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
-    assert f"{infile}:3 (exp_id 1): out of memory allocating" in result.stderr
+    assert f"rank 0: {infile}:3 (exp_id 1): " in result.stderr or (
+        f"rank 1: {infile}:3 (exp_id 1): " in result.stderr
+    )
     assert sorted(p.name for p in out_dir.iterdir()) == []
