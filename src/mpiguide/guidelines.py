@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpiguide.aggregate import MEDIAN_VALUES
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import (
     DEPLOYMENT_KEYS,
@@ -39,6 +40,8 @@ from mpiguide.verdicts import STAT_COLUMNS, RunMedians, compare
 __all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue", "resolve"]
 
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
+# Columns of medians.parquet that are not parameters of the experiment.
+NOT_PARAMETERS = ("exp_id", "run", *MEDIAN_VALUES)
 
 
 def read_medians(medians_parquet: Path) -> pd.DataFrame:
@@ -77,7 +80,7 @@ def with_nprocs(medians: pd.DataFrame) -> pd.DataFrame:
 
 def _experiments(medians: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
     """One row per (mpi, nodes, ppn, exp_id) as canonical strings; row of every median."""
-    keys = [c for c in medians.columns if c not in MEDIAN_COLUMNS]
+    keys = [c for c in medians.columns if c not in NOT_PARAMETERS]
     rows = medians.groupby([*DEPLOYMENT_KEYS, "exp_id"], sort=True, observed=True).ngroup()
     rows = rows.to_numpy()
     first = np.unique(rows, return_index=True)[1]

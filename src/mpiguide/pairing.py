@@ -53,6 +53,21 @@ def _emptiness_patterns(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
     return present.astype(np.int64) @ weights
 
 
+def _shared_codes(
+    left: pd.DataFrame, right: pd.DataFrame, keys: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`row` and the keys of both sides, each key's values as integer codes common to both
+    sides, so the joins compare integers rather than strings."""
+    columns = {"row": np.concatenate((left["row"].to_numpy(), right["row"].to_numpy()))}
+    for key in keys:
+        values = np.concatenate(
+            (left[key].to_numpy(dtype=object), right[key].to_numpy(dtype=object))
+        )
+        columns[key] = pd.factorize(values)[0]
+    codes = pd.DataFrame(columns)
+    return codes.iloc[: len(left)], codes.iloc[len(left) :]
+
+
 def match(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """All (lhs_row, rhs_row) that agree on `keys`, an empty value on either side a wildcard.
 
@@ -63,10 +78,11 @@ def match(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFr
     pieces = []
     left_patterns = _emptiness_patterns(left, keys)
     right_patterns = _emptiness_patterns(right, keys)
+    left_codes, right_codes = _shared_codes(left, right, keys)
     for left_pattern in np.unique(left_patterns):
-        left_part = left.loc[left_patterns == left_pattern, ["row", *keys]]
+        left_part = left_codes.loc[left_patterns == left_pattern]
         for right_pattern in np.unique(right_patterns):
-            right_part = right.loc[right_patterns == right_pattern, ["row", *keys]]
+            right_part = right_codes.loc[right_patterns == right_pattern]
             common = left_pattern & right_pattern
             on = [key for bit, key in enumerate(keys) if common >> bit & 1]
             joined = pd.merge(
@@ -100,7 +116,11 @@ def combined_values(
 
 def lhs_side(values: pd.Series) -> pd.Series:
     """Per cell of a column of `combined_values`, the lhs experiment's value."""
-    return values.astype(str).str.partition(PAIR_SEPARATOR)[0]
+    text = values.astype(str)
+    # Most keys are shared by both sides in every test; splitting them would only cost.
+    if not text.str.contains(PAIR_SEPARATOR, regex=False).any():
+        return text
+    return text.str.partition(PAIR_SEPARATOR)[0]
 
 
 def split_pair(value: str) -> tuple[str, str]:

@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import seaborn as sns
 
+from mpiguide.aggregate import STATUS, VALID
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS
 from mpiguide.errors import DataError
@@ -178,11 +179,15 @@ def _repetitions(timings_parquet: Path, tests: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_repetitions(timings_parquet: Path, exp_ids: set[int]) -> pd.DataFrame:
-    """Repetitions of the experiments `exp_ids` in every deployment, deployment keys as text."""
+    """Valid repetitions of the experiments `exp_ids` in every deployment, deployment keys as
+    text."""
     columns = ["exp_id", *DEPLOYMENT_KEYS, "run", "time_s"]
+    filters = [("exp_id", "in", sorted(exp_ids))]
     try:
-        table = pq.read_table(timings_parquet, columns=columns,
-                              filters=[("exp_id", "in", sorted(exp_ids))])  # fmt: skip
+        # Timings written before repetitions had a status hold valid ones only.
+        if STATUS in pq.read_schema(timings_parquet).names:
+            filters.append((STATUS, "==", VALID))
+        table = pq.read_table(timings_parquet, columns=columns, filters=filters)
     except (OSError, ValueError) as error:
         raise DataError(f"{timings_parquet}: cannot read the timings: {error}") from None
     timings = table.to_pandas()

@@ -1,6 +1,7 @@
 """Statistics of the method (DESIGN.md §5), vectorised over many groups or tests at once.
 
-- `tukey_medians`: Tukey-filtered median of every group of a flat array (one sort, no loop).
+- `tukey_medians`: Tukey-filtered median of every group of a flat array (one sort, no loop);
+  `tukey_row_medians` the same for groups already laid out as the rows of a padded matrix.
 - `rank_sum_pvalues`: Wilcoxon rank-sum (Mann-Whitney U) p-values of many tests of one shape.
 - `hodges_lehmann_ratios`: Hodges-Lehmann estimate of the ratio lhs/rhs with a
   distribution-free confidence interval, for many tests of one shape.
@@ -77,8 +78,17 @@ def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
     grouped = group_of_value[order]
     rows = np.full((group_codes.size, int(count.max())), np.inf)
     rows[grouped, np.arange(values.size) - start[grouped]] = values[order]
-    rows.sort(axis=1)
+    median, n_kept = tukey_row_medians(rows, count)
+    return GroupMedians(group_codes, median, n_kept)
 
+
+def tukey_row_medians(rows: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tukey-filtered median and number of kept values of each row's first count[i] values.
+
+    `rows` (groups, width) holds each group's values in any order, padded with +inf; it is
+    sorted in place. Every count must be at least 1.
+    """
+    rows.sort(axis=1)
     q1 = _row_quantile(rows, count, 0.25)
     q3 = _row_quantile(rows, count, 0.75)
     iqr = q3 - q1
@@ -86,10 +96,10 @@ def tukey_medians(codes: np.ndarray, values: np.ndarray) -> GroupMedians:
     n_above = (rows > (q3 + TUKEY_K * iqr)[:, None]).sum(axis=1) - (rows.shape[1] - count)
     n_kept = count - n_below - n_above
     # The median always lies inside the fences, so every group keeps at least one value.
-    index = np.arange(group_codes.size)
+    index = np.arange(rows.shape[0])
     middle_low = rows[index, n_below + (n_kept - 1) // 2]
     middle_high = rows[index, n_below + n_kept // 2]
-    return GroupMedians(group_codes, 0.5 * (middle_low + middle_high), n_kept.astype(np.int64))
+    return 0.5 * (middle_low + middle_high), n_kept.astype(np.int64)
 
 
 def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative) -> np.ndarray:
@@ -185,7 +195,8 @@ def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -
         end = min(tests, begin + rows_per_chunk)
         diffs = (log_lhs[begin:end, :, None] - log_rhs[begin:end, None, :]).reshape(-1, pairs)
         diffs.sort(axis=1)
-        ratio[begin:end] = np.exp(np.median(diffs, axis=1))
+        # The median of sorted rows, read off (np.median would partition them again).
+        ratio[begin:end] = np.exp((diffs[:, (pairs - 1) // 2] + diffs[:, pairs // 2]) / 2)
         if k >= 1:
             low[begin:end] = np.exp(diffs[:, k - 1])
             high[begin:end] = np.exp(diffs[:, pairs - k])

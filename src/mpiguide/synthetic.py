@@ -67,6 +67,7 @@ def write_raw_run(
         aggregate.PROV_EXPERIMENTS: [
             {aggregate.PROV_EXP_ID: int(e), aggregate.PROV_REPS: n_rep} for e in exp_ids
         ],
+        aggregate.PROV_OUTPUT_SHA256: aggregate.sha256_of(raw_csv),
     }
     with atomic_path(raw_csv.with_suffix(".json")) as temporary:
         temporary.write_text(json.dumps(provenance))

@@ -143,9 +143,11 @@ def alternatives(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     (empty: not applicable to the rhs)."""
     described = tests["guideline"].astype(str) + ":"
     for key in keys:
-        parts = tests[key].astype(str).str.partition(PAIR_SEPARATOR)
-        differs = parts[1] == PAIR_SEPARATOR
-        described = described.where(~differs, described + f" {key}=" + parts[2])
+        text = tests[key].astype(str)
+        differs = text.str.contains(PAIR_SEPARATOR, regex=False)
+        if differs.any():
+            rhs = text.str.partition(PAIR_SEPARATOR)[2]
+            described = described.where(~differs, described + f" {key}=" + rhs)
     return described
 
 

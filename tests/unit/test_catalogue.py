@@ -466,7 +466,8 @@ DOCS_NOTES = """
 ## Lübbe 2017: the guidelines and the rows of Tables 3 and 4
 
 `GL1`-`GL12` are §2's formulas in the printed direction. GL1-GL3 are about the constructors
-and are measured by `topo_create`; GL4-GL12 by the neighbourhood collectives (their selectors
+and are measured by `topo_create`; GL4-GL12 by the neighbourhood collectives and, in GL7/GL8,
+the global collectives they are compared with (their selectors
 list the operations on both sides, so `topo_create` is never paired with them). The paper tests
 some of them in another form (§4), catalogued beside them; the published campaigns
 `config/campaigns/nbhcoll-*.yaml` and `full-jupiter.yaml` select exactly the rows of its tables,

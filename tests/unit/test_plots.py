@@ -6,7 +6,7 @@ import pytest
 from mpiguide.aggregate import aggregate
 from mpiguide.errors import DataError
 from mpiguide.guidelines import check, resolve
-from mpiguide.plots import plot, safe_name
+from mpiguide.plots import _repetitions, plot, safe_name
 from mpiguide.synthetic import Deployment, grid_frame, write_campaign
 
 GUIDELINES = {
@@ -136,3 +136,15 @@ def test_a_guideline_without_any_test_is_reported(analysed, tmp_path, capsys):
     summary = (tmp_path / "summary.md").read_text()
     assert summary.rstrip().endswith(": NEVER")
     assert "| GL4 |" in summary
+
+
+def test_focus_plots_show_valid_repetitions_only(analysed, tmp_path):
+    timings = pd.read_parquet(analysed / "timings.parquet")
+    timings["status"] = timings["status"].cat.add_categories(["late"])
+    timings.loc[timings["rep"] == 0, "status"] = "late"
+    timings.to_parquet(tmp_path / "timings.parquet")
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    violated = tests.loc[tests["violated"]]
+    every = _repetitions(analysed / "timings.parquet", violated)
+    shown = _repetitions(tmp_path / "timings.parquet", violated)
+    assert len(every) and len(shown) == len(every) * 9 // 10  # 10 repetitions, rep 0 late

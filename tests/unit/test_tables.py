@@ -76,15 +76,15 @@ def test_severity_bins():
 def test_slowdown_takes_the_fastest_alternative():
     tests = pd.DataFrame([
         row_of("GL4", GL4_OP, 8, 2, 0, True, 3.0, rhs_median=1.0),
-        row_of("GL5", "neighbor_allgather|ineighbor_allgather", 8, 2, 0, True, 6.0,
-             rhs_median=0.5),
+        row_of("BLOCKING-NEIGHBOR-ALLGATHER", "neighbor_allgather|ineighbor_allgather", 8, 2, 0,
+             True, 6.0, rhs_median=0.5),
         row_of("GL11", "neighbor_allgather", 8, 2, 0, True, 10.0, relation="approx"),
     ])  # fmt: skip
     table = slowdowns(tests, KEYS)
     assert len(table) == 1  # one lhs experiment; approx guidelines offer no alternative
     row = table.iloc[0]
     assert row["op"] == "neighbor_allgather"
-    assert row["alternative"] == "GL5: op=ineighbor_allgather"
+    assert row["alternative"] == "BLOCKING-NEIGHBOR-ALLGATHER: op=ineighbor_allgather"
     assert row["slowdown"] == pytest.approx(6.0)
     assert row["severity"] == "very high"
     assert row["violated"]

@@ -55,8 +55,11 @@ def test_timings_and_medians(completed_campaign: Path) -> None:
     timings = pd.read_parquet(root / "timings.parquet")
     assert len(timings) == len(MPIS) * len(RUNS) * N_EXPERIMENTS * NREP
     assert set(timings["mpi"].astype(str)) == set(MPIS)
-    for column in ("nodes", "ppn", "run", "rep", "time_s", "op", "msg_size"):
+    for column in ("nodes", "ppn", "run", "rep", "time_s", "status"):
         assert column in timings.columns
+    # the parameters of a repetition: grid.csv's row of its exp_id (docs/analysis.md)
+    joined = timings.merge(pd.read_csv(root / "grid.csv"), on="exp_id", validate="many_to_one")
+    assert len(joined) == len(timings) and {"op", "msg_size"} <= set(joined.columns)
     medians = pd.read_parquet(root / "medians.parquet")
     assert len(medians) == len(MPIS) * len(RUNS) * N_EXPERIMENTS
 

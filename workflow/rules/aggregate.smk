@@ -1,5 +1,6 @@
-# All raw runs joined with the grid: every repetition (timings) and the Tukey-filtered median per
-# experiment and run (medians). The inputs are re-read to check each run's provenance hash.
+# All raw runs checked and gathered: every repetition (timings, keyed by exp_id: the grid holds
+# the parameters) and the Tukey-filtered median per experiment and run with the parameters
+# (medians). The inputs are re-read to check each run's provenance hash.
 
 
 rule aggregate:
