@@ -25,7 +25,8 @@ pytestmark = pytest.mark.workflow
 
 MakeProject = Callable[[dict[str, Any]], Path]
 ANALYSIS_JOBS = {
-    "aggregate": 1, "check_guidelines": 1, "library_table": 1, "plot": 1, "all": 1
+    "aggregate": 1, "check_guidelines": 1, "library_table": 1, "plot": 1, "variability": 1,
+    "all": 1,
 }  # fmt: skip
 
 
