@@ -27,6 +27,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/library_table.smk"
 include: "workflow/rules/plot.smk"
+include: "workflow/rules/slowdown.smk"
 include: "workflow/rules/selftest.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/report.smk"
@@ -45,6 +46,7 @@ rule all:
         GUIDELINE_OUTPUTS.values(),
         LIBRARY_TABLE.values(),
         PLOTS,
+        SLOWDOWN_OVERVIEW,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
         raw_csvs,
         raw_jsons,

@@ -331,6 +331,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
         goto done;
     }
     char **hosts = node_hosts(node);
+    struct rank_placement *placements = placement_gather();
     struct output out;
     int status = 0;
     if (rank == 0) {
@@ -338,12 +339,14 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
                                 .input_sha256 = input_sha256, .nprocs = size, .node = node,
                                 .node_size_option = opt->node_size, .hosts = hosts,
                                 .verify = opt->verify,
-                                .status_columns = needs_status_columns(exps, count)};
+                                .status_columns = needs_status_columns(exps, count),
+                                .ranks = placements};
         status = output_open(&out, opt->output, &info);
         for (int n = 0; n < node->node_count; n++)
             free(hosts[n]);
     }
     free(hosts);
+    free(placements);
     if (agree(status) != 0) {
         rc = EXIT_RUNTIME;
         goto done;

@@ -44,6 +44,10 @@ const char *nodecart_fallback(const struct topology *topo)
     if (nodecart_intradims(topo->ndims, topo->dims, node->node_size, intradims) != 0)
         return "nodecart fell back to MPI_Cart_create: the node size has no factorisation into "
                "divisors of dims";
+    /* Gropp (§4): reorder = false is how a user keeps the rank order, e.g. one chosen by an
+       external rank-mapping tool. */
+    if (!topo->reorder)
+        return "nodecart with reorder 0 keeps the rank order (MPI_Cart_create, reorder 0)";
     return NULL;
 }
 

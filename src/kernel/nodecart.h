@@ -7,8 +7,9 @@
 
 #include "topology.h"
 
-/* Why the experiment's nodecart falls back to MPI_Cart_create (with its reorder flag), or NULL
-   when the node-aware mapping applies. Local: uses the node information of topo->node. */
+/* Why the experiment's nodecart falls back to MPI_Cart_create (with its reorder flag): nodes
+   differ in size, no box fits, or reorder is 0; NULL when the node-aware mapping applies.
+   Local: uses the node information of topo->node. */
 const char *nodecart_fallback(const struct topology *topo);
 
 /* The node size factored into intradims[d] dividing dims[d] (product = node size), choosing

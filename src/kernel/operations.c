@@ -112,6 +112,10 @@ const struct operation operation_table[] = {
            allgather_as_neighbor_allgather_setup, allgather_as_neighbor_allgather_run, blocks),
     MOCKUP(alltoall_as_neighbor_alltoall, MSG_PER_PROCESS, 0,
            alltoall_as_neighbor_alltoall_setup, alltoall_as_neighbor_alltoall_run, blocks),
+    /* Hunold 2023, Figure 5: Allreduce of the whole vector, each keeping its block; with equal
+       blocks it is reduce_scatter_as_allreduce itself */
+    MOCKUP(reduce_scatter_block_as_allreduce, MSG_PER_PROCESS, SUM,
+           reduce_scatter_as_allreduce_setup, reduce_scatter_as_allreduce_run, reduction),
 #undef MOCKUP
 /* hier_flags: what only the hierarchical variant needs (alltoall: the leader gathers its
    node's send vectors). */
@@ -126,6 +130,8 @@ const struct operation operation_table[] = {
     DECOMPOSED(allgather, MSG_PER_PROCESS, 0, 0, blocks),
     DECOMPOSED(alltoall, MSG_PER_PROCESS, 0, OP_NODE_VECTORS, blocks),
     DECOMPOSED(reduce_scatter_block, MSG_PER_PROCESS, SUM, 0, reduction),
+    DECOMPOSED(gather, MSG_PER_PROCESS, OP_ROOT, 0, blocks),
+    DECOMPOSED(scatter, MSG_PER_PROCESS, OP_ROOT, 0, blocks),
 #undef DECOMPOSED
 #define P2P(name, setup, before_sync)                                                          \
     {#name, "p2p", MSG_PER_PAIR, 0, setup, name##_run, NULL, op_fill_blocks, op_check_blocks,    \

@@ -115,6 +115,14 @@ void alltoall_as_lane_setup(struct op_context *ctx);
 void alltoall_as_lane_run(struct op_context *ctx);
 void reduce_scatter_block_as_lane_setup(struct op_context *ctx);
 void reduce_scatter_block_as_lane_run(struct op_context *ctx);
+void gather_as_hier_setup(struct op_context *ctx);
+void gather_as_hier_run(struct op_context *ctx);
+void scatter_as_hier_setup(struct op_context *ctx);
+void scatter_as_hier_run(struct op_context *ctx);
+void gather_as_lane_setup(struct op_context *ctx);
+void gather_as_lane_run(struct op_context *ctx);
+void scatter_as_lane_setup(struct op_context *ctx);
+void scatter_as_lane_run(struct op_context *ctx);
 
 /* ops_p2p.c: rank pairs (2i, 2i+1), msg_size bytes per message */
 void p2p_oneway_setup(struct op_context *ctx);

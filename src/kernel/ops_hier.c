@@ -302,6 +302,77 @@ void reduce_scatter_block_as_hier_run(struct op_context *ctx)
                           ctx->dtype, 0, a->node));
 }
 
+void gather_as_hier_setup(struct op_context *ctx)
+{
+    gather_setup(ctx);
+    struct aux *a = layout_create(ctx, 0);
+    node_vectors(ctx, 1);
+    a->tmp = scratch(ctx, (size_t)ctx->size * ctx->block);
+}
+
+/* Gather in every node into its segment at the leader, leaders' gatherv of the segments to the
+   root's node, its leader's vector to the root. */
+void gather_as_hier_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root], root_local = a->rank_local[ctx->root];
+    unsigned char *all = ctx->rank == ctx->root && !a->order ? ctx->recvbuf : a->tmp;
+    unsigned char *segment = block_at(all, ctx, (size_t)a->node_first[a->node_pos]);
+    MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, segment, ctx->count, ctx->dtype,
+                         0, a->node));
+    if (is_leader(a))
+        MPI_CHECK(MPI_Gatherv(a->node_pos == root_node ? MPI_IN_PLACE : segment,
+                              a->counts[a->node_pos], ctx->dtype, all, a->counts, a->displs,
+                              ctx->dtype, root_node, a->leaders));
+    if (root_local != 0 && a->node_pos == root_node) {
+        if (a->local == 0)
+            MPI_CHECK(MPI_Send(all, ctx->size * ctx->count, ctx->dtype, root_local, HIER_TAG,
+                               a->node));
+        else if (a->local == root_local)
+            MPI_CHECK(MPI_Recv(all, ctx->size * ctx->count, ctx->dtype, 0, HIER_TAG, a->node,
+                               MPI_STATUS_IGNORE));
+    }
+    if (ctx->rank == ctx->root && a->order)
+        permute_blocks(ctx, ctx->recvbuf, all, 0);
+}
+
+void scatter_as_hier_setup(struct op_context *ctx)
+{
+    scatter_setup(ctx);
+    struct aux *a = layout_create(ctx, 0);
+    node_vectors(ctx, 1);
+    a->tmp = scratch(ctx, (size_t)ctx->size * ctx->block);
+}
+
+/* The root's vector (node-major) to its node's leader, leaders' scatterv of the segments,
+   scatter in every node. */
+void scatter_as_hier_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root], root_local = a->rank_local[ctx->root];
+    unsigned char *all = a->tmp;
+    if (ctx->rank == ctx->root) {
+        if (a->order)
+            permute_blocks(ctx, all, ctx->sendbuf, 1);
+        else
+            all = ctx->sendbuf;
+    }
+    if (root_local != 0 && a->node_pos == root_node) {
+        if (a->local == root_local)
+            MPI_CHECK(MPI_Send(all, ctx->size * ctx->count, ctx->dtype, 0, HIER_TAG, a->node));
+        else if (a->local == 0)
+            MPI_CHECK(MPI_Recv(all, ctx->size * ctx->count, ctx->dtype, root_local, HIER_TAG,
+                               a->node, MPI_STATUS_IGNORE));
+    }
+    unsigned char *segment = block_at(all, ctx, (size_t)a->node_first[a->node_pos]);
+    if (is_leader(a))
+        MPI_CHECK(MPI_Scatterv(all, a->counts, a->displs, ctx->dtype,
+                               a->node_pos == root_node ? MPI_IN_PLACE : segment,
+                               a->counts[a->node_pos], ctx->dtype, root_node, a->leaders));
+    MPI_CHECK(MPI_Scatter(segment, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
+                          0, a->node));
+}
+
 /* ---- lanes -------------------------------------------------------------------------------- */
 
 /* Split-buffer lane ops: msg_size padded to local_size equal parts (one per lane). */
@@ -459,4 +530,67 @@ void reduce_scatter_block_as_lane_run(struct op_context *ctx)
                                        MPI_SUM, a->node));
     MPI_CHECK(MPI_Reduce_scatter_block(a->tmp2, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
                                        a->lanes));
+}
+
+/* Lane-major (local rank l's blocks of every node, node by node) from or to rank order. */
+static void lane_major(const struct op_context *ctx, unsigned char *lanes, unsigned char *ranks,
+                       int to_lanes)
+{
+    const struct aux *a = ctx->state;
+    const size_t nodes = (size_t)a->nodes, s = (size_t)a->local_size;
+    for (size_t l = 0; l < s; l++)
+        for (size_t m = 0; m < nodes; m++) {
+            unsigned char *lane = block_at(lanes, ctx, l * nodes + m);
+            unsigned char *rank = block_at(ranks, ctx, (size_t)rank_at(a, (int)(m * s + l)));
+            memcpy(to_lanes ? lane : rank, to_lanes ? rank : lane, ctx->block);
+        }
+}
+
+void gather_as_lane_setup(struct op_context *ctx)
+{
+    gather_setup(ctx);
+    struct aux *a = layout_create(ctx, 1);
+    a->tmp = scratch(ctx, (size_t)a->nodes * ctx->block);
+    a->tmp2 = scratch(ctx, ctx->rank == ctx->root ? (size_t)ctx->size * ctx->block : 0);
+}
+
+/* Gather on the lane to the root's node (one block per node), gather in that node at the root
+   (lane by lane), local transpose into rank order. */
+void gather_as_lane_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root];
+    const int per_lane = a->nodes * ctx->count;
+    MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, a->tmp, ctx->count, ctx->dtype,
+                         root_node, a->lanes));
+    if (a->node_pos != root_node)
+        return;
+    MPI_CHECK(MPI_Gather(a->tmp, per_lane, ctx->dtype, a->tmp2, per_lane, ctx->dtype,
+                         a->rank_local[ctx->root], a->node));
+    if (ctx->rank == ctx->root)
+        lane_major(ctx, a->tmp2, ctx->recvbuf, 0);
+}
+
+void scatter_as_lane_setup(struct op_context *ctx)
+{
+    scatter_setup(ctx);
+    struct aux *a = layout_create(ctx, 1);
+    a->tmp = scratch(ctx, (size_t)a->nodes * ctx->block);
+    a->tmp2 = scratch(ctx, ctx->rank == ctx->root ? (size_t)ctx->size * ctx->block : 0);
+}
+
+/* Local transpose into lane-major order at the root, scatter in the root's node (to local rank
+   l: the blocks of every node's rank l), scatter on the lane. */
+void scatter_as_lane_run(struct op_context *ctx)
+{
+    const struct aux *a = ctx->state;
+    const int root_node = a->rank_node[ctx->root];
+    const int per_lane = a->nodes * ctx->count;
+    if (ctx->rank == ctx->root)
+        lane_major(ctx, a->tmp2, ctx->sendbuf, 1);
+    if (a->node_pos == root_node)
+        MPI_CHECK(MPI_Scatter(a->tmp2, per_lane, ctx->dtype, a->tmp, per_lane, ctx->dtype,
+                              a->rank_local[ctx->root], a->node));
+    MPI_CHECK(MPI_Scatter(a->tmp, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
+                          root_node, a->lanes));
 }

@@ -111,7 +111,9 @@ static void write_head(FILE *json, const struct run_info *info)
             fputs(", ", json);
         json_string(json, info->hosts[n]);
     }
-    fprintf(json, "],\n  \"wtick\": %.9g,\n  \"wtime_is_global\": ", MPI_Wtick());
+    fputs("],\n  \"ranks\": ", json);
+    placement_write_json(json, info->ranks, info->nprocs);
+    fprintf(json, ",\n  \"wtick\": %.9g,\n  \"wtime_is_global\": ", MPI_Wtick());
     int *global = NULL, flag = 0;
     MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag));
     fputs(flag && *global ? "true" : "false", json);

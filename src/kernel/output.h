@@ -9,6 +9,7 @@
 #include "experiment.h"
 #include "measure.h"
 #include "node.h"
+#include "placement.h"
 #include "topology.h"
 
 struct output {
@@ -31,6 +32,7 @@ struct run_info {
     char **hosts;         /* host name of each node */
     int verify;
     int status_columns; /* OUTPUT.csv has the columns status and global_s */
+    const struct rank_placement *ranks; /* host and CPU affinity of each rank */
 };
 
 /* OUTPUT.json beside OUTPUT.csv: the .csv suffix replaced, or .json appended (malloc'ed). */

@@ -34,6 +34,7 @@ SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
 PROCESS_COUNT_KEYS = ("nprocs", "nodes", "ppn")
 VARIED_KEYS = (*GRID_PARAMETERS, *PROCESS_COUNT_KEYS)
 CORRECTIONS = ("none", "holm", "bh")
+TESTS = ("paired", "ranksum", "auto")
 # absolute: least squares of the latencies; relative: of the relative errors (weights 1/l²)
 MODEL_WEIGHTINGS = ("absolute", "relative")
 
@@ -62,6 +63,7 @@ class AnalysisOptions:
     v_thres: float = 1.03
     correction: Correction = "none"
     confidence: float = 0.95
+    test: str = "auto"
     layout: str = GUIDELINE_LAYOUT
     variability: tuple[Selector, ...] = ()
     run_band: float = 0.1
@@ -87,6 +89,7 @@ class AnalysisOptions:
             ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
             ("confidence", _is_number(options.confidence) and 0 < options.confidence < 1,
              "a number in (0, 1)"),
+            ("test", options.test in TESTS, f"one of {', '.join(TESTS)}"),
             ("layout", options.layout in LAYOUTS, f"one of {', '.join(LAYOUTS)}"),
             ("run_band", _is_number(options.run_band) and 0 < options.run_band < 1,
              "a number in (0, 1)"),

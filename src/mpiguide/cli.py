@@ -199,6 +199,23 @@ def cmd_library_table(args: argparse.Namespace) -> None:
     write_library_table(args.tests, args.varied, args.outdir)
 
 
+def cmd_partners(args: argparse.Namespace) -> None:
+    from mpiguide.partners import Grid, nodecart_note, parse_dims, partners_table
+
+    dims = parse_dims(args.dims)
+    grid = Grid(dims, (args.periodic,) * len(dims), args.node_size)
+    note = nodecart_note(grid, bool(args.reorder))
+    if note is not None:
+        print(f"mpiguide: note: {note}", file=sys.stderr)
+    partners_table(grid, bool(args.reorder)).to_csv(sys.stdout, index=False)
+
+
+def cmd_slowdown_plot(args: argparse.Namespace) -> None:
+    from mpiguide.slowdown import plot_overview, read_slowdown
+
+    plot_overview(read_slowdown(args.slowdown), args.out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -285,6 +302,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--varied", required=True, metavar="PARAMETER")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "slowdown-plot",
+        cmd_slowdown_plot,
+        "severity overview of slowdown.csv: collectives by message size (Hunold 2023, Figure 3)",
+    )
+    sub.add_argument("--slowdown", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument("--out", type=Path, required=True, metavar="PNG")
+
+    sub = command(
+        "partners",
+        cmd_partners,
+        "on-/off-node partners of cart and nodecart grids (Gropp 2018, Table 3), as CSV",
+    )
+    sub.add_argument("--dims", required=True, metavar="D1,D2,...", help="e.g. 128,128")
+    sub.add_argument("--node-size", type=_integer(1), required=True, metavar="K")
+    sub.add_argument("--periodic", action="store_true", help="every dimension periodic")
+    sub.add_argument(
+        "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
+    )
     return parser
 
 

@@ -34,7 +34,7 @@ from mpiguide.pairing import (
 )
 from mpiguide.stats import Alternative, adjust_pvalues
 from mpiguide.tables import write_tables
-from mpiguide.verdicts import STAT_COLUMNS, RunMedians, compare
+from mpiguide.verdicts import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
 
 # The catalogue's public names stay importable from here (docs/architecture.md).
 __all__ = ["AnalysisOptions", "Guideline", "check", "evaluate", "load_catalogue", "resolve"]
@@ -91,6 +91,21 @@ def _experiments(medians: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, list[
     return experiments, rows, keys
 
 
+def _may_pair(
+    experiments: pd.DataFrame, lhs_rows: np.ndarray, rhs_rows: np.ndarray, options: AnalysisOptions
+) -> np.ndarray:
+    """Per test: whether `analysis.test` lets it be paired run by run (compare pairs it only if
+    both sides hold the same runs). `auto`: where both sides were measured in the same
+    launches, i.e. share mpi entry and deployment (a run index names one launch of each)."""
+    if options.test != "auto":
+        return np.full(lhs_rows.size, options.test == "paired")
+    same = np.ones(lhs_rows.size, dtype=bool)
+    for key in DEPLOYMENT_KEYS:
+        values = experiments[key].to_numpy()
+        same &= values[lhs_rows] == values[rhs_rows]
+    return same
+
+
 def _tests_of(
     guideline: Guideline,
     experiments: pd.DataFrame,
@@ -115,7 +130,8 @@ def _tests_of(
     tests["lhs_exp_id"] = exp_ids[lhs_rows]
     tests["rhs_exp_id"] = exp_ids[rhs_rows]
     alternative: Alternative = "two-sided" if guideline.relation == "approx" else "greater"
-    stats = compare(run_medians, lhs_rows, rhs_rows, alternative, options.confidence)
+    may_pair = _may_pair(experiments, lhs_rows, rhs_rows, options)
+    stats = compare(run_medians, lhs_rows, rhs_rows, alternative, options.confidence, may_pair)
     tests = pd.concat([tests, stats], axis=1)
     tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)
     ratio = tests["violation_ratio"]
@@ -144,10 +160,12 @@ def evaluate(
                         f"{source}: guideline {guideline.id} selects on {key!r}, which the "
                         f"data lack; parameters: {', '.join(keys)}"
                     )
-    run_medians = RunMedians.from_frame(rows, medians["median_s"].to_numpy(), len(experiments))
+    run_medians = RunMedians.from_frame(
+        rows, medians["run"].to_numpy(), medians["median_s"].to_numpy(), len(experiments)
+    )
     tests = [_tests_of(g, experiments, keys, run_medians, options) for g in guidelines]
     columns = ["guideline", "relation", *keys, "group", "lhs_exp_id", "rhs_exp_id"]
-    columns += [*STAT_COLUMNS[:6], "p_adjusted", *STAT_COLUMNS[6:], "violated"]
+    columns += [*STAT_COLUMNS[:6], "p_adjusted", TEST_COLUMN, *STAT_COLUMNS[6:], "violated"]
     if not tests:
         return pd.DataFrame(columns=columns)
     return pd.concat(tests, ignore_index=True)[columns]

@@ -1,16 +1,22 @@
 """The self-test: how often the guideline check cries wolf, and how small a slowdown it sees.
 
 A self-test campaign (config/campaigns/selftest.yaml) measures one MPI entry, an identical copy
-of it, and copies slowed down by libmpiguide-inject (src/inject) by a planted fraction of every
-call's duration. Its guidelines compare entries by `mpi` selectors: a guideline between two
-clean entries is a null comparison, and any test it flags is a false positive; a guideline whose
-lhs entry is slowed down should be flagged, and the share of its groups that are is the power to
-detect that slowdown. The planted slowdown of a guideline is read from its lhs entry's
-MPIGUIDE_INJECT, so the campaign config alone defines the experiment.
+of it, and copies slowed down by libmpiguide-inject (src/inject) by a planted fraction of some
+or all calls' durations. Its guidelines compare entries by `mpi` selectors, optionally fixing
+an operation (or any other parameter): a guideline whose lhs operation is not slowed is a null
+comparison, and any test it flags is a false positive; a guideline whose lhs operation is slowed
+should be flagged, and the share of its groups that are is the power to detect that slowdown.
+The planted slowdown of a guideline is read from its lhs entry's MPIGUIDE_INJECT (for the MPI
+function of its lhs operation, MPI_<Op>, when it fixes one), so the campaign config alone
+defines the experiment. A guideline whose two sides are one mpi entry compares measurements of
+the same launches; one between two entries compares different launches.
 
 Each rate is computed as the campaign's own analysis computes verdicts (guidelines.evaluate,
-same thresholds), on subsets of the runs: for every run count of the power table, the runs of
-each entry are drawn without replacement, many times, and the rates are averaged over the draws.
+same thresholds), once with each test (`analysis.test` paired and ranksum), on subsets of the
+runs: for every run count of the power table, the runs of each entry are drawn without
+replacement, many times, and the rates are averaged over the draws. A draw numbers its runs of
+every entry 0, 1, ... in drawn order, so that `paired` pairs runs of different entries at random
+(the runs of one entry stay paired with themselves).
 """
 
 from __future__ import annotations
@@ -43,9 +49,13 @@ LD_PRELOAD_SEPARATORS = (" ", ":")
 # What libmpiguide-inject prints (rank 0, stderr: the run's log) when it is active.
 ANNOUNCEMENT = "mpiguide-inject: active:"
 ALL_OPS = "all"
+# The tests compared side by side (values of analysis.test).
+TESTS = ("paired", "ranksum")
+# Values of the `launches` column: both sides of a guideline measured in the same launches or not.
+SAME_LAUNCHES, DIFFERENT_LAUNCHES = "same", "different"
 COLUMNS = [
-    "slowdown_pct", "op", "runs", "resamples", "guidelines", "tests", "groups",
-    "flagged_test_rate", "detected_group_rate",
+    "slowdown_pct", "launches", "test", "op", "runs", "resamples", "guidelines", "tests",
+    "groups", "significant_test_rate", "flagged_test_rate", "detected_group_rate",
 ]  # fmt: skip
 
 
@@ -58,20 +68,33 @@ class PlantedGuideline:
     rhs_mpi: str
     slowdown: float
 
+    @property
+    def launches(self) -> str:
+        return SAME_LAUNCHES if self.lhs_mpi == self.rhs_mpi else DIFFERENT_LAUNCHES
 
-def planted_fraction(mpi: str, entry: Mapping[str, Any], source: str) -> float:
-    """The fraction an entry's MPIGUIDE_INJECT plants in every function it names; 0 if none.
 
-    Only the shape the self-test needs is read here (one fraction for all functions);
+def mpi_function(op: str) -> str:
+    """The MPI function a kernel operation measures: neighbor_alltoall -> MPI_Neighbor_alltoall."""
+    return f"MPI_{op.capitalize()}"
+
+
+def planted_fraction(
+    mpi: str, entry: Mapping[str, Any], source: str, function: str | None = None
+) -> float:
+    """The fraction an entry's MPIGUIDE_INJECT plants in `function` (0 if it names it not), or,
+    without a function, in every function it names (then they must agree); 0 without a spec.
+
+    Only the shape the self-test needs is read here (NAME:fraction=F entries);
     libmpiguide-inject itself validates the spec in full when the runs start.
     """
     spec = entry.get("env", {}).get(INJECT_VARIABLE)
     if spec is None:
         return 0.0
     where = f"{source}: mpi.{mpi}.env.{INJECT_VARIABLE}"
-    fractions = set()
+    fractions: dict[str, float] = {}
     for item in spec.split(","):
-        key, _, value = item.partition(":")[2].partition("=")
+        name, _, setting = item.partition(":")
+        key, _, value = setting.partition("=")
         if key.strip() != "fraction":
             raise ConfigError(
                 f"{where}: {item.strip()!r}: the self-test plants fractions of each call "
@@ -87,10 +110,15 @@ def planted_fraction(mpi: str, entry: Mapping[str, Any], source: str) -> float:
             raise ConfigError(
                 f"{where}: {item.strip()!r}: fraction must be a number from 0 to {MAX_FRACTION:g}"
             )
-        fractions.add(fraction)
-    if len(fractions) != 1:
-        raise ConfigError(f"{where}: plants different fractions {sorted(fractions)}; use one")
-    return fractions.pop()
+        fractions[name.strip()] = fraction
+    if function is not None:
+        return fractions.get(function, 0.0)
+    if len(set(fractions.values())) != 1:
+        raise ConfigError(
+            f"{where}: plants different fractions {sorted(set(fractions.values()))}; use one, "
+            "or fix the operation of the guidelines that compare this entry"
+        )
+    return next(iter(fractions.values()))
 
 
 def inject_libraries(entries: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, str]:
@@ -112,18 +140,37 @@ def inject_libraries(entries: Mapping[str, Mapping[str, Any]], source: str) -> d
     return libraries
 
 
-def _single_mpi(guideline: Guideline, side: str, entries: Mapping[str, Any], source: str) -> str:
-    names = {
-        mpi
+def _single_value(guideline: Guideline, side: str, key: str) -> set[str]:
+    return {
+        value
         for comparison in guideline.comparisons
-        for mpi in getattr(comparison, side).get("mpi", ())
+        for value in getattr(comparison, side).get(key, ())
     }
+
+
+def _single_mpi(guideline: Guideline, side: str, entries: Mapping[str, Any], source: str) -> str:
+    names = _single_value(guideline, side, "mpi")
     if len(names) != 1 or not names <= set(entries):
         raise ConfigError(
             f"{source}: guideline {guideline.id}: the self-test needs {side}: {{mpi: NAME}} "
             f"naming one mpi entry of the campaign, not {sorted(names) or 'none'}"
         )
     return names.pop()
+
+
+def _side_fraction(
+    guideline: Guideline, side: str, mpi: str, entries: Mapping[str, Any], source: str
+) -> float:
+    """The fraction planted in what one side of a guideline measures: in the MPI function of
+    the operation it fixes, or in the whole entry."""
+    ops = _single_value(guideline, side, "op")
+    if len(ops) > 1:
+        raise ConfigError(
+            f"{source}: guideline {guideline.id}: {side} selects operations {sorted(ops)}; the "
+            "self-test needs one operation per side (or none), so that it knows what is slowed"
+        )
+    function = mpi_function(ops.pop()) if ops else None
+    return planted_fraction(mpi, entries[mpi], source, function)
 
 
 def planted_guidelines(config: Mapping[str, Any], source: str) -> list[PlantedGuideline]:
@@ -142,12 +189,12 @@ def planted_guidelines(config: Mapping[str, Any], source: str) -> list[PlantedGu
             raise ConfigError(f"{source}: guideline {guideline.id}: the self-test needs le")
         lhs = _single_mpi(guideline, "lhs", entries, source)
         rhs = _single_mpi(guideline, "rhs", entries, source)
-        if planted_fraction(rhs, entries[rhs], source) != 0.0:
+        if _side_fraction(guideline, "rhs", rhs, entries, source) != 0.0:
             raise ConfigError(
                 f"{source}: guideline {guideline.id}: rhs entry {rhs!r} is slowed down; the "
-                "reference of a self-test comparison must be a clean entry"
+                "reference of a self-test comparison must be a clean entry (or operation)"
             )
-        slowdown = planted_fraction(lhs, entries[lhs], source)
+        slowdown = _side_fraction(guideline, "lhs", lhs, entries, source)
         planted.append(PlantedGuideline(guideline, lhs, rhs, slowdown))
     if not any(p.slowdown == 0.0 for p in planted):
         raise ConfigError(f"{source}: guidelines: no null comparison between two clean entries")
@@ -194,9 +241,10 @@ def _draws(
     rng: np.random.Generator,
 ) -> pd.DataFrame:
     """Subsets of the medians, one per draw id, each with `n_runs` runs of every (mpi,
-    deployment) drawn without replacement, stacked for one evaluate call: the `draw` column is a
-    parameter, so tests pair experiments of the same draw only, and exp_ids are offset per draw,
-    so that each draw's experiments are experiments of their own."""
+    deployment) drawn without replacement and numbered 0 .. n_runs-1 in drawn order, stacked for
+    one evaluate call: the `draw` column is a parameter, so tests pair experiments of the same
+    draw only, and exp_ids are offset per draw, so that each draw's experiments are experiments
+    of their own."""
     import numpy as np
     import pandas as pd
 
@@ -207,36 +255,60 @@ def _draws(
         for _, entry in medians.groupby(list(DEPLOYMENT_KEYS), observed=True):
             chosen = rng.choice(np.unique(entry["run"].to_numpy()), size=n_runs, replace=False)
             piece = entry[entry["run"].isin(chosen)]
-            pieces.append(piece.assign(draw=draw, exp_id=piece["exp_id"] + draw * offset))
+            position = pd.Series(np.arange(n_runs), index=chosen)
+            pieces.append(
+                piece.assign(
+                    draw=draw,
+                    exp_id=piece["exp_id"] + draw * offset,
+                    run=position[piece["run"].to_numpy()].to_numpy(),
+                )
+            )
     return pd.concat(pieces, ignore_index=True)
 
 
-def _rates(tests: pd.DataFrame, planted: Sequence[PlantedGuideline]) -> pd.DataFrame:
-    """Per slowdown and op (and over all ops): the share of tests flagged and of groups with a
-    flagged test, averaged over the draws."""
+def _rates(
+    tests: pd.DataFrame, planted: Sequence[PlantedGuideline], options: AnalysisOptions
+) -> pd.DataFrame:
+    """Per slowdown, kind of comparison (same or different launches) and op (and over all ops):
+    the share of tests significant (p alone), of tests flagged and of groups with a flagged
+    test, averaged over the draws."""
     import pandas as pd
 
-    slowdown = {p.guideline.id: p.slowdown for p in planted}
-    tests = tests.assign(slowdown=tests["guideline"].map(slowdown))
-    groups = tests.groupby(["slowdown", "draw", "guideline", "group"], observed=True).agg(
+    from mpiguide.pairing import lhs_side
+
+    by_id = {p.guideline.id: p for p in planted}
+    tests = tests.assign(
+        slowdown=tests["guideline"].map({i: p.slowdown for i, p in by_id.items()}),
+        launches=tests["guideline"].map({i: p.launches for i, p in by_id.items()}),
+        op=lhs_side(tests["op"]),
+        significant=tests["p_adjusted"] <= options.p_thres,
+    )
+    levels = ["slowdown", "launches"]
+    groups = tests.groupby([*levels, "draw", "guideline", "group"], observed=True).agg(
         op=("op", "first"), detected=("violated", "any")
     )
     rows = []
     for op_filter in (None, *sorted(tests["op"].unique())):
         chosen_tests = tests if op_filter is None else tests[tests["op"] == op_filter]
         chosen_groups = groups if op_filter is None else groups[groups["op"] == op_filter]
-        per_test = chosen_tests.groupby(["slowdown", "draw"])["violated"].agg(["size", "mean"])
-        per_group = chosen_groups.groupby(["slowdown", "draw"])["detected"].agg(["size", "mean"])
-        per_test, per_group = per_test.groupby("slowdown"), per_group.groupby("slowdown")
-        for level, test_counts in per_test:
+        per_draw = chosen_tests.groupby([*levels, "draw"]).agg(
+            size=("violated", "size"),
+            significant=("significant", "mean"),
+            flagged=("violated", "mean"),
+        )
+        per_group = chosen_groups.groupby([*levels, "draw"])["detected"].agg(["size", "mean"])
+        per_group = per_group.groupby(levels)
+        for level, test_counts in per_draw.groupby(levels):
             group_counts = per_group.get_group(level)
             rows.append(
                 {
-                    "slowdown_pct": round(100 * level, 6),
+                    "slowdown_pct": round(100 * level[0], 6),
+                    "launches": level[1],
                     "op": op_filter or ALL_OPS,
                     "tests": int(test_counts["size"].iloc[0]),
                     "groups": int(group_counts["size"].iloc[0]),
-                    "flagged_test_rate": test_counts["mean"].mean(),
+                    "significant_test_rate": test_counts["significant"].mean(),
+                    "flagged_test_rate": test_counts["flagged"].mean(),
                     "detected_group_rate": group_counts["mean"].mean(),
                 }
             )
@@ -251,11 +323,14 @@ def power_table(
     resamples: int = RESAMPLES,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """selftest.csv: false-positive and detection rates per slowdown, op and number of runs.
+    """selftest.csv: false-positive and detection rates per slowdown, kind of comparison, test,
+    op and number of runs.
 
     A run count above the runs measured is left out; at exactly the runs measured there is one
     possible draw, so the rates are those of the campaign's own verdicts.
     """
+    import dataclasses
+
     import numpy as np
     import pandas as pd
 
@@ -276,17 +351,15 @@ def power_table(
         draws = 1 if n_runs == measured else resamples
         # A multiple-testing correction spans the tests of one evaluation: then one draw each.
         batch = draws if options.correction == "none" else 1
-        tests = [
-            evaluate(
-                _draws(medians, mpis, n_runs, range(first, min(first + batch, draws)), rng),
-                guidelines,
-                options,
-                label,
-            )
+        samples = [
+            _draws(medians, mpis, n_runs, range(first, min(first + batch, draws)), rng)
             for first in range(0, draws, batch)
         ]
-        rates = _rates(pd.concat(tests, ignore_index=True), planted)
-        tables.append(rates.assign(runs=n_runs, resamples=draws))
+        for test in TESTS:
+            test_options = dataclasses.replace(options, test=test)
+            tests = [evaluate(sample, guidelines, test_options, label) for sample in samples]
+            rates = _rates(pd.concat(tests, ignore_index=True), planted, options)
+            tables.append(rates.assign(runs=n_runs, resamples=draws, test=test))
     if not tables:
         raise DataError(
             f"the campaign measured {measured} runs per entry; the power table needs at least "
@@ -294,30 +367,44 @@ def power_table(
         )
     table = pd.concat(tables, ignore_index=True)
     ids = {
-        round(100 * level, 6): ",".join(p.guideline.id for p in planted if p.slowdown == level)
-        for level in {p.slowdown for p in planted}
+        (round(100 * level, 6), launches): ",".join(
+            p.guideline.id for p in planted if (p.slowdown, p.launches) == (level, launches)
+        )
+        for level, launches in {(p.slowdown, p.launches) for p in planted}
     }
-    table["guidelines"] = table["slowdown_pct"].map(ids)
-    return table.sort_values(["slowdown_pct", "op", "runs"], ignore_index=True)[COLUMNS]
+    table["guidelines"] = [
+        ids[key] for key in zip(table["slowdown_pct"], table["launches"], strict=True)
+    ]
+    order = ["launches", "test", "slowdown_pct", "op", "runs"]
+    return table.sort_values(order, ignore_index=True)[COLUMNS]
 
 
 def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> None:
-    """Detected share of groups against the planted slowdown, one line per number of runs."""
+    """Detected share of groups against the planted slowdown, one line per number of runs; one
+    panel per test (columns) and kind of comparison (rows)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     overall = table[table["op"] == ALL_OPS]
-    figure, axes = plt.subplots(figsize=(6.4, 4.2))
-    for n_runs, rows in overall.groupby("runs"):
-        axes.plot(rows["slowdown_pct"], 100 * rows["detected_group_rate"], marker="o", label=n_runs)
-    axes.axhline(95, color="grey", linestyle=":", linewidth=1)
-    axes.set_xlabel("planted slowdown (%); 0 = identical entries (false positives)")
-    axes.set_ylabel("groups flagged (%)")
-    axes.set_ylim(-3, 103)
-    axes.set_title(f"self-test: p ≤ {options.p_thres:g}, ratio ≥ {options.v_thres:g}")
-    axes.legend(title="runs per entry")
+    panels = overall.groupby(["launches", "test"], sort=True)
+    rows = sorted(overall["launches"].unique())
+    figure, axes = plt.subplots(
+        len(rows), len(TESTS), figsize=(6.0 * len(TESTS), 3.6 * len(rows)), squeeze=False
+    )
+    for (launches, test), panel in panels:
+        ax = axes[rows.index(launches), TESTS.index(test)]
+        for n_runs, lines in panel.groupby("runs"):
+            ax.plot(lines["slowdown_pct"], 100 * lines["detected_group_rate"], marker="o",
+                    label=n_runs)  # fmt: skip
+        ax.axhline(95, color="grey", linestyle=":", linewidth=1)
+        ax.set_title(f"{test}, {launches} launches")
+        ax.set_xlabel("planted slowdown (%); 0 = nothing planted (false positives)")
+        ax.set_ylabel("groups flagged (%)")
+        ax.set_ylim(-3, 103)
+        ax.legend(title="runs per entry")
+    figure.suptitle(f"self-test: p ≤ {options.p_thres:g}, ratio ≥ {options.v_thres:g}")
     figure.tight_layout()
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format=path.suffix.lstrip(".") or "png", dpi=120)

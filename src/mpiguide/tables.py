@@ -1,4 +1,5 @@
-"""Tables from tests.csv: summary.csv, summary.md (Table 3 layout) and slowdown.csv.
+"""Tables from tests.csv: summary.csv, summary.md (Table 3 layout) and slowdown.csv
+(mpiguide.slowdown).
 
 summary.md follows Table 3 of Lübbe's neighbourhood paper: one cell per guideline and
 deployment, "violated tests/tests (violated groups/groups)"; analysis.layout can give it the
@@ -16,16 +17,14 @@ import pandas as pd
 
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
-from mpiguide.pairing import PAIR_SEPARATOR, lhs_side
+from mpiguide.pairing import PAIR_SEPARATOR
 from mpiguide.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
+from mpiguide.slowdown import write_slowdown
 
 if TYPE_CHECKING:
     from mpiguide.guidelines import Guideline
 
 SUMMARY_KEYS = ["guideline", *DEPLOYMENT_KEYS]
-# MPINPC-style severity of a slowdown: upper bounds (exclusive) and labels.
-SEVERITY_BOUNDS = (1.1, 1.5, 2.0, 5.0)
-SEVERITY_LABELS = ("low", "medium", "medium-high", "high", "very high")
 NO_TESTS = "-"
 
 
@@ -127,55 +126,6 @@ def _deployment_order(label: str) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else 0 for part in label.split("x"))
 
 
-def severity(slowdown: pd.Series) -> pd.Series:
-    """low < 1.1 ≤ medium < 1.5 ≤ medium-high < 2 ≤ high < 5 ≤ very high."""
-    index = np.searchsorted(np.array(SEVERITY_BOUNDS), slowdown.to_numpy(), side="right")
-    return pd.Series(np.array(SEVERITY_LABELS)[index], index=slowdown.index)
-
-
-def lhs_values(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """The lhs experiment's value of every key (the part before "|" where the sides differ)."""
-    return pd.DataFrame({key: lhs_side(tests[key]) for key in keys})
-
-
-def alternatives(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
-    """Describe each test's rhs by guideline and its values where it differs from lhs
-    (empty: not applicable to the rhs)."""
-    described = tests["guideline"].astype(str) + ":"
-    for key in keys:
-        text = tests[key].astype(str)
-        differs = text.str.contains(PAIR_SEPARATOR, regex=False)
-        if differs.any():
-            rhs = text.str.partition(PAIR_SEPARATOR)[2]
-            described = described.where(~differs, described + f" {key}=" + rhs)
-    return described
-
-
-def slowdowns(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """MPINPC-style: per lhs experiment of an `le` guideline, the fastest rhs alternative."""
-    le = tests.loc[(tests["relation"] == "le") & tests["median_rhs"].notna()]
-    columns = [*keys, "lhs_exp_id", "median_lhs", "alternative", "rhs_exp_id", "median_rhs",
-               "slowdown", "hl_ratio", "hl_low", "hl_high", "severity", "violated"]  # fmt: skip
-    if le.empty:
-        return pd.DataFrame(columns=columns)
-    frame = lhs_values(le, keys).assign(
-        lhs_exp_id=le["lhs_exp_id"].to_numpy(),
-        median_lhs=le["median_lhs"].to_numpy(),
-        alternative=alternatives(le, keys).to_numpy(),
-        rhs_exp_id=le["rhs_exp_id"].to_numpy(),
-        median_rhs=le["median_rhs"].to_numpy(),
-        hl_ratio=le["hl_ratio"].to_numpy(),
-        hl_low=le["hl_low"].to_numpy(),
-        hl_high=le["hl_high"].to_numpy(),
-        violated=le["violated"].to_numpy(),
-    )
-    fastest = frame.groupby([*DEPLOYMENT_KEYS, "lhs_exp_id"], sort=False)["median_rhs"].idxmin()
-    frame = frame.loc[fastest]
-    frame["slowdown"] = frame["median_lhs"] / frame["median_rhs"]
-    frame["severity"] = severity(frame["slowdown"])
-    return frame.sort_values("slowdown", ascending=False)[columns].reset_index(drop=True)
-
-
 def write_tables(
     tests: pd.DataFrame,
     guidelines: Sequence[Guideline],
@@ -193,5 +143,4 @@ def write_tables(
     markdown = table3_markdown(summary, ids, layout)
     with atomic_path(outdir / "summary.md") as temporary:
         temporary.write_text(markdown)
-    with atomic_path(outdir / "slowdown.csv") as temporary:
-        slowdowns(tests, keys).to_csv(temporary, index=False)
+    write_slowdown(tests, keys, outdir / "slowdown.csv")

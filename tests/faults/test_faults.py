@@ -17,17 +17,13 @@ from typing import Any
 import pytest
 
 from mpiguide import aggregate
-from workflow_project import scheduled_jobs, snakemake
+from workflow_project import ANALYSIS_JOBS, scheduled_jobs, snakemake
 
 from .conftest import CAMPAIGN, DEPLOYMENT, RUNS, SLOW_RUNS, campaign, kernel_ranks, start_snakemake
 
 pytestmark = pytest.mark.workflow
 
 MakeProject = Callable[[dict[str, Any]], Path]
-ANALYSIS_JOBS = {
-    "aggregate": 1, "check_guidelines": 1, "library_table": 1, "plot": 1, "variability": 1,
-    "all": 1,
-}  # fmt: skip
 
 
 def raw_dir(project: Path) -> Path:

@@ -498,10 +498,10 @@ the counts; FMAJ here), and the one message size where cutting and rounding 256Â
   `MK-T1-R01`-`MK-T1-R17`). The paper gives no process counts P and no figures survive in its
   text; its Table 2 lost most cell positions in the text extraction (each `source` says what
   the text states, and where a mark's row is ambiguous).
-- **MPINPC**: catalogued as issue 5 lists them; wording not verified.
 - **Parker et al.**: checked against the CUG 2018 paper; each entry's source quotes it.
-  The MPINPC paper was not identified for certain (a candidate: S. Hunold, "Verifying
-  Performance Guidelines for MPI Collectives at Scale", PMBS workshop at SC).
+- **MPINPC** (Hunold 2023): the paper lists no complete set of mock-ups (its artifact's input
+  files do). Missing from the kernel, so not catalogued: the circulant algorithms (its [12]) and
+  hierarchical and lane decompositions of Scan.
 - **TrÃ¤ff/Gropp/Thakur 2010** is not among the project's papers: its entries name the rule they
   instantiate, never a guideline number. The mock-ups whose `source` says "listed in PGMPI's
   default catalogue" were checked against it (github.com/hunsa/pgmpi,

@@ -72,7 +72,7 @@ def test_defaults_are_filled_as_snakemake_fills_them(schema: dict[str, Any]) -> 
         "varied": "msg_size", "p_thres": 0.001, "v_thres": 1.03, "correction": "none",
         "confidence": 0.95, "layout": "guidelines",
         "variability": [], "run_band": 0.1, "model_tolerance": 0.2,
-        "model_weighting": "absolute",
+        "model_weighting": "absolute", "test": "auto",
     }  # fmt: skip
     assert (ours["seed"], ours["runs"], ours["nrep"], ours["launch"]) == (1, 10, 50, "local")
 

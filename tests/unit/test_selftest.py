@@ -17,6 +17,7 @@ from mpiguide.selftest import (
     ANNOUNCEMENT,
     check_injection_logs,
     inject_libraries,
+    mpi_function,
     planted_fraction,
     planted_guidelines,
     power_table,
@@ -34,35 +35,56 @@ def slowed(fraction: float) -> dict[str, Any]:
     return {**CLEAN, "env": {"LD_PRELOAD": "libmpiguide-inject.so", "MPIGUIDE_INJECT": spec}}
 
 
-def guideline(name: str, lhs: str, rhs: str) -> dict[str, Any]:
+def guideline(
+    name: str, lhs: str, rhs: str, lhs_op: str | None = None, rhs_op: str | None = None
+) -> dict[str, Any]:
     return {
         "id": name,
         "source": "test",
         "text": name,
         "relation": "le",
-        "lhs": {"mpi": lhs},
-        "rhs": {"mpi": rhs},
+        "lhs": {"mpi": lhs, **({"op": lhs_op} if lhs_op else {})},
+        "rhs": {"mpi": rhs, **({"op": rhs_op} if rhs_op else {})},
     }
+
+
+# Only MPI_Alltoall slowed: alltoall against bcast of the same launches is a planted 20 %.
+ALLTOALL_SLOWED = {
+    **CLEAN,
+    "env": {
+        "LD_PRELOAD": "libmpiguide-inject.so",
+        "MPIGUIDE_INJECT": "MPI_Alltoall:fraction=0.2, MPI_Bcast:fraction=0",
+    },
+}
 
 
 CONFIG: dict[str, Any] = {
     "campaign": "selftest",
     "seed": 3,
-    "mpi": {"a": CLEAN, "b": CLEAN, "slow2": slowed(0.02), "slow20": slowed(0.20)},
+    "mpi": {
+        "a": CLEAN,
+        "b": CLEAN,
+        "slow2": slowed(0.02),
+        "slow20": slowed(0.20),
+        "alltoall20": ALLTOALL_SLOWED,
+    },
     "guidelines": [
         guideline("NULL-B-A", "b", "a"),
         guideline("NULL-A-B", "a", "b"),
+        guideline("NULL-BCAST-ALLREDUCE", "a", "a", "bcast", "allreduce"),
         guideline("SLOW2", "slow2", "a"),
         guideline("SLOW20", "slow20", "a"),
+        guideline("SLOW20-ALLTOALL-BCAST", "alltoall20", "alltoall20", "alltoall", "bcast"),
     ],
     "analysis": {"varied": "msg_size", "p_thres": 0.001, "v_thres": 1.03},
 }
 OPTIONS = AnalysisOptions()
 
 
-def synthetic_medians(runs: int, seed: int = 0) -> pd.DataFrame:
-    """Run medians with 1 % lognormal noise around 10 µs x size factor, per entry slowed by its
-    planted fraction."""
+def synthetic_medians(runs: int, seed: int = 0, launch_noise: float = 0.0) -> pd.DataFrame:
+    """Run medians with 1 % lognormal noise around 10 µs x size factor, per operation slowed by
+    its entry's planted fraction; with `launch_noise`, each run's medians share one lognormal
+    factor of that spread (a fast or slow launch)."""
     rng = np.random.default_rng(seed)
     blank = dict.fromkeys(c for c in COLUMNS if c != "exp_id")
     grid = grid_frame(
@@ -74,10 +96,11 @@ def synthetic_medians(runs: int, seed: int = 0) -> pd.DataFrame:
     )
     frames = []
     for mpi, entry in CONFIG["mpi"].items():
-        factor = 1 + planted_fraction(mpi, entry, "test")
+        planted = {op: planted_fraction(mpi, entry, "test", mpi_function(op)) for op in OPS}
+        factor = 1 + grid["op"].map(planted).to_numpy(dtype=float)
         for run in range(runs):
             typical = 1e-5 * (1 + np.log2(grid["msg_size"].to_numpy(dtype=float)))
-            noise = rng.lognormal(0.0, 0.01, size=len(grid))
+            noise = rng.lognormal(0.0, 0.01, size=len(grid)) * rng.lognormal(0.0, launch_noise)
             frames.append(
                 grid.assign(
                     mpi=mpi, nodes=1, ppn=2, run=run, median_s=typical * factor * noise, n_kept=40
@@ -131,7 +154,14 @@ def test_inject_libraries_the_workflow_builds() -> None:
 
 def test_planted_guidelines_know_their_slowdown() -> None:
     planted = {p.guideline.id: p.slowdown for p in planted_guidelines(CONFIG, "c.yaml")}
-    assert planted == {"NULL-B-A": 0.0, "NULL-A-B": 0.0, "SLOW2": 0.02, "SLOW20": 0.2}
+    assert planted == {
+        "NULL-B-A": 0.0,
+        "NULL-A-B": 0.0,
+        "NULL-BCAST-ALLREDUCE": 0.0,
+        "SLOW2": 0.02,
+        "SLOW20": 0.2,
+        "SLOW20-ALLTOALL-BCAST": 0.2,
+    }
 
 
 @pytest.mark.parametrize(
@@ -144,6 +174,14 @@ def test_planted_guidelines_know_their_slowdown() -> None:
         (
             [guideline("N", "a", "b"), {**guideline("G", "a", "b"), "lhs": {"op": "bcast"}}],
             "needs lhs: {mpi: NAME}",
+        ),
+        (
+            [guideline("N", "a", "b"), guideline("G", "a", "alltoall20", "bcast", "alltoall")],
+            "rhs entry 'alltoall20' is slowed",
+        ),
+        (
+            [guideline("N", "a", "b"), guideline("G", "alltoall20", "a")],
+            "plants different fractions",
         ),
     ],
 )
@@ -162,19 +200,42 @@ def test_power_table_separates_null_from_planted_slowdowns() -> None:
         run_counts=(5, 10, 20),
         resamples=8,
     )
-    overall = table[table["op"] == "all"].set_index(["slowdown_pct", "runs"])
+    overall = table[table["op"] == "all"].set_index(["launches", "test", "slowdown_pct", "runs"])
     # 20 runs were not measured; 10 of 12 are resampled.
     assert sorted(overall.index.get_level_values("runs").unique()) == [5, 10]
+    assert set(overall.index.get_level_values("test")) == {"paired", "ranksum"}
     assert (overall["resamples"] == 8).all()
-    assert overall.loc[(0.0, 10), "flagged_test_rate"] == 0.0
-    assert overall.loc[(0.0, 10), "tests"] == 2 * len(OPS) * len(SIZES)
-    # 2 % is below v_thres 1.03: never a verdict, however clear the shift.
-    assert overall.loc[(2.0, 10), "detected_group_rate"] == 0.0
-    assert overall.loc[(20.0, 10), "detected_group_rate"] == 1.0
-    assert overall.loc[(20.0, 10), "groups"] == len(OPS)
-    assert overall.loc[(20.0, 10), "guidelines"] == "SLOW20"
+    for test in ("paired", "ranksum"):
+        across = overall.loc[("different", test)]
+        assert across.loc[(0.0, 10), "flagged_test_rate"] == 0.0
+        assert across.loc[(0.0, 10), "tests"] == 2 * len(OPS) * len(SIZES)
+        # 2 % is below v_thres 1.03: never a verdict, however clear the shift.
+        assert across.loc[(2.0, 10), "detected_group_rate"] == 0.0
+        assert across.loc[(2.0, 10), "significant_test_rate"] > 0.0
+        assert across.loc[(20.0, 10), "detected_group_rate"] == 1.0
+        assert across.loc[(20.0, 10), "groups"] == len(OPS)
+        assert across.loc[(20.0, 10), "guidelines"] == "SLOW20"
+        within = overall.loc[("same", test)]
+        assert within.loc[(0.0, 10), "flagged_test_rate"] == 0.0
+        assert within.loc[(20.0, 10), "detected_group_rate"] == 1.0
+        assert within.loc[(20.0, 10), "guidelines"] == "SLOW20-ALLTOALL-BCAST"
     per_op = table[(table["op"] != "all") & (table["runs"] == 10)]
     assert set(per_op["op"]) == set(OPS)
+
+
+def test_paired_test_sees_within_a_launch_what_launch_noise_hides_from_the_rank_sum() -> None:
+    # launches vary by 30 %, experiments within a launch by 1 %: a planted 20 % between two
+    # operations of the same launches is plain run by run, and drowned across runs
+    table = power_table(
+        synthetic_medians(runs=10, launch_noise=0.3),
+        planted_guidelines(CONFIG, "c"),
+        OPTIONS,
+        run_counts=(10,),
+    )
+    overall = table[table["op"] == "all"].set_index(["launches", "test", "slowdown_pct"])
+    assert overall.loc[("same", "paired", 20.0), "detected_group_rate"] == 1.0
+    assert overall.loc[("same", "ranksum", 20.0), "detected_group_rate"] < 0.5
+    assert overall.loc[("same", "paired", 0.0), "flagged_test_rate"] == 0.0
 
 
 def test_power_table_corrects_within_each_draw() -> None:
@@ -188,9 +249,9 @@ def test_power_table_corrects_within_each_draw() -> None:
         run_counts=(10,),
         resamples=4,
     )
-    overall = table[table["op"] == "all"].set_index("slowdown_pct")
-    assert overall.loc[20.0, "detected_group_rate"] == 1.0
-    assert overall.loc[0.0, "flagged_test_rate"] == 0.0
+    overall = table[table["op"] == "all"].set_index(["launches", "test", "slowdown_pct"])
+    assert overall.loc[("different", "ranksum", 20.0), "detected_group_rate"] == 1.0
+    assert overall.loc[("different", "ranksum", 0.0), "flagged_test_rate"] == 0.0
 
 
 def test_power_table_at_the_measured_runs_is_the_campaign_verdict() -> None:
@@ -218,7 +279,7 @@ def write_logs(root: Path, medians: pd.DataFrame, announced: set[str]) -> Path:
 
 def test_injection_logs_prove_every_slowed_run(tmp_path: Path) -> None:
     medians = synthetic_medians(runs=2)
-    logs = write_logs(tmp_path, medians, {"slow2", "slow20"})
+    logs = write_logs(tmp_path, medians, {"slow2", "slow20", "alltoall20"})
     check_injection_logs(CONFIG, medians, logs, "c")
 
     (logs / "slow20" / "1x2" / "run01.log").write_text("ERROR: ld.so: object cannot be preloaded")
@@ -230,7 +291,7 @@ def test_injection_logs_prove_every_slowed_run(tmp_path: Path) -> None:
 
 def test_injection_logs_catch_a_leak_into_a_clean_entry(tmp_path: Path) -> None:
     medians = synthetic_medians(runs=1)
-    logs = write_logs(tmp_path, medians, {"slow2", "slow20", "b"})
+    logs = write_logs(tmp_path, medians, {"slow2", "slow20", "alltoall20", "b"})
     with pytest.raises(DataError, match="active in clean entry 'b'"):
         check_injection_logs(CONFIG, medians, logs, "c")
 
@@ -238,13 +299,13 @@ def test_injection_logs_catch_a_leak_into_a_clean_entry(tmp_path: Path) -> None:
 def test_selftest_writes_table_and_plot(tmp_path: Path) -> None:
     medians = synthetic_medians(runs=5)
     medians.to_parquet(tmp_path / "medians.parquet")
-    logs = write_logs(tmp_path / "logs", medians, {"slow2", "slow20"})
+    logs = write_logs(tmp_path / "logs", medians, {"slow2", "slow20", "alltoall20"})
     csv, plot = tmp_path / "selftest.csv", tmp_path / "selftest.png"
 
     selftest(CONFIG, tmp_path / "medians.parquet", logs, csv, plot, resamples=5)
 
     written = pd.read_csv(csv)
-    assert list(written.columns[:3]) == ["slowdown_pct", "op", "runs"]
+    assert list(written.columns[:5]) == ["slowdown_pct", "launches", "test", "op", "runs"]
     assert set(written["slowdown_pct"]) == {0.0, 2.0, 20.0}
     assert plot.read_bytes().startswith(b"\x89PNG")
     assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
@@ -252,7 +313,7 @@ def test_selftest_writes_table_and_plot(tmp_path: Path) -> None:
 
 def test_selftest_refuses_medians_of_another_campaign(tmp_path: Path) -> None:
     medians = synthetic_medians(runs=5)
-    logs = write_logs(tmp_path, medians, {"slow2", "slow20"})
+    logs = write_logs(tmp_path, medians, {"slow2", "slow20", "alltoall20"})
     with pytest.raises(DataError, match=r"entries \['other'\] that c does not define"):
         check_injection_logs(CONFIG, medians.replace({"mpi": {"b": "other"}}), logs, "c")
     with pytest.raises(DataError, match=r"no runs of mpi entries \['slow20'\]"):

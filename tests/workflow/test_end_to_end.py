@@ -75,6 +75,7 @@ def test_guideline_tables(completed_campaign: Path) -> None:
     assert len(summary) >= 1
     assert "GL4" in (guidelines / "summary.md").read_text()
     assert (guidelines / "slowdown.csv").stat().st_size > 0
+    assert (guidelines / "slowdown.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_plots(completed_campaign: Path) -> None:
@@ -87,13 +88,13 @@ def test_report(campaign_copy: Path) -> None:
     report = campaign_copy / "results" / "tiny" / "report.html"
     snakemake(campaign_copy, "--profile", "profiles/local", "--report", str(report))
     html = report.read_text(errors="replace")
-    for expected in ("tests.csv", "summary.csv", "slowdown.csv", "Plots", "tiny"):
+    for expected in ("tests.csv", "summary.csv", "slowdown.csv", "slowdown.png", "Plots", "tiny"):
         assert expected in html
 
 
 def test_every_job_left_a_log(completed_campaign: Path) -> None:
     logs = results(completed_campaign) / "logs"
-    rules = ("grid", "aggregate", "check_guidelines", "library_table", "plot")
+    rules = ("grid", "aggregate", "check_guidelines", "library_table", "plot", "slowdown_overview")
     expected = [logs / f"{rule}.log" for rule in rules]
     for mpi in MPIS:
         expected.append(logs / "build" / f"{mpi}.log")

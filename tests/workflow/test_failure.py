@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from workflow_project import DEPLOYMENT, scheduled_jobs, snakemake
+from workflow_project import ANALYSIS_JOBS, DEPLOYMENT, scheduled_jobs, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -42,12 +42,4 @@ def test_failed_run_keeps_the_others_and_resumes(
         assert (path.stat().st_mtime_ns, path.read_bytes()) == (mtime, content), path
 
     edit_config(lambda config: config["mpi"]["mpich"].update(launcher="mpiexec.mpich"))
-    assert scheduled_jobs(campaign_copy) == {
-        "run_mpich": 1,
-        "aggregate": 1,
-        "check_guidelines": 1,
-        "library_table": 1,
-        "plot": 1,
-        "variability": 1,
-        "all": 1,
-    }
+    assert scheduled_jobs(campaign_copy) == {"run_mpich": 1, **ANALYSIS_JOBS}

@@ -10,11 +10,18 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from workflow_project import TINY_CAMPAIGN, new_project, read_config, scheduled_jobs, snakemake
+from workflow_project import (
+    ANALYSIS_JOBS,
+    TINY_CAMPAIGN,
+    new_project,
+    read_config,
+    scheduled_jobs,
+    snakemake,
+)
 
 pytestmark = pytest.mark.workflow
 
-ANALYSIS = {"check_guidelines": 1, "library_table": 1, "plot": 1, "variability": 1, "all": 1}
+ANALYSIS = {job: count for job, count in ANALYSIS_JOBS.items() if job != "aggregate"}
 EditConfig = Callable[[Callable[[dict[str, Any]], None]], None]
 
 

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
-from workflow_project import REPO, TINY_CAMPAIGN, new_project, scheduled_jobs, snakemake
+from workflow_project import (
+    ANALYSIS_JOBS,
+    REPO,
+    TINY_CAMPAIGN,
+    new_project,
+    scheduled_jobs,
+    snakemake,
+)
 
 pytestmark = pytest.mark.workflow
 
@@ -113,12 +120,7 @@ def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
         "grid": 1,
         "inputs": runs,
         "run_openmpi": runs,
-        "aggregate": 1,
-        "check_guidelines": 1,
-        "library_table": 1,
-        "plot": 1,
-        "variability": 1,
-        "all": 1,
+        **ANALYSIS_JOBS,
     }
 
 

@@ -208,6 +208,7 @@ GUIDELINE_OUTPUTS = {
     for name in ("tests.csv", "summary.csv", "summary.md", "slowdown.csv")
 }
 PLOTS = f"{RESULTS}/plots"
+SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
 
 
 def plot_labels(wildcards) -> dict[str, str]:

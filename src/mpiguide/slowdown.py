@@ -1,0 +1,189 @@
+"""MPINPC's output: slowdown.csv in the shape of Figure 2 and the overview plot of Figure 3.
+
+S. Hunold, "Verifying Performance Guidelines for MPI Collectives at Scale" (SC-W 2023):
+- Figure 2: per collective and message size, the median of the default call, and where a
+  competitor is "statistically found to be faster" the fastest such competitor, its median and
+  the slowdown (default median / competitor median); blank where none is.
+- §4: severity "low" below a 10 % slowdown; medium, medium high, high and very high "represent a
+  maximum runtime slowdown of 50 %, 100 %, 400 %, or more than 400 %".
+- Figure 3: collectives by message size, coloured by severity.
+
+A row per lhs experiment of the `le` tests (mpi, deployment and its own parameters); the
+competitors are the rhs experiments of its tests, significantly faster where the test is
+`violated` (the analysis' verdict: p and v thresholds, docs/analysis.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display; must precede pyplot
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
+
+from mpiguide.atomic import atomic_path
+from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.errors import DataError
+from mpiguide.operations import load_operations
+from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
+
+# Hunold 2023, §4: a slowdown below LOW_BELOW is low; each other class up to and including its
+# bound; above the last bound very high.
+LOW_BELOW = 1.10
+SEVERITY_BOUNDS = (1.50, 2.00, 5.00)
+SEVERITY_LABELS = ("low", "medium", "medium high", "high", "very high")
+# The overview's class where no competitor is significantly faster (Figure 3's unproblematic
+# green; the paper's figure is not in its text, so its exact palette is not known).
+NO_VIOLATION = "none"
+SEVERITY_COLOURS = {
+    NO_VIOLATION: "#1a9850",
+    "low": "#a6d96a",
+    "medium": "#fee08b",
+    "medium high": "#fdae61",
+    "high": "#f46d43",
+    "very high": "#a50026",
+}
+# Figure 2's columns; mpiguide adds `mpi` first (a campaign may measure several libraries),
+# the other parameters its lhs experiments differ in after `count`, and `severity` last.
+FIGURE2_COLUMNS = [
+    "collective", "count", "N", "ppn", "n", "default_median", "slowdown", "fastest_mockup",
+    "mockup_median",
+]  # fmt: skip
+
+
+def severity(slowdown: pd.Series) -> pd.Series:
+    """Hunold 2023, §4: low < 1.1 ≤ medium ≤ 1.5 < medium high ≤ 2 < high ≤ 5 < very high;
+    "" where there is no slowdown (NaN)."""
+    values = slowdown.to_numpy(dtype=float)
+    index = np.where(
+        values < LOW_BELOW, 0, 1 + np.searchsorted(SEVERITY_BOUNDS, values, side="left")
+    )
+    labels = np.array(SEVERITY_LABELS, dtype=object)[index]
+    return pd.Series(np.where(np.isnan(values), "", labels), index=slowdown.index, dtype=object)
+
+
+def mpi_names(ops: pd.Series) -> pd.Series:
+    """MPI's name of each kernel operation that is an MPI call (bcast -> MPI_Bcast), else op."""
+    calls = {
+        name for name, operation in load_operations().items()
+        if operation.family in ("collective", "neighbor")
+    }  # fmt: skip
+    return ops.map(lambda op: "MPI_" + op[:1].upper() + op[1:] if op in calls else op)
+
+
+def competitor(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """The rhs of each test: its op, and in parentheses its values where they differ from the
+    lhs's other than op (e.g. `halo (constructor=nodecart)`)."""
+    described = []
+    for _, row in tests.iterrows():
+        rhs_op = split_pair(str(row["op"]))[1]
+        differing = [
+            f"{key}={split_pair(str(row[key]))[1]}"
+            for key in keys
+            if key != "op" and PAIR_SEPARATOR in str(row[key])
+        ]
+        described.append(rhs_op + (f" ({' '.join(differing)})" if differing else ""))
+    return pd.Series(described, index=tests.index, dtype=object)
+
+
+def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Figure 2 for every lhs experiment of the `le` tests in `tests` (tests.csv rows; `keys`
+    its parameter columns, mpi, nodes and ppn among them)."""
+    le = tests.loc[(tests["relation"] == "le") & tests["median_rhs"].notna()]
+    if le.empty:
+        return pd.DataFrame(columns=["mpi", *FIGURE2_COLUMNS, "severity"])
+    lhs = pd.DataFrame({key: lhs_side(le[key]) for key in keys}, index=le.index)
+    # "" is not applicable (e.g. root of an op without one): not a level that tells rows apart
+    named = {*DEPLOYMENT_KEYS, "op", "msg_size"}
+    extra = [key for key in keys if key not in named and lhs[key][lhs[key] != ""].nunique() > 1]
+    columns = ["mpi", *FIGURE2_COLUMNS[:2], *extra, *FIGURE2_COLUMNS[2:], "severity"]
+    frame = lhs.assign(
+        lhs_exp_id=le["lhs_exp_id"].to_numpy(),
+        n=le["n_lhs"].to_numpy(),
+        default_median=le["median_lhs"].to_numpy(),
+        fastest_mockup=competitor(le, keys).to_numpy(),
+        mockup_median=le["median_rhs"].to_numpy(),
+        violated=le["violated"].astype(str).isin(["True", "true", "1"]).to_numpy(),
+    )
+    experiment = [*DEPLOYMENT_KEYS, "lhs_exp_id"]
+    rows = frame.drop_duplicates(experiment).set_index(experiment)
+    faster = frame.loc[frame["violated"]]
+    fastest = faster.loc[faster.groupby(experiment, sort=False)["mockup_median"].idxmin()]
+    fastest = fastest.set_index(experiment)[["fastest_mockup", "mockup_median"]]
+    rows = rows.drop(columns=["fastest_mockup", "mockup_median"]).join(fastest).reset_index()
+    rows["slowdown"] = rows["default_median"] / rows["mockup_median"]
+    rows["severity"] = severity(rows["slowdown"])
+    rows["fastest_mockup"] = rows["fastest_mockup"].fillna("")
+    rows["collective"] = mpi_names(rows["op"])
+    rows = rows.rename(columns={"msg_size": "count", "nodes": "N"})
+    order = ["mpi", "N", "ppn", "collective", *extra, "count"]
+    numeric = {c: pd.to_numeric(rows[c], errors="coerce") for c in ("N", "ppn", "count")}
+    rows = rows.assign(**{f"_{c}": v for c, v in numeric.items()})
+    by = [f"_{c}" if c in numeric else c for c in order]
+    return rows.sort_values(by, kind="stable")[columns].reset_index(drop=True)
+
+
+def write_slowdown(tests: pd.DataFrame, keys: Sequence[str], path: Path) -> None:
+    with atomic_path(path) as temporary:
+        slowdown_table(tests, keys).to_csv(temporary, index=False)
+
+
+def read_slowdown(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise DataError(f"{path}: no such file (written by `mpiguide check`)")
+    try:
+        table = pd.read_csv(path, dtype={"severity": str}, keep_default_na=False)
+    except (OSError, ValueError) as error:
+        raise DataError(f"{path}: cannot read the slowdown table: {error}") from None
+    missing = [c for c in ("mpi", *FIGURE2_COLUMNS, "severity") if c not in table]
+    if missing:
+        raise DataError(f"{path}: column {missing[0]!r} missing")
+    unknown = sorted(set(table["severity"]) - {"", *SEVERITY_LABELS})
+    if unknown:
+        allowed = ", ".join(SEVERITY_LABELS)
+        raise DataError(f"{path}: severity {unknown[0]!r}: one of {allowed}, or empty")
+    return table
+
+
+def overview_classes(table: pd.DataFrame) -> pd.Series:
+    """Per row its overview class: its severity, or NO_VIOLATION."""
+    return table["severity"].where(table["severity"] != "", NO_VIOLATION)
+
+
+def plot_overview(table: pd.DataFrame, path: Path) -> None:
+    """Figure 3: per mpi and deployment a panel of collectives (rows) by message size (columns),
+    each cell coloured by its severity class. Where several experiments share a collective and
+    size (other parameters differ), the cell shows the most severe."""
+    classes = list(SEVERITY_COLOURS)
+    table = table.assign(_class=overview_classes(table).map(classes.index))
+    panels = list(table.groupby(["mpi", "N", "ppn"], sort=True)) if len(table) else []
+    figure, axes = plt.subplots(
+        max(len(panels), 1), 1, figsize=(8, 1.5 + 3.2 * max(len(panels), 1)), squeeze=False
+    )
+    cmap = ListedColormap(list(SEVERITY_COLOURS.values()))
+    for ax, ((mpi, nodes, ppn), part) in zip(axes[:, 0], panels, strict=False):
+        grid = part.pivot_table(index="collective", columns="count", values="_class", aggfunc="max")
+        ax.imshow(grid.to_numpy(dtype=float), cmap=cmap, vmin=-0.5, vmax=len(classes) - 0.5,
+                  aspect="auto")  # fmt: skip
+        ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
+        ax.set_yticks(range(len(grid.index)), list(grid.index))
+        ax.set_xlabel("message size (B)")
+        ax.set_title(f"{mpi}, {nodes} x {ppn} processes")
+    if not panels:
+        axes[0, 0].set_axis_off()
+        axes[0, 0].text(0.5, 0.5, "no le tests", ha="center", va="center")
+    figure.legend(
+        handles=[Patch(color=c, label=label) for label, c in SEVERITY_COLOURS.items()],
+        loc="lower center", ncol=len(classes), frameon=False,
+    )  # fmt: skip
+    figure.tight_layout(rect=(0, 0.06, 1, 1))
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format="png", dpi=120)
+    plt.close(figure)

@@ -1,0 +1,156 @@
+"""config/campaigns/mpinpc.yaml (Hunold 2023, §4) and gropp-nodecart.yaml (Gropp 2018, §3):
+published scale as printed, each validating and planning as it is and at `scale: local`, whose
+deployments are safe here; gropp-nodecart runs end to end at local scale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from mpiguide.catalogue import load_catalogue
+from mpiguide.operations import load_operations
+from workflow_project import REPO, new_project, scheduled_jobs, snakemake, validate_campaign
+
+CAMPAIGNS = {"mpinpc": "Hunold", "gropp-nodecart": "Gropp"}
+CORES = 2
+
+
+def path_of(name: str) -> Path:
+    return REPO / "config" / "campaigns" / f"{name}.yaml"
+
+
+def load(name: str) -> dict[str, Any]:
+    return yaml.safe_load(path_of(name).read_text(encoding="utf-8"))
+
+
+def project_for(root: Path, name: str) -> Path:
+    """A fresh project whose config/config.yaml and config/campaigns/<name>.yaml are the
+    campaign (the demo's mpi entries must not leak into it)."""
+    project = new_project(root, load(name))
+    (project / "config" / "campaigns").mkdir()
+    (project / "config" / "campaigns" / f"{name}.yaml").write_bytes(path_of(name).read_bytes())
+    return project
+
+
+def ops_of(config: dict[str, Any]) -> set[str]:
+    return {op for block in config["experiments"] for op in block["op"]}
+
+
+@pytest.mark.parametrize("name", CAMPAIGNS)
+def test_header_cites_the_paper(name: str) -> None:
+    header = path_of(name).read_text(encoding="utf-8").split("\ncampaign:", 1)[0]
+    assert all(line.startswith("#") for line in header.splitlines() if line.strip())
+    assert "Published campaign" in header and CAMPAIGNS[name] in header
+    assert "Scaling up on a cluster" in header
+    assert load(name)["campaign"] == name
+
+
+@pytest.mark.parametrize("scale", ["paper", "local"])
+@pytest.mark.parametrize("name", CAMPAIGNS)
+def test_campaign_validates(name: str, scale: str) -> None:
+    validate_campaign(path_of(name), scale)
+
+
+@pytest.mark.parametrize("name", CAMPAIGNS)
+def test_dry_run_plans_every_run_at_both_scales(name: str, tmp_path: Path) -> None:
+    config = load(name)
+    project = project_for(tmp_path / "project", name)
+    configfile = ("--configfile", f"config/campaigns/{name}.yaml")
+    jobs = scheduled_jobs(project, *configfile)
+    for entry in config["mpi"]:
+        assert jobs.get(f"run_{entry}") == config["runs"] * len(config["deployments"]), jobs
+    local = config["local"]
+    jobs = scheduled_jobs(project, *configfile, "--config", "scale=local")
+    for entry in local["mpi"]:
+        assert jobs.get(f"run_{entry}") == local["runs"] * len(local["deployments"]), jobs
+    assert jobs.get("check_guidelines") == 1 and jobs.get("slowdown_overview") == 1, jobs
+
+
+@pytest.mark.parametrize("name", CAMPAIGNS)
+def test_local_scale_is_safe_here(name: str) -> None:
+    """Open MPI beyond the cores oversubscribes with idle ranks yielding (config/local-mpi.yaml
+    says so); MPICH at most 2 ranks; at least 10 runs so p <= 0.001 is reachable."""
+    local = load(name)["local"]
+    entries = yaml.safe_load((REPO / "config" / "local-mpi.yaml").read_text())["mpi"]
+    ranks = max(d["nodes"] * d["ppn"] for d in local["deployments"])
+    for entry in local["mpi"]:
+        if "mpich" in entries[entry]["mpicc"]:
+            assert ranks <= 2
+        elif ranks > CORES:
+            assert "--oversubscribe" in entries[entry]["launcher"]
+            assert entries[entry]["env"]["OMPI_MCA_mpi_yield_when_idle"] == "1"
+    assert local["runs"] >= 10
+
+
+def test_mpinpc_is_section_4() -> None:
+    config = load("mpinpc")
+    operations = load_operations()
+    # Joliot-Curie Rome 256 x 48 (Figure 3a) and Discoverer 64 x 128 (Figure 3b).
+    assert config["deployments"] == [{"nodes": 256, "ppn": 48}, {"nodes": 64, "ppn": 128}]
+    collectives = {"bcast", "scatter", "gather", "allgather", "alltoall", "reduce", "allreduce",
+                   "reduce_scatter_block", "scan"}  # fmt: skip
+    ops = ops_of(config)
+    assert {op for op in ops if operations[op].family == "collective"} == collectives
+    for block in config["experiments"]:
+        assert block["max_time"] == 3  # "each collective call was repeatedly measured for 3 s"
+        sizes = {operations[op].msg_size for op in block["op"]}
+        # 1 ... 10^4 B for all, 10^5 and 10^6 B for the collectives of fixed buffer size
+        top = 6 if sizes == {"buffer"} else 4
+        assert sizes <= {"buffer", "per_process"} and len(sizes) == 1
+        assert block["msg_size"] == [10**k for k in range(top + 1)]
+    # every competitor of every selected guideline is measured, and nothing else
+    catalogue = load_catalogue(REPO / "config" / "guidelines.yaml")
+    compared = set()
+    for guideline_id in config["guidelines"]:
+        entry = catalogue[guideline_id]
+        for pair in entry.get("pairs", [entry]):
+            compared |= {pair["lhs"]["op"], pair["rhs"]["op"]}
+    assert compared == ops
+    assert {"MPINPC-GL1", "MPINPC-GL2", "MPINPC-GL3"} <= set(config["guidelines"])
+
+
+def test_gropp_is_the_halo_exchange_of_figure_3() -> None:
+    config = load("gropp-nodecart")
+    (block,) = config["experiments"]
+    assert block["op"] == "halo" and block["topology"] == "cart"
+    assert block["ndim"] == [2, 3] and block["constructor"] == ["cart", "nodecart"]
+    assert block["reorder"] == 1 and block["nfin"] == 0  # Figure 3: reorder TRUE; Table 3: periodic
+    assert {d["ppn"] for d in config["deployments"]} == {16}  # Blue Waters, 16 per node
+    assert config["guidelines"] == ["GROPP-NODECART"]
+
+
+def test_gropp_local_node_size_reaches_the_kernel(tmp_path: Path) -> None:
+    project = project_for(tmp_path / "project", "gropp-nodecart")
+    result = snakemake(
+        project, "--profile", "profiles/local", "-n", "-p",
+        "--configfile", "config/campaigns/gropp-nodecart.yaml", "--config", "scale=local",
+    )  # fmt: skip
+    output = (result.stdout + result.stderr).splitlines()
+    (deployment,) = load("gropp-nodecart")["local"]["deployments"]
+    ranks = deployment["nodes"] * deployment["ppn"]
+    commands = [line for line in output if f"mpiguide-bench --nprocs {ranks} " in line]
+    assert commands and all(f"--node-size {deployment['node_size']}" in c for c in commands)
+
+
+@pytest.mark.workflow
+def test_gropp_nodecart_runs_at_local_scale(tmp_path: Path) -> None:
+    """`--config scale=local`: about a minute here; every halo grid compared, Figure 2 table
+    and Figure 3 overview written."""
+    project = project_for(tmp_path / "project", "gropp-nodecart")
+    snakemake(
+        project, "--profile", "profiles/local", "--cores", str(CORES),
+        "--configfile", "config/campaigns/gropp-nodecart.yaml", "--config", "scale=local",
+    )  # fmt: skip
+    results = project / "results" / "gropp-nodecart-local" / "guidelines"
+    tests = pd.read_csv(results / "tests.csv")
+    local = load("gropp-nodecart")["local"]
+    assert set(tests["guideline"]) == {"GROPP-NODECART"}
+    assert len(tests) == 2 * len(local["restrict"]["msg_size"])  # ndim 2 and 3, every size
+    assert set(tests["constructor"]) == {"cart|nodecart"}
+    slowdown = pd.read_csv(results / "slowdown.csv")
+    assert len(slowdown) == len(tests) and set(slowdown["collective"]) == {"halo"}
+    assert (results / "slowdown.png").read_bytes().startswith(b"\x89PNG")

@@ -1,0 +1,26 @@
+# MPINPC's overview (Hunold 2023, Figure 3): collectives by message size, coloured by the
+# severity of their slowdown in slowdown.csv. An analysis output: re-made when the verdicts are.
+
+
+rule slowdown_overview:
+    input:
+        slowdown=GUIDELINE_OUTPUTS["slowdown.csv"],
+    output:
+        report(
+            SLOWDOWN_OVERVIEW,
+            caption="../report/slowdown_overview.rst",
+            category="Summary",
+            labels={"figure": "slowdown severity overview"},
+        ),
+    log:
+        f"{RESULTS}/logs/slowdown_overview.log",
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "python -m mpiguide slowdown-plot --slowdown {input.slowdown:q} --out {output:q}"
+        " 2> {log:q}"
+
+
+# Seconds of matplotlib work on one core: under SLURM it runs where Snakemake runs.
+localrules:
+    slowdown_overview,
