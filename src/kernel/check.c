@@ -3,6 +3,32 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What the rank is doing (e.g. the experiment's input line), named by every runtime failure. */
+static char failure_context[512];
+/* Files that an abort removes: the run's temporary outputs, known to every rank. */
+static char *abort_removes[2];
+
+void fail_context(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(failure_context, sizeof failure_context, fmt, args);
+    va_end(args);
+}
+
+void remove_on_abort(int slot, const char *path)
+{
+    free(abort_removes[slot]);
+    abort_removes[slot] = NULL;
+    if (path) {
+        abort_removes[slot] = malloc(strlen(path) + 1);
+        if (abort_removes[slot])
+            strcpy(abort_removes[slot], path);
+    }
+}
 
 static int world_rank(void)
 {
@@ -19,6 +45,9 @@ static _Noreturn void abort_all(void)
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
+    for (size_t i = 0; i < sizeof abort_removes / sizeof abort_removes[0]; i++)
+        if (abort_removes[i])
+            unlink(abort_removes[i]);
     fflush(stderr);
     if (initialized && !finalized)
         MPI_Abort(MPI_COMM_WORLD, EXIT_RUNTIME);
@@ -31,8 +60,8 @@ void mpi_check_fail(const char *call, const char *file, int line, int rc)
     int length = 0;
     if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS)
         snprintf(text, sizeof text, "MPI error code %d", rc);
-    fprintf(stderr, "mpiguide-bench: rank %d: %s failed at %s:%d: %s\n", world_rank(), call,
-            file, line, text);
+    fprintf(stderr, "mpiguide-bench: rank %d: %s%s%s failed at %s:%d: %s\n", world_rank(),
+            failure_context, failure_context[0] ? ": " : "", call, file, line, text);
     abort_all();
 }
 
@@ -40,7 +69,8 @@ void fail_runtime(const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    fprintf(stderr, "mpiguide-bench: rank %d: ", world_rank());
+    fprintf(stderr, "mpiguide-bench: rank %d: %s%s", world_rank(), failure_context,
+            failure_context[0] ? ": " : "");
     vfprintf(stderr, fmt, args);
     fputc('\n', stderr);
     va_end(args);

@@ -22,6 +22,11 @@ _Noreturn void mpi_check_fail(const char *call, const char *file, int line, int 
 /* Prints "rank R: <message>" and aborts all ranks: for failures that are not the user's. */
 _Noreturn void fail_runtime(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Sets what every later runtime failure names first (e.g. "IN.csv:3 (exp_id 2)"); "" clears. */
+void fail_context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A file (slot 0 or 1) that an abort removes, on any rank; NULL forgets the slot. */
+void remove_on_abort(int slot, const char *path);
+
 /* malloc/calloc/realloc that abort with a message (exit 1: not the input's fault) instead of
    returning NULL. */
 void *xmalloc(size_t bytes);

@@ -1,8 +1,11 @@
 /* mpiguide-bench: command line and the run of all experiments (docs/kernel.md). */
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -106,6 +109,59 @@ static int parse_options(int argc, char **argv, struct options *opt)
     return 0;
 }
 
+/* Whether OUTPUT.csv and its OUTPUT.json can be written without destroying INPUT.csv: checked
+   before any measurement, so that a run of hours never ends in a path it cannot write.
+   Returns 0, or -1 with the reason in opt->error. */
+static int check_output_path(struct options *opt)
+{
+    const char *out = opt->output;
+    size_t n = strlen(out);
+    if (n == 0 || out[n - 1] == '/') {
+        snprintf(opt->error, sizeof opt->error, "OUTPUT.csv '%s' is not a file name", out);
+        return -1;
+    }
+    struct stat in_stat, out_stat;
+    int have_input = stat(opt->input, &in_stat) == 0;
+    char *json = output_json_path(out);
+    const char *paths[2] = {out, json};
+    int status = 0;
+    for (int i = 0; i < 2 && status == 0; i++) {
+        if (stat(paths[i], &out_stat) != 0)
+            continue;
+        if (S_ISDIR(out_stat.st_mode)) {
+            snprintf(opt->error, sizeof opt->error, "output '%s' is a directory", paths[i]);
+            status = -1;
+        } else if (have_input && out_stat.st_dev == in_stat.st_dev &&
+                   out_stat.st_ino == in_stat.st_ino) {
+            snprintf(opt->error, sizeof opt->error,
+                     "output '%s' is the input '%s'; writing it would destroy the input",
+                     paths[i], opt->input);
+            status = -1;
+        }
+    }
+    free(json);
+    if (status != 0)
+        return status;
+    char *copy = strdup(out);
+    if (!copy) {
+        snprintf(opt->error, sizeof opt->error, "out of memory");
+        return -1;
+    }
+    const char *parent = dirname(copy);
+    struct stat dir_stat;
+    if (stat(parent, &dir_stat) != 0 || !S_ISDIR(dir_stat.st_mode)) {
+        snprintf(opt->error, sizeof opt->error, "cannot write '%s': directory '%s' does not exist",
+                 out, parent);
+        status = -1;
+    } else if (access(parent, W_OK | X_OK) != 0) {
+        snprintf(opt->error, sizeof opt->error, "cannot write '%s': directory '%s': %s", out,
+                 parent, strerror(errno));
+        status = -1;
+    }
+    free(copy);
+    return status;
+}
+
 /* Rank 0's status, shared so that every rank takes the same way out. */
 static int agree(int status)
 {
@@ -192,6 +248,7 @@ static int run_experiment(const struct experiment *exp, const struct options *op
                           MPI_Comm world, struct sync_state *sync, const struct node_info *node,
                           struct output *out)
 {
+    fail_context("%s:%lld (exp_id %lld)", opt->input, (long long)exp->line, (long long)exp->exp_id);
     struct topology topo;
     const struct topology *topo_used = NULL;
     MPI_Comm comm = world;
@@ -224,6 +281,25 @@ static int run_experiment(const struct experiment *exp, const struct options *op
     if (topo_used)
         topology_free(&topo);
     return status;
+}
+
+/* Rank 0's temporary output names, registered on every rank: whichever rank fails (an
+   allocation, an MPI call) removes them before the job is aborted. */
+static void share_abort_removes(const struct output *out)
+{
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    const char *paths[2] = {out ? out->csv_tmp : NULL, out ? out->json_tmp : NULL};
+    for (int slot = 0; slot < 2; slot++) {
+        int length = rank == 0 ? (int)strlen(paths[slot]) + 1 : 0;
+        MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        char *path = xmalloc((size_t)length);
+        if (rank == 0)
+            memcpy(path, paths[slot], (size_t)length);
+        MPI_CHECK(MPI_Bcast(path, length, MPI_CHAR, 0, MPI_COMM_WORLD));
+        remove_on_abort(slot, path);
+        free(path);
+    }
 }
 
 /* Whether OUTPUT.csv needs the status and global_s columns: some experiment runs on
@@ -275,17 +351,21 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
         rc = EXIT_RUNTIME;
         goto done;
     }
+    share_abort_removes(rank == 0 ? &out : NULL);
     for (size_t i = 0; i < count; i++)
         if (run_experiment(&exps[i], opt, world, &sync, node, &out) != 0) {
             rc = EXIT_RUNTIME;
             break;
         }
+    fail_context("%s", "");
     if (rank == 0) {
         if (rc == EXIT_OK)
             output_commit(&out);
         else
             output_abandon(&out);
     }
+    remove_on_abort(0, NULL);
+    remove_on_abort(1, NULL);
 done:
     MPI_CHECK(MPI_Comm_free(&sync_comm));
     MPI_CHECK(MPI_Comm_free(&world));
@@ -326,6 +406,10 @@ int main(int argc, char **argv)
                     "launcher that of the MPI library the kernel was built with?)\n",
                     opt.nprocs, size, size == 1 ? "" : "s");
         rc = EXIT_RUNTIME;
+    } else if (opt.output && agree(rank == 0 ? check_output_path(&opt) : 0) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "mpiguide-bench: %s\n", opt.error);
+        rc = EXIT_BAD_INPUT;
     } else {
         /* Before validation: what a node leader must hold (alltoall_as_hier) and whether the
            lane ops can run at all depend on the node sizes. */

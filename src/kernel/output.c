@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "json.h"
+#include "sha256.h"
 
 static void release(struct output *out);
 /* After a failed write or rename: removes every file of the run (output_abandon) and aborts
@@ -26,8 +27,7 @@ static char *concat(const char *a, const char *b)
     return s;
 }
 
-/* OUTPUT.json beside OUTPUT.csv: the .csv suffix replaced, or .json appended. */
-static char *json_path_for(const char *csv_path)
+char *output_json_path(const char *csv_path)
 {
     size_t n = strlen(csv_path);
     if (n >= 4 && strcmp(csv_path + n - 4, ".csv") == 0) {
@@ -130,7 +130,7 @@ int output_open(struct output *out, const char *csv_path, const struct run_info 
     snprintf(suffix, sizeof suffix, ".tmp-%ld", (long)getpid());
     out->csv_path = concat(csv_path, "");
     out->csv_tmp = concat(csv_path, suffix);
-    out->json_path = json_path_for(csv_path);
+    out->json_path = output_json_path(csv_path);
     out->json_tmp = concat(out->json_path, suffix);
     out->csv = fopen(out->csv_tmp, "w");
     if (out->csv)
@@ -255,16 +255,39 @@ static int close_durably(FILE **f)
     return err;
 }
 
+/* SHA-256 of a file's bytes as they are on the disk. Returns 0 or an errno value. */
+static int hash_file(const char *path, char hex[65])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno;
+    struct sha256 hash;
+    sha256_init(&hash);
+    unsigned char buffer[1 << 16];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, f)) > 0)
+        sha256_update(&hash, buffer, n);
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
+    fclose(f);
+    sha256_hex(&hash, hex);
+    return err;
+}
+
 void output_commit(struct output *out)
 {
-    char now[32];
+    char now[32], csv_sha256[65];
     utc_now(now);
-    fprintf(out->json, "\n  ],\n  \"end_time\": \"%s\"\n}\n", now);
     int err;
-    if ((err = close_durably(&out->json)) != 0)
-        fail_removing(out, "write", out->json_tmp, err);
+    /* The CSV is complete and on the disk before it is hashed: the digest is of the bytes a
+       reader will find (aggregation refuses a file that no longer hashes to it). */
     if ((err = close_durably(&out->csv)) != 0)
         fail_removing(out, "write", out->csv_tmp, err);
+    if ((err = hash_file(out->csv_tmp, csv_sha256)) != 0)
+        fail_removing(out, "read back", out->csv_tmp, err);
+    fprintf(out->json, "\n  ],\n  \"output_sha256\": \"%s\",\n  \"end_time\": \"%s\"\n}\n",
+            csv_sha256, now);
+    if ((err = close_durably(&out->json)) != 0)
+        fail_removing(out, "write", out->json_tmp, err);
     /* The CSV last: its presence means the run is complete. */
     if (rename(out->json_tmp, out->json_path) != 0)
         fail_removing(out, "rename to", out->json_path, errno);

@@ -35,6 +35,8 @@ struct run_info {
     const struct rank_placement *ranks; /* host and CPU affinity of each rank */
 };
 
+/* OUTPUT.json beside OUTPUT.csv: the .csv suffix replaced, or .json appended (malloc'ed). */
+char *output_json_path(const char *csv_path);
 /* Creates the temporary files and writes the JSON head. Returns 0, or -1 with a message. */
 int output_open(struct output *out, const char *csv_path, const struct run_info *info);
 /* One experiment: rows exp_id,rep,time_s (and status,global_s when the file has them) and
@@ -43,7 +45,8 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
                        const struct measurement *m, const struct topology *topo,
                        const struct locality *loc, const struct buffer_report *buffers,
                        const struct sync_report *sync);
-/* Finishes the JSON and renames both files into place. A failed write (output_experiment
+/* Finishes the JSON (with output_sha256, the digest of the CSV as written) and renames both
+   files into place. A failed write (output_experiment
    too) or rename removes every file of the run and aborts (exit 1). */
 void output_commit(struct output *out);
 /* Removes the temporary files (after a failure). */

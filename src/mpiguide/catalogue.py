@@ -189,6 +189,23 @@ def _validate_entry(entry: Any, where: str) -> None:
                 raise ConfigError(
                     f"{where}.{name}.{key}: not a parameter; allowed: {', '.join(SELECTABLE_KEYS)}"
                 )
+    sides = [("", entry)] if "lhs" in entry else []
+    sides += [(f"pairs[{i}].", pair) for i, pair in enumerate(entry.get("pairs", []))]
+    for prefix, pair in sides:
+        if _same_selection(pair["lhs"], pair["rhs"]):
+            raise ConfigError(
+                f"{where}.{prefix}lhs: lhs and rhs select the same experiments; the guideline "
+                "can produce no test"
+            )
+
+
+def _same_selection(lhs: Mapping[str, Any], rhs: Mapping[str, Any]) -> bool:
+    """Whether two selectors allow the same values of the same keys (in any order)."""
+
+    def allowed(selector: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+        return {key: frozenset(values) for key, values in _selector(selector).items()}
+
+    return allowed(lhs) == allowed(rhs)
 
 
 def load_catalogue(path: str | Path) -> dict[str, Any]:

@@ -10,7 +10,9 @@ fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -67,6 +69,50 @@ def _json(text: str, flag: str, kind: type[dict] | type[list]) -> Any:
     return value
 
 
+def _refuse_overwriting(
+    reads: Sequence[tuple[str, Path]],
+    writes: Sequence[tuple[str, Path]],
+    read_dirs: Sequence[tuple[str, Path]] = (),
+    write_dirs: Sequence[tuple[str, Path]] = (),
+) -> None:
+    """Stops before any work when an output would replace an input, lie in a directory of
+    inputs, or an output directory holds an input: `--timings` pointing at a raw CSV would
+    destroy a measurement that took hours."""
+    for flag, out in writes:
+        target = out.resolve()
+        if target.exists() and not target.is_file():
+            # an atomic write renames over it: a device such as /dev/null would be replaced
+            raise MpiguideError(f"{flag} {out}: exists and is not a regular file")
+        for source, path in reads:
+            if path.resolve() == target:
+                raise MpiguideError(
+                    f"{flag} {out}: is the input {source} {path}; refusing to overwrite it"
+                )
+        for source, directory in read_dirs:
+            if directory.resolve() in target.parents:
+                raise MpiguideError(
+                    f"{flag} {out}: lies in {source} {directory}, a directory of inputs; "
+                    "refusing to write there"
+                )
+    for flag, directory in write_dirs:
+        for source, path in reads:
+            if directory.resolve() in path.resolve().parents:
+                raise MpiguideError(
+                    f"{flag} {directory}: holds the input {source} {path}; refusing to write there"
+                )
+    targets = [(flag, out.resolve()) for flag, out in writes]
+    for index, (flag, target) in enumerate(targets):
+        for other, same in targets[index + 1 :]:
+            if same == target:
+                raise MpiguideError(f"{flag} and {other} name the same file {target}")
+
+
+def _raw_and_provenance(raw: Sequence[Path]) -> list[tuple[str, Path]]:
+    return [("RAW.csv", path) for path in raw] + [
+        ("RAW.json", path.with_suffix(".json")) for path in raw
+    ]
+
+
 def cmd_validate(args: argparse.Namespace) -> None:
     from mpiguide.config import load_campaign
 
@@ -78,6 +124,7 @@ def cmd_grid(args: argparse.Namespace) -> None:
     from mpiguide.config import validate_grid_spec
     from mpiguide.grid import build_grid, write_grid
 
+    _refuse_overwriting([], [("--out", args.out)])
     spec = _json(args.config_json, "--config-json", dict)
     validate_grid_spec(spec, "--config-json")
     write_grid(build_grid(spec, "--config-json"), args.out)
@@ -86,12 +133,18 @@ def cmd_grid(args: argparse.Namespace) -> None:
 def cmd_inputs(args: argparse.Namespace) -> None:
     from mpiguide.inputs import write_run_input
 
+    _refuse_overwriting([("--grid", args.grid)], [("--out", args.out)])
     write_run_input(args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out)
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
     from mpiguide.aggregate import aggregate
 
+    _refuse_overwriting(
+        [("--grid", args.grid), *_raw_and_provenance(args.raw)],
+        [("--timings", args.timings), ("--medians", args.medians)],
+        [("--raw-root", args.raw_root), ("--inputs-root", args.inputs_root)],
+    )
     aggregate(args.grid, args.raw, args.raw_root, args.inputs_root, args.timings, args.medians)
 
 
@@ -99,6 +152,11 @@ def cmd_check(args: argparse.Namespace) -> None:
     from mpiguide.catalogue import load_catalogue, resolve
     from mpiguide.guidelines import check
 
+    _refuse_overwriting(
+        [("--medians", args.medians), ("--catalogue", args.catalogue)],
+        [],
+        write_dirs=[("--outdir", args.outdir)],
+    )
     selection = _json(args.guidelines_json, "--guidelines-json", list)
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     catalogue = load_catalogue(args.catalogue)
@@ -110,6 +168,11 @@ def cmd_plot(args: argparse.Namespace) -> None:
     from mpiguide.plots import plot
 
     analysis = _json(args.analysis_json, "--analysis-json", dict)
+    _refuse_overwriting(
+        [("--timings", args.timings), ("--tests", args.tests)],
+        [],
+        write_dirs=[("--outdir", args.outdir)],
+    )
     plot(args.timings, args.tests, analysis, args.outdir, source="--analysis-json")
 
 
@@ -129,6 +192,8 @@ def cmd_variability(args: argparse.Namespace) -> None:
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     variability(args.medians, args.timings, args.tests, analysis, args.outdir,
                 source="--analysis-json")  # fmt: skip
+
+
 def cmd_library_table(args: argparse.Namespace) -> None:
     from mpiguide.library_table import write_library_table
 
@@ -295,15 +360,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _report(message: str) -> None:
+    """The error on stderr. A log on a full disk cannot take it: then the exit status alone
+    tells (Snakemake names the rule and its log), never a second traceback about stderr."""
+    with contextlib.suppress(OSError):
+        print(f"mpiguide: error: {message}", file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.handler(args)
     except MpiguideError as exc:
-        print(f"mpiguide: error: {exc}", file=sys.stderr)
+        _report(str(exc))
         return 2
     except OSError as exc:  # e.g. an output directory that cannot be created or written
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"mpiguide: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        _report(f"{where}{exc.strerror or exc}")
+        return 1
+    try:
+        sys.stdout.flush()  # e.g. `validate > FILE` on a full disk: an error, not a silent loss
+    except OSError as exc:
+        _report(f"<stdout>: {exc.strerror or exc}")
+        # what could not be written stays buffered; the interpreter's last flush must not
+        # fail again with a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0

@@ -10,6 +10,7 @@ there is one schema, never a packaged copy that could drift from it.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,25 @@ from mpiguide.catalogue import (
 )
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
+from mpiguide.grid import describe as describe_row
 from mpiguide.launch import command_words
 from mpiguide.models import MODELS, Model, load_models, resolve_models
+from mpiguide.operations import load_operations
 from mpiguide.scale import LOCAL_MPI, apply_scale
 from mpiguide.schema_messages import describe
 from mpiguide.strict_yaml import load_yaml
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
+# Bounds of the kernel (src/kernel): --nprocs (main.c), the bytes of one buffer and the offsets of
+# a stencil neighbourhood (input.c MAX_BUFFER_BYTES, MAX_STENCIL_OFFSETS).
+MAX_RANKS = 1 << 30
+MAX_BUFFER_BYTES = (1 << 31) - 1
+MAX_STENCIL_OFFSETS = 1 << 20
+# Ops whose node leader holds the per-process vectors of its whole node (OP_NODE_VECTORS).
+NODE_VECTOR_OPS = frozenset({"alltoall_as_hier"})
+# Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
+# `$` and its recipes' shell the rest.
+BUILT_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
 CATALOGUE = Path("config/guidelines.yaml")
 MAX_REPORTED_ERRORS = 10
 
@@ -60,10 +73,20 @@ def key_path(path: Iterable[str | int]) -> str:
     return text or "(top level)"
 
 
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """An integer as written: jsonschema counts 1.0 as one, but `seed: 1.0` reaches the CLI as
+    '1.0' and `runs: 8.0` names run files 8.0 apart."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 def _default_filling_validator() -> type[jsonschema.protocols.Validator]:
     """Draft 2020-12 validator that fills `default:` values in as it goes, as
-    snakemake.utils.validate does (python-jsonschema FAQ recipe)."""
-    base = jsonschema.Draft202012Validator
+    snakemake.utils.validate does (python-jsonschema FAQ recipe), and whose integers are
+    integers as written (_is_integer)."""
+    base = jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+    )
     validate_properties = base.VALIDATORS["properties"]
 
     def properties_with_defaults(
@@ -133,6 +156,11 @@ def _check_deployments(config: Mapping[str, Any], source: str) -> None:
     seen: dict[tuple[int, int], int] = {}
     for index, deployment in enumerate(config["deployments"]):
         nodes, ppn = deployment["nodes"], deployment["ppn"]
+        if nodes * ppn > MAX_RANKS:
+            raise ConfigError(
+                f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} ranks; the "
+                f"kernel runs at most {MAX_RANKS}"
+            )
         if nodes * ppn < 2:
             raise ConfigError(
                 f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} rank; "
@@ -161,6 +189,75 @@ def _check_roots(config: Mapping[str, Any], source: str) -> None:
                 raise ConfigError(
                     f"{source}: experiments[{index}].root: {root} is not a rank of the smallest "
                     f"deployment ({ranks} ranks: 0 to {ranks - 1})"
+                )
+
+
+def _neighbours(row: Mapping[str, Any], ranks: int) -> int:
+    """The kernel's bound on a row's neighbour count (topology.c topology_max_degree)."""
+    match row["topology"]:
+        case "cart":
+            return 2 * row["ndim"]
+        case "vonneumann" | "moore":
+            return (2 * row["radius"] + 1) ** row["ndim"] - 1
+        case "full":
+            return ranks
+    return 0
+
+
+def _check_kernel_limits(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+) -> None:
+    """What the kernel refuses for a run's shape (input.c check_limits), for the largest
+    deployment: a stencil's offsets, and the bytes of one buffer."""
+    largest = max(config["deployments"], key=lambda d: d["nodes"] * d["ppn"])
+    ranks = largest["nodes"] * largest["ppn"]
+    node = max(d.get("node_size") or d["ppn"] for d in config["deployments"])
+    operations = load_operations()
+    for row in rows:
+        where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
+        degree = _neighbours(row, ranks)
+        if row["topology"] in ("vonneumann", "moore") and degree > MAX_STENCIL_OFFSETS:
+            raise ConfigError(
+                f"{where}: radius {row['radius']} in {row['ndim']} dimensions gives more than "
+                f"{MAX_STENCIL_OFFSETS} neighbours, the kernel's limit"
+            )
+        kind = operations[row["op"]].msg_size
+        if kind == "none":
+            continue
+        blocks = {"per_neighbor": degree, "per_process": ranks}.get(kind, 1)
+        if row["op"] in NODE_VECTOR_OPS:
+            blocks *= node
+        if blocks and row["msg_size"] * blocks > MAX_BUFFER_BYTES:
+            raise ConfigError(
+                f"{where}: msg_size {row['msg_size']} x {blocks} blocks "
+                f"({largest['nodes']}x{largest['ppn']}) exceeds the kernel's "
+                f"{MAX_BUFFER_BYTES} bytes per buffer"
+            )
+
+
+def _check_preload(config: Mapping[str, Any], source: str) -> None:
+    """Every library an entry preloads exists, or is one the workflow builds at a path that
+    reaches make and a shell as plain characters (selftest.inject_libraries)."""
+    from mpiguide.selftest import LD_PRELOAD_SEPARATORS, inject_libraries
+
+    built = inject_libraries(config["mpi"], source)
+    for name, entry in config["mpi"].items():
+        value = entry["env"].get("LD_PRELOAD")
+        if value is None:
+            continue
+        where = f"{source}: mpi.{name}.env.LD_PRELOAD"
+        if value in built:
+            if not BUILT_PATH.fullmatch(value):
+                raise ConfigError(
+                    f"{where}: {value!r}: a library the workflow builds needs a path of "
+                    "letters, digits and _ . / + - only"
+                )
+            continue
+        for library in re.split(f"[{''.join(LD_PRELOAD_SEPARATORS)}]", value):
+            if library and not Path(library).is_file():
+                raise ConfigError(
+                    f"{where}: {library!r}: no such file (relative paths are taken from the "
+                    "directory snakemake runs in)"
                 )
 
 
@@ -354,8 +451,11 @@ def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: st
     file named in every ConfigError."""
     _check_commands(config, source)
     _check_deployments(config, source)
+    if not config["analysis_only"]:
+        _check_preload(config, source)
     rows = expand(config, source)
     _check_roots(config, source)
+    _check_kernel_limits(config, rows, source)
     _check_guidelines(config, catalogue, rows, source)
     _check_analysis(config, rows, source)
     _check_models(config, rows, source)

@@ -73,6 +73,8 @@ APPLIES_WHEN = {
     "counts": "the op is a v-operation (counts is 1 in operations.tsv)",
 }
 MAX_BLOCK_PRODUCT = 200_000
+# Combinations of all blocks together: validation stays a matter of seconds however many blocks.
+MAX_CAMPAIGN_PRODUCT = 500_000
 GRID_KEYS = ("nrep", "experiments")  # the config keys that define the grid
 
 
@@ -126,6 +128,7 @@ class _Block:
     def __init__(self, block: Mapping[str, Any], index: int, nrep: int, source: str) -> None:
         self.block = block
         self.path = f"{source}: experiments[{index}]"
+        self.size = 0  # combinations, once expanded
         self.nrep = _normalise("nrep", nrep)
         self.given = {
             p: [_normalise(p, v) for v in (block[p] if isinstance(block[p], list) else [block[p]])]
@@ -158,7 +161,9 @@ class _Block:
             f"({parameter} applies when {APPLIES_WHEN[parameter]}) and has no default"
         )
 
-    def expand(self, operations: Mapping[str, Operation]) -> list[dict[str, Any]]:
+    def expand(self, operations: Mapping[str, Operation], earlier: int = 0) -> list[dict[str, Any]]:
+        """The block's rows; `earlier` combinations of the blocks before it count against
+        MAX_CAMPAIGN_PRODUCT. Sets self.size, the block's own combinations."""
         for index, name in enumerate(self.given["op"]):
             if name not in operations:
                 close = difflib.get_close_matches(name, operations, n=1)
@@ -174,6 +179,12 @@ class _Block:
                 f"expands to {size} combinations of applicable values (more than "
                 f"{MAX_BLOCK_PRODUCT}); split it into smaller blocks"
             )
+        if earlier + size > MAX_CAMPAIGN_PRODUCT:
+            raise self.error(
+                f"the blocks up to this one expand to {earlier + size} combinations of "
+                f"applicable values (more than {MAX_CAMPAIGN_PRODUCT} in one campaign)"
+            )
+        self.size = size
         used: dict[str, set[int]] = {p: set() for p in self.given}
         applicable: set[str] = set()
         candidates: list[dict[str, Any]] = []
@@ -303,9 +314,12 @@ def expand(config: Mapping[str, Any], source: str = "config") -> list[dict[str, 
     operations = load_operations()
     unique: dict[tuple[Any, ...], dict[str, Any]] = {}
     blocks: Sequence[Mapping[str, Any]] = config["experiments"]
+    combinations = 0
     for index, block in enumerate(blocks):
-        for row in _Block(block, index, config["nrep"], source).expand(operations):
+        expanding = _Block(block, index, config["nrep"], source)
+        for row in expanding.expand(operations, combinations):
             unique.setdefault(tuple(row[p] for p in PARAMETERS), row)
+        combinations += expanding.size
     ordered = sorted(unique.values(), key=_sort_key)
     return [{"exp_id": exp_id, **row} for exp_id, row in enumerate(ordered)]
 

@@ -7,6 +7,7 @@ tests.csv plus the tables (tables.py).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,17 @@ def read_medians(medians_parquet: Path) -> pd.DataFrame:
     missing = [c for c in (*MEDIAN_COLUMNS, *DEPLOYMENT_KEYS) if c not in medians.columns]
     if missing:
         raise DataError(f"{medians_parquet}: column {missing[0]!r} missing")
+    if medians.empty:
+        raise DataError(f"{medians_parquet}: holds no run medians")
+    times = pd.to_numeric(medians["median_s"], errors="coerce")
+    bad = ~(times >= 0)  # NaN, missing or negative: not a duration
+    if bad.any():
+        row = medians.loc[bad].iloc[0]
+        where = ", ".join(f"{key}={row[key]}" for key in (*DEPLOYMENT_KEYS, "run", "exp_id"))
+        raise DataError(
+            f"{medians_parquet}: median_s {row['median_s']} at {where} is not a duration "
+            f"({int(bad.sum())} such rows); was the file written by `mpiguide aggregate`?"
+        )
     return medians
 
 
@@ -168,4 +180,12 @@ def check(
     outdir.mkdir(parents=True, exist_ok=True)
     with atomic_path(outdir / "tests.csv") as temporary:
         tests.to_csv(temporary, index=False)
+    tested = set(tests["guideline"])
+    for guideline in guidelines:
+        if guideline.id not in tested:
+            print(
+                f"mpiguide: warning: {guideline.id}: no test; no lhs experiment pairs with an "
+                f"rhs one in {medians_parquet} (summary.md lists it)",
+                file=sys.stderr,
+            )
     write_tables(tests, guidelines, outdir, options.layout)

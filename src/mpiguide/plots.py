@@ -196,6 +196,23 @@ def read_repetitions(timings_parquet: Path, exp_ids: set[int]) -> pd.DataFrame:
     return timings
 
 
+def _check_experiments(timings_parquet: Path, tests: pd.DataFrame, tests_csv: Path) -> None:
+    """Every experiment the tests name has timings: tests.csv of another campaign (or an edited
+    one) would otherwise plot empty sides."""
+    named = {*tests["lhs_exp_id"].astype(int), *tests["rhs_exp_id"].astype(int)}
+    try:
+        measured = set(pq.read_table(timings_parquet, columns=["exp_id"]).column(0).to_pylist())
+    except (OSError, ValueError, KeyError) as error:
+        raise DataError(f"{timings_parquet}: cannot read the timings: {error}") from None
+    absent = sorted(named - measured)
+    if absent:
+        shown = ", ".join(map(str, absent[:10])) + (", ..." if len(absent) > 10 else "")
+        raise DataError(
+            f"{tests_csv}: names experiments that {timings_parquet} lacks (exp_id {shown}); "
+            "are both of the same campaign?"
+        )
+
+
 def _side_repetitions(test: pd.Series, timings: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for index, side in enumerate(SIDES):
@@ -219,6 +236,8 @@ def plot(
     if not timings_parquet.is_file():
         raise DataError(f"{timings_parquet}: no such file (written by `mpiguide aggregate`)")
     tests = read_tests(Path(tests_csv))
+    if not tests.empty:
+        _check_experiments(timings_parquet, tests, Path(tests_csv))
     for sub in ("overview", "focus"):
         (outdir / sub).mkdir(parents=True, exist_ok=True)
     if tests.empty:

@@ -107,7 +107,19 @@ def table3_markdown(
                 for d in deployments
             ]
             lines.append(f"| {label} | " + " | ".join(row) + " |")
+    untested = untested_guidelines(summary, guideline_ids)
+    if untested:
+        lines += ["", f"{UNTESTED_NOTE}: {', '.join(untested)}"]
     return "\n".join(lines) + "\n"
+
+
+UNTESTED_NOTE = "Guidelines without any test (no lhs experiment pairs with an rhs one in this data)"
+
+
+def untested_guidelines(summary: pd.DataFrame, guideline_ids: Sequence[str]) -> list[str]:
+    """Selected guidelines that produced no test at all: reported, never silently dropped."""
+    tested = set(summary["guideline"])
+    return [guideline_id for guideline_id in guideline_ids if guideline_id not in tested]
 
 
 def _deployment_order(label: str) -> tuple[int, ...]:

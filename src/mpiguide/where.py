@@ -4,7 +4,10 @@ The expression is parsed with `ast` and compiled into a tree of closures over a 
 node types: comparisons (incl. `in`, `not in`, `is None`), `and`/`or`/`not`, unary minus,
 arithmetic (+ - * / // %) on numbers, names of grid parameters, and literals (numbers, strings,
 True/False/None, tuples/lists/sets of literals). No `eval`, no calls, attributes, subscripts,
-comprehensions or `**`: nothing a config file says can run code or exhaust memory.
+comprehensions or `**`: nothing a config file says can run code or exhaust memory. The
+expression is bounded before it is compiled (length, nesting depth, size of integer literals)
+and every arithmetic result is bounded, so a config file cannot make validation recurse, hang
+or overflow either.
 
 Not-applicable parameters are None. An order comparison (< <= > >=) with None is False, so
 `ndim <= 2` never selects a row whose topology has no ndim; `==`/`!=`/`is` behave as in Python.
@@ -24,6 +27,8 @@ Evaluator = Callable[[Row], Any]
 Predicate = Callable[[Row], bool]
 
 MAX_LENGTH = 2000
+MAX_DEPTH = 40
+MAX_MAGNITUDE = 1 << 64  # beyond any grid parameter; 2**64 still compares exactly with floats
 
 ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -61,6 +66,8 @@ class _Compiler:
             case ast.Constant(value=value) if value is None or isinstance(
                 value, bool | int | float | str
             ):
+                if isinstance(value, int | float) and abs(value) > MAX_MAGNITUDE:
+                    raise self.error(f"'{self.node_text(node)}' is beyond {MAX_MAGNITUDE}")
                 return lambda row: value
             case ast.Name(id=name):
                 if name not in self.names:
@@ -106,9 +113,14 @@ class _Compiler:
             if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)):
                 raise self.error(f"'{segment}': arithmetic needs numbers, got {a!r} and {b!r}")
             try:
-                return apply(a, b)
+                result = apply(a, b)
             except ZeroDivisionError:
                 raise self.error(f"'{segment}': division by zero for {row}") from None
+            except OverflowError:
+                result = MAX_MAGNITUDE + 1
+            if abs(result) > MAX_MAGNITUDE:
+                raise self.error(f"'{segment}': result beyond {MAX_MAGNITUDE} for {row}")
+            return result
 
         return evaluate
 
@@ -148,6 +160,16 @@ class _Compiler:
         return evaluate
 
 
+def _depth(root: ast.AST) -> int:
+    """Nesting depth of a syntax tree, without recursion (a chain `1+1+...` nests per `+`)."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
 def compile_where(expr: str, key_path: str, names: Collection[str]) -> Predicate:
     """Compile a row filter; `key_path` (e.g. 'config.yaml: experiments[0].where') prefixes
     every error, `names` are the parameters a row holds."""
@@ -160,5 +182,8 @@ def compile_where(expr: str, key_path: str, names: Collection[str]) -> Predicate
         raise compiler.error(f"invalid syntax ({exc.msg}, column {exc.offset})") from None
     except (RecursionError, MemoryError, ValueError):
         raise compiler.error("cannot be parsed") from None
+    depth = _depth(tree.body)
+    if depth > MAX_DEPTH:
+        raise compiler.error(f"nested {depth} levels deep (at most {MAX_DEPTH})")
     evaluate = compiler.compile(tree.body)
     return lambda row: bool(evaluate(row))

@@ -135,3 +135,35 @@ def test_an_output_whose_temporary_cannot_be_created_names_the_output(
     argv = ["grid", "--config-json", json.dumps(SPEC), "--out", str(out)]
     code, _, err = run(argv, capsys)
     assert (code, err) == (1, f"mpiguide: error: {out}: File name too long\n")
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full")
+def test_a_full_disk_for_the_messages_keeps_the_exit_status() -> None:
+    """stderr (a job's log) or stdout on a full disk: the exit status still tells, and no
+    traceback about the stream itself."""
+    config = str(REPO / "config" / "config.yaml")
+    with open("/dev/full", "w") as full:
+        refused = subprocess.run(
+            [sys.executable, "-m", "mpiguide", "validate", "--config", "/nonexistent.yaml"],
+            stderr=full, stdout=subprocess.PIPE, text=True, check=False,
+        )  # fmt: skip
+        valid = subprocess.run(
+            [sys.executable, "-m", "mpiguide", "validate", "--config", config],
+            stdout=full, stderr=subprocess.PIPE, text=True, check=False,
+        )  # fmt: skip
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert valid.returncode == 1
+    assert (
+        valid.stderr.startswith("mpiguide: error: ") and "No space left on device" in valid.stderr
+    )
+    assert "Traceback" not in valid.stderr
+
+
+def test_an_output_that_is_not_a_regular_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An atomic write renames over its output: a device or a directory would be replaced."""
+    spec = json.dumps({"nrep": 5, "experiments": [{"op": "allgather", "msg_size": 8}]})
+    code, _, err = run(["grid", "--config-json", spec, "--out", str(tmp_path)], capsys)
+    assert code == 2
+    assert err == f"mpiguide: error: --out {tmp_path}: exists and is not a regular file\n"

@@ -14,6 +14,7 @@ HOSTILE = [
     "; touch {marker}",
     "$(touch {marker})",
     "`touch {marker}`",
+    "$(shell touch {marker})",
     "' ; touch {marker} ; '",
     '" ; touch {marker} ; "',
     "a\ntouch {marker}",

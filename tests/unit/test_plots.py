@@ -95,6 +95,50 @@ def test_a_damaged_tests_csv_is_named_by_line(analysed, tmp_path):
         plot(analysed / "timings.parquet", damaged, {}, tmp_path / "plots")
 
 
+def test_tests_naming_experiments_absent_from_the_timings_are_refused(analysed, tmp_path):
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
+    tests.loc[2, "rhs_exp_id"] = "999"
+    foreign = tmp_path / "tests.csv"
+    tests.to_csv(foreign, index=False)
+    with pytest.raises(DataError, match=r"tests\.csv: names experiments that .*timings\.parquet "
+                       r"lacks \(exp_id 999\)"):  # fmt: skip
+        plot(analysed / "timings.parquet", foreign, {}, tmp_path / "plots")
+    assert not (tmp_path / "plots").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: m.iloc[0:0], r"holds no run medians"),
+        (lambda m: m.assign(median_s=m["median_s"].where(m.index != 3)), r"median_s nan at mpi="),
+        (lambda m: m.assign(median_s=m["median_s"].where(m.index != 5, -1.0)), r"median_s -1\.0"),
+    ],
+    ids=["empty", "nan", "negative"],
+)
+def test_check_refuses_medians_that_are_not_durations(analysed, tmp_path, change, message):
+    medians = change(pd.read_parquet(analysed / "medians.parquet"))
+    damaged = tmp_path / "medians.parquet"
+    medians.to_parquet(damaged)
+    guidelines = resolve(list(GUIDELINES), GUIDELINES, "c")
+    with pytest.raises(DataError, match=rf"medians\.parquet: {message}"):
+        check(damaged, guidelines, {}, tmp_path / "guidelines")
+    assert not (tmp_path / "guidelines").exists()
+
+
+def test_a_guideline_without_any_test_is_reported(analysed, tmp_path, capsys):
+    never_pairs = {
+        "NEVER": {"source": "s", "text": "t", "relation": "le",
+                  "lhs": {"op": "neighbor_allgather"},
+                  "rhs": {"op": "neighbor_alltoall", "msg_size": 999}},
+    }  # fmt: skip
+    guidelines = resolve(["GL4", "NEVER"], {**GUIDELINES, **never_pairs}, "c")
+    check(analysed / "medians.parquet", guidelines, {}, tmp_path)
+    assert "mpiguide: warning: NEVER: no test" in capsys.readouterr().err
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.rstrip().endswith(": NEVER")
+    assert "| GL4 |" in summary
+
+
 def test_focus_plots_show_valid_repetitions_only(analysed, tmp_path):
     timings = pd.read_parquet(analysed / "timings.parquet")
     timings["status"] = timings["status"].cat.add_categories(["late"])

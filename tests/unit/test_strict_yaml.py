@@ -43,3 +43,24 @@ def test_an_unreadable_file_says_what_it_is(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as error:
         load_yaml(tmp_path, "the guideline catalogue")
     assert str(error.value) == f"{tmp_path}: cannot read the guideline catalogue: Is a directory"
+
+
+def test_merge_keys_and_aliases_are_read_as_yaml_means_them(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "base: &base {mpicc: mpicc.openmpi, env: {A: '1'}}\n"
+        "mpi:\n"
+        "  a: *base\n"
+        "  b:\n"
+        "    <<: *base\n"
+        "    mpicc: mpicc.mpich\n"
+    )
+    data = load_yaml(path)
+    assert data["mpi"]["a"] == {"mpicc": "mpicc.openmpi", "env": {"A": "1"}}
+    assert data["mpi"]["b"] == {"mpicc": "mpicc.mpich", "env": {"A": "1"}}
+
+
+def test_numbers_read_as_they_look_are_kept(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("a: [0, 10, -3, 1_000, 0x10, 2.5, 1.0e+3, '1:30', '010']\n")
+    assert load_yaml(path) == {"a": [0, 10, -3, 1000, 16, 2.5, 1000.0, "1:30", "010"]}

@@ -9,6 +9,7 @@ rule aggregate:
         raw=raw_csvs,
         provenance=raw_jsons,
         inputs=run_inputs,
+        campaign=campaign_shape(),
     output:
         timings=f"{RESULTS}/timings.parquet",
         medians=f"{RESULTS}/medians.parquet",

@@ -6,6 +6,7 @@ rule check_guidelines:
     input:
         medians=f"{RESULTS}/medians.parquet",
         catalogue=CATALOGUE,
+        options=analysis_options(),
     output:
         tests=report(
             GUIDELINE_OUTPUTS["tests.csv"],

@@ -20,7 +20,8 @@ for build_mpi, build_entry in MPI.items():
         conda:
             kernel_conda_env(build_mpi)
         # make runs in src/kernel: BUILD must be absolute, but built at run time so that moving
-        # the project does not change params and trigger a rebuild.
+        # the project does not change params and trigger a rebuild. MPICC goes in the
+        # environment, where make never expands it (src/kernel/Makefile).
         shell:
-            'make -C src/kernel MPICC={params.mpicc:q} BUILD="$PWD"/{params.builddir:q}'
+            'MPICC={params.mpicc:q} make -C src/kernel BUILD="$PWD"/{params.builddir:q}'
             " > {log:q} 2>&1"

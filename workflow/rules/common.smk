@@ -9,7 +9,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
@@ -17,6 +16,7 @@ from mpiguide.catalogue import load_catalogue
 from mpiguide.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.launch import env_prefix, quoted_launcher
+from mpiguide.options_record import record
 from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
@@ -29,7 +29,7 @@ CATALOGUE = "config/guidelines.yaml"
 
 # Schema first (types, required keys, defaults filled in), then what a schema cannot express
 # (op names, where expressions, guideline ids, selectors, the varied parameter, ranks >= 2).
-# Snakemake's schema error dumps the schema; the package restates it as "file: key: problem".
+# Snakemake's schema error dumps the schema; the package's names "file: key: problem".
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 try:
     # Snakemake has read the config files already, keeping the last of two equal keys (a second
@@ -38,11 +38,10 @@ try:
     # stops on them before this file runs (docs/config.md).
     for config_file in CONFIG_FILES:
         load_yaml(Path(config_file))
-    try:
-        validate(config, str(SCHEMA))
-    except WorkflowError:
-        validate_schema(config, load_yaml(SCHEMA), CONFIG_SOURCE)
-        raise
+    # The package's validation first: it names file and key, and its integers are integers as
+    # written (`runs: 8.0` is not one); Snakemake's own then passes.
+    validate_schema(config, load_yaml(SCHEMA), CONFIG_SOURCE)
+    validate(config, str(SCHEMA))
     # At `scale: local` (--config scale=local) the campaign's `local:` block replaces what it
     # names; the rules see only the scaled config.
     scaled = scaled_campaign(config, load_yaml(SCHEMA), CONFIG_SOURCE, Path.cwd())
@@ -95,9 +94,35 @@ def as_json(value) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def grid_config_json() -> str:
+def grid_config() -> dict:
     """Only the keys that define the grid: editing anything else never re-plans."""
-    return as_json({"nrep": config["nrep"], "experiments": config["experiments"]})
+    return {"nrep": config["nrep"], "experiments": config["experiments"]}
+
+
+def grid_config_json() -> str:
+    return as_json(grid_config())
+
+
+def options_record(name: str, value) -> str:
+    """`results/<campaign>/options/<name>.json`, rewritten only when `value` changes: as a rule
+    input it re-runs the rule on a change even without .snakemake/ metadata (a fresh clone,
+    copied results), where params alone would not (mpiguide.options_record)."""
+    return record(f"{RESULTS}/options/{name}.json", as_json(value))
+
+
+def analysis_options() -> str:
+    """What the verdicts depend on besides the medians and the catalogue."""
+    return options_record(
+        "analysis", {"analysis": config["analysis"], "guidelines": config["guidelines"]}
+    )
+
+
+def campaign_shape() -> str:
+    """Which runs the aggregate joins: a removed deployment or entry re-aggregates too."""
+    return options_record(
+        "campaign",
+        {"mpi": list(MPI), "deployments": config["deployments"], "runs": config["runs"]},
+    )
 
 
 def mpi_env_prefix(mpi: str) -> str:

@@ -13,6 +13,9 @@ rule fit_models:
     input:
         medians=f"{RESULTS}/medians.parquet",
         models=MODELS_CATALOGUE,
+        options=options_record(
+            "models", {"models": config["models"], "analysis": config["analysis"]}
+        ),
     output:
         models=report(
             f"{MODEL_DIR}/models.csv",
@@ -52,6 +55,7 @@ rule variability:
         medians=f"{RESULTS}/medians.parquet",
         timings=f"{RESULTS}/timings.parquet",
         tests=GUIDELINE_OUTPUTS["tests.csv"],
+        options=analysis_options(),
     output:
         spread=report(
             f"{VARIABILITY_DIR}/spread.csv",

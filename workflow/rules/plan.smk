@@ -4,6 +4,8 @@
 
 
 rule grid:
+    input:
+        options_record("grid", grid_config()),
     output:
         f"{RESULTS}/grid.csv",
     params:
@@ -19,6 +21,7 @@ rule grid:
 rule inputs:
     input:
         grid=f"{RESULTS}/grid.csv",
+        seed=options_record("seed", config["seed"]),
     output:
         f"{RESULTS}/inputs/{{mpi}}/{{nodes}}x{{ppn}}/run{{run}}.csv",
     params:

@@ -6,6 +6,7 @@ rule plot:
     input:
         timings=f"{RESULTS}/timings.parquet",
         tests=GUIDELINE_OUTPUTS["tests.csv"],
+        options=analysis_options(),
     output:
         report(
             directory(PLOTS),

@@ -32,7 +32,7 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
         conda:
             kernel_conda_env(inject_mpi)
         shell:
-            'make -C src/inject MPICC={params.mpicc:q} BUILD="$PWD"/{params.builddir:q}'
+            'MPICC={params.mpicc:q} make -C src/inject BUILD="$PWD"/{params.builddir:q}'
             " > {log:q} 2>&1"
 
 
@@ -40,6 +40,7 @@ rule selftest:
     input:
         medians=f"{RESULTS}/medians.parquet",
         libraries=list(INJECT_LIBRARIES),
+        options=analysis_options(),
     output:
         csv=f"{RESULTS}/selftest.csv",
         plot=f"{RESULTS}/selftest.png",
