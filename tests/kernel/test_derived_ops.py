@@ -28,8 +28,15 @@ TOPOLOGIES: list[Row] = [
     # periodic dims of size 2: a peer is both neighbours of a dimension (halo's tag matching)
     {"topology": "cart", "ndim": 1, "nfin": 0, "reorder": 0},
     {"topology": "cart", "ndim": 2, "nfin": 1, "reorder": 1},
-    {"topology": "moore", "ndim": 2, "nfin": 0, "radius": 1, "ordering": "RAND",
-     "constructor": "graph", "reorder": 1},
+    {
+        "topology": "moore",
+        "ndim": 2,
+        "nfin": 0,
+        "radius": 1,
+        "ordering": "RAND",
+        "constructor": "graph",
+        "reorder": 1,
+    },
     {"topology": "full", "ordering": "RAND", "constructor": "graph_adj", "reorder": 0},
 ]
 NODECART: list[Row] = [
@@ -64,8 +71,14 @@ def remainders(nprocs: int) -> list[Row]:
     or node count divides (13 chars, 5 ints, 1 double: fewer elements than parts)."""
     ops = [op for op in new_ops({"mockup", "hier", "lane"}) if op["msg_size"] == "buffer"]
     return [
-        {"exp_id": 0, "op": op["op"], "nrep": 1, "dtype": dtype, "msg_size": size,
-         **({"root": nprocs - 1} if op["root"] == "1" else {})}
+        {
+            "exp_id": 0,
+            "op": op["op"],
+            "nrep": 1,
+            "dtype": dtype,
+            "msg_size": size,
+            **({"root": nprocs - 1} if op["root"] == "1" else {}),
+        }
         for op in ops
         for dtype, size in [("char", 13), ("int", 20), ("double", 8)]
     ]
@@ -77,9 +90,7 @@ def numbered(rows: list[Row], first: int) -> list[Row]:
     return rows
 
 
-def run_batch(
-    kernel: Kernel, tmp_path: Path, nprocs: int, rows: list[Row], *options: str
-) -> dict:
+def run_batch(kernel: Kernel, tmp_path: Path, nprocs: int, rows: list[Row], *options: str) -> dict:
     infile = write_input(tmp_path / "in.csv", rows)
     outfile = tmp_path / "out.csv"
     result = kernel.run(nprocs, "--verify", "--nprocs", str(nprocs), *options, infile, outfile)
@@ -92,12 +103,18 @@ def run_batch(
 
 # (library, ranks, --node-size): one node; two nodes (hier/lane/nodecart do real work); MPICH
 # with one rank per node.
-LAUNCHES = [("openmpi", 2, 0), ("openmpi", 4, 0), ("mpich", 2, 0), ("openmpi", 4, 2),
-            ("mpich", 2, 1)]
+LAUNCHES = [
+    ("openmpi", 2, 0),
+    ("openmpi", 4, 0),
+    ("mpich", 2, 0),
+    ("openmpi", 4, 2),
+    ("mpich", 2, 1),
+]
 
 
 @pytest.mark.parametrize(
-    ("mpi", "nprocs", "node_size"), LAUNCHES,
+    ("mpi", "nprocs", "node_size"),
+    LAUNCHES,
     ids=[f"{m}-{n}" + (f"-node{k}" if k else "") for m, n, k in LAUNCHES],
 )
 def test_every_new_op_verifies(
@@ -155,10 +172,13 @@ def test_lane_needs_nodes_of_equal_size(
 ) -> None:
     """Bad input for this run, found before anything is measured (it once failed at the lane
     op's setup with exit 1, after measuring the experiments before it, losing the run)."""
-    infile = write_input(tmp_path / "in.csv", [
-        {"exp_id": 1, "op": "allreduce", "msg_size": 8, "nrep": 1},
-        {"exp_id": 2, "op": "allreduce_as_lane", "msg_size": 8, "nrep": 1},
-    ])
+    infile = write_input(
+        tmp_path / "in.csv",
+        [
+            {"exp_id": 1, "op": "allreduce", "msg_size": 8, "nrep": 1},
+            {"exp_id": 2, "op": "allreduce_as_lane", "msg_size": 8, "nrep": 1},
+        ],
+    )
     result = kernel_for("openmpi").run(3, "--node-size", "2", infile, tmp_path / "out.csv")
     assert result.returncode == 2
     assert f"{infile}:3: op allreduce_as_lane: lane decompositions need nodes of equal size" in (
@@ -169,8 +189,10 @@ def test_lane_needs_nodes_of_equal_size(
 
 
 def locality(on: tuple[int, int, float], off: tuple[int, int, float]) -> dict:
-    return {"on_node": dict(zip(("min", "max", "mean"), on, strict=True)),
-            "off_node": dict(zip(("min", "max", "mean"), off, strict=True))}
+    return {
+        "on_node": dict(zip(("min", "max", "mean"), on, strict=True)),
+        "off_node": dict(zip(("min", "max", "mean"), off, strict=True)),
+    }
 
 
 # 16 ranks, --node-size 4 (nodes = world ranks 0-3, 4-7, ...), 2D grid dims {4, 4}.
@@ -196,8 +218,15 @@ def test_nodecart_neighbour_counts_on_16_ranks(
     kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:
     rows = [
-        {"exp_id": i, "op": "halo", "msg_size": 8, "nrep": 1, "topology": "cart", "reorder": 1,
-         **params}
+        {
+            "exp_id": i,
+            "op": "halo",
+            "msg_size": 8,
+            "nrep": 1,
+            "topology": "cart",
+            "reorder": 1,
+            **params,
+        }
         for i, (params, _) in enumerate(LOCALITY_16)
     ]
     # On 3D nodecart ({4, 2, 2}, 2x2x1 boxes) node-major order is not rank order, and not an

@@ -15,9 +15,15 @@ from kernel_files import KERNEL_SOURCES
 pytestmark = pytest.mark.kernel
 
 TABLE_1 = {
-    (160, 2): (16, 10), (160, 3): (8, 5, 4), (160, 4): (5, 4, 4, 2),
-    (320, 2): (20, 16), (320, 3): (8, 8, 5), (320, 4): (5, 4, 4, 4),
-    (560, 2): (28, 20), (560, 3): (10, 8, 7), (560, 4): (7, 5, 4, 4),
+    (160, 2): (16, 10),
+    (160, 3): (8, 5, 4),
+    (160, 4): (5, 4, 4, 2),
+    (320, 2): (20, 16),
+    (320, 3): (8, 8, 5),
+    (320, 4): (5, 4, 4, 4),
+    (560, 2): (28, 20),
+    (560, 3): (10, 8, 7),
+    (560, 4): (7, 5, 4, 4),
 }
 EDGE_CASES = [(1, 1), (1, 3), (7, 2), (12, 2), (36, 3), (64, 6), (97, 2), (2, 4), (360, 5)]
 
@@ -30,8 +36,16 @@ def dims_create(tmp_path_factory: pytest.TempPathFactory) -> Path:
     binary = tmp_path_factory.mktemp("dims") / "dims_driver"
     subprocess.run(
         [
-            compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{KERNEL_SOURCES}",
-            "-o", binary, Path(__file__).with_name("dims_driver.c"), KERNEL_SOURCES / "dims.c",
+            compiler,
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{KERNEL_SOURCES}",
+            "-o",
+            binary,
+            Path(__file__).with_name("dims_driver.c"),
+            KERNEL_SOURCES / "dims.c",
         ],
         check=True,
     )

@@ -26,18 +26,60 @@ TOPOLOGIES: list[Row] = [
     {"topology": "cart", "ndim": 1, "nfin": 0, "reorder": 0},
     {"topology": "cart", "ndim": 2, "nfin": 1, "reorder": 1},
     {"topology": "cart", "ndim": 3, "nfin": 3, "reorder": 0},
-    {"topology": "vonneumann", "ndim": 2, "nfin": 0, "radius": 1, "ordering": "FMAJ",
-     "constructor": "graph_adj", "reorder": 0},
-    {"topology": "vonneumann", "ndim": 2, "nfin": 2, "radius": 2, "ordering": "LMAJ",
-     "constructor": "graph", "reorder": 1},
-    {"topology": "vonneumann", "ndim": 3, "nfin": 1, "radius": 1, "ordering": "RAND",
-     "constructor": "graph_adj", "reorder": 1},
-    {"topology": "moore", "ndim": 2, "nfin": 0, "radius": 1, "ordering": "RAND",
-     "constructor": "graph", "reorder": 0},
-    {"topology": "moore", "ndim": 1, "nfin": 1, "radius": 2, "ordering": "LMAJ",
-     "constructor": "graph_adj", "reorder": 1},
-    {"topology": "moore", "ndim": 3, "nfin": 2, "radius": 1, "ordering": "FMAJ",
-     "constructor": "graph", "reorder": 0},
+    {
+        "topology": "vonneumann",
+        "ndim": 2,
+        "nfin": 0,
+        "radius": 1,
+        "ordering": "FMAJ",
+        "constructor": "graph_adj",
+        "reorder": 0,
+    },
+    {
+        "topology": "vonneumann",
+        "ndim": 2,
+        "nfin": 2,
+        "radius": 2,
+        "ordering": "LMAJ",
+        "constructor": "graph",
+        "reorder": 1,
+    },
+    {
+        "topology": "vonneumann",
+        "ndim": 3,
+        "nfin": 1,
+        "radius": 1,
+        "ordering": "RAND",
+        "constructor": "graph_adj",
+        "reorder": 1,
+    },
+    {
+        "topology": "moore",
+        "ndim": 2,
+        "nfin": 0,
+        "radius": 1,
+        "ordering": "RAND",
+        "constructor": "graph",
+        "reorder": 0,
+    },
+    {
+        "topology": "moore",
+        "ndim": 1,
+        "nfin": 1,
+        "radius": 2,
+        "ordering": "LMAJ",
+        "constructor": "graph_adj",
+        "reorder": 1,
+    },
+    {
+        "topology": "moore",
+        "ndim": 3,
+        "nfin": 2,
+        "radius": 1,
+        "ordering": "FMAJ",
+        "constructor": "graph",
+        "reorder": 0,
+    },
     {"topology": "full", "ordering": "LINEAR", "constructor": "graph_adj", "reorder": 0},
     {"topology": "full", "ordering": "RAND", "constructor": "graph", "reorder": 1},
 ]
@@ -116,8 +158,14 @@ def test_char_reductions_verify_beyond_four_ranks(
     nprocs = 5
     reductions = [op for op in operations() if op["reduction"] == "1"]
     rows = [
-        {"exp_id": i, "op": op["op"], "msg_size": size, "dtype": "char", "nrep": 1,
-         **({"root": nprocs - 1} if op["root"] == "1" else {})}
+        {
+            "exp_id": i,
+            "op": op["op"],
+            "msg_size": size,
+            "dtype": "char",
+            "nrep": 1,
+            **({"root": nprocs - 1} if op["root"] == "1" else {}),
+        }
         for i, (op, size) in enumerate(itertools.product(reductions, (64, 1000)))
     ]
     infile = write_input(tmp_path / "in.csv", rows)

@@ -20,9 +20,7 @@ pytestmark = pytest.mark.kernel
 def test_list_ops_equals_operations_tsv(kernel_for: Callable[[str], Kernel], mpi: str) -> None:
     kernel = kernel_for(mpi)
     # --list-ops needs no launcher.
-    listed = subprocess.run(
-        [kernel.binary, "--list-ops"], capture_output=True, check=True
-    ).stdout
+    listed = subprocess.run([kernel.binary, "--list-ops"], capture_output=True, check=True).stdout
     assert listed == OPERATIONS_TSV.read_bytes(), (
         "src/mpiguide/data/operations.tsv differs from --list-ops: run make -C src/kernel ops-table"
     )
@@ -35,8 +33,14 @@ def test_ops_table_target_regenerates_the_tsv(
     table = tmp_path / "operations.tsv"
     subprocess.run(
         [
-            "make", "-s", "-C", KERNEL_SOURCES, "ops-table",
-            f"MPICC={kernel.mpi.mpicc}", f"BUILD={kernel.binary.parent}", f"OPS_TABLE={table}",
+            "make",
+            "-s",
+            "-C",
+            KERNEL_SOURCES,
+            "ops-table",
+            f"MPICC={kernel.mpi.mpicc}",
+            f"BUILD={kernel.binary.parent}",
+            f"OPS_TABLE={table}",
         ],
         check=True,
         capture_output=True,

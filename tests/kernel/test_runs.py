@@ -31,9 +31,7 @@ def wait_for(predicate: Callable[[], bool], timeout: float) -> None:
 def test_killed_run_leaves_no_output(
     kernel_for: Callable[[str], Kernel], tmp_path: Path, mpi: str
 ) -> None:
-    rows = [
-        {"exp_id": i, "op": "allreduce", "msg_size": 8, "nrep": 1_000_000} for i in range(100)
-    ]
+    rows = [{"exp_id": i, "op": "allreduce", "msg_size": 8, "nrep": 1_000_000} for i in range(100)]
     infile = write_input(tmp_path / "in.csv", rows)
     outfile = tmp_path / "out.csv"
     process = kernel_for(mpi).start(2, infile, outfile)
@@ -107,8 +105,15 @@ def test_work_is_done_between_start_and_wait(
     """100 million work iterations take at least a cycle each, 20 ms even at 5 GHz: the loop is
     not optimised away. Only a lower bound, which a loaded machine cannot break."""
     rows = [
-        {"exp_id": 1, "op": "ineighbor_alltoall", "msg_size": 8, "nrep": 2, "topology": "cart",
-         "ndim": 1, "work": 100_000_000},
+        {
+            "exp_id": 1,
+            "op": "ineighbor_alltoall",
+            "msg_size": 8,
+            "nrep": 2,
+            "topology": "cart",
+            "ndim": 1,
+            "work": 100_000_000,
+        },
     ]
     infile = write_input(tmp_path / "in.csv", rows)
     outfile = tmp_path / "out.csv"
@@ -162,8 +167,14 @@ def test_node_size_groups_ranks_into_nodes(
     """4 ranks as 2 nodes of 2: on a periodic ring every rank has one neighbour on its node and
     one off it."""
     rows = [
-        {"exp_id": 1, "op": "neighbor_allgather", "msg_size": 8, "nrep": 2, "topology": "cart",
-         "ndim": 1},
+        {
+            "exp_id": 1,
+            "op": "neighbor_allgather",
+            "msg_size": 8,
+            "nrep": 2,
+            "topology": "cart",
+            "ndim": 1,
+        },
     ]
     infile = write_input(tmp_path / "in.csv", rows)
     outfile = tmp_path / "out.csv"

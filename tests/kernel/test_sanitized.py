@@ -30,9 +30,19 @@ def context_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     binary = tmp_path_factory.mktemp("ubsan") / "context_driver"
     subprocess.run(
         [
-            OPENMPI.mpicc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-O1", "-Wall", "-Wextra",
-            "-Werror", "-fsanitize=undefined", "-fno-sanitize-recover=undefined",
-            f"-I{KERNEL_SOURCES}", "-o", binary, Path(__file__).with_name("context_driver.c"),
+            OPENMPI.mpicc,
+            "-std=c11",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fsanitize=undefined",
+            "-fno-sanitize-recover=undefined",
+            f"-I{KERNEL_SOURCES}",
+            "-o",
+            binary,
+            Path(__file__).with_name("context_driver.c"),
             *sources,
         ],
         check=True,
@@ -47,7 +57,10 @@ def test_equal_count_vectors_do_not_overflow(context_driver: Path) -> None:
     result = subprocess.run(
         OPENMPI.command(3, [context_driver, "bcast", str(2**30)]),
         env=OPENMPI.environment(3),
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "runtime error" not in result.stderr
@@ -62,7 +75,8 @@ SANITIZED_LAUNCHES = [("mpich", 2, 0), ("openmpi", 4, 2)]
 
 
 @pytest.mark.parametrize(
-    ("mpi", "nprocs", "node_size"), SANITIZED_LAUNCHES,
+    ("mpi", "nprocs", "node_size"),
+    SANITIZED_LAUNCHES,
     ids=[f"{m}-{n}" for m, n, _ in SANITIZED_LAUNCHES],
 )
 def test_every_op_verifies_under_asan_and_ubsan(
@@ -74,7 +88,12 @@ def test_every_op_verifies_under_asan_and_ubsan(
     build = tmp_path / "build"
     subprocess.run(
         [
-            "make", "-s", "-C", KERNEL_SOURCES, f"MPICC={library.mpicc}", f"BUILD={build}",
+            "make",
+            "-s",
+            "-C",
+            KERNEL_SOURCES,
+            f"MPICC={library.mpicc}",
+            f"BUILD={build}",
             f"CFLAGS=-O1 -g -fno-omit-frame-pointer {SANITIZE} -fno-sanitize-recover=undefined",
             f"LDFLAGS={SANITIZE}",
         ],
@@ -96,10 +115,14 @@ def test_every_op_verifies_under_asan_and_ubsan(
     infile = write_input(tmp_path / "in.csv", rows)
     options = ["--node-size", str(node_size)] if node_size else []
     result = subprocess.run(
-        library.command(nprocs, [build / "mpiguide-bench", "--verify", *options, infile,
-                                 tmp_path / "out.csv"]),
+        library.command(
+            nprocs, [build / "mpiguide-bench", "--verify", *options, infile, tmp_path / "out.csv"]
+        ),
         env=library.environment(nprocs, SANITIZER_ENV),
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "runtime error" not in result.stderr

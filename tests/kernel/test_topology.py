@@ -29,10 +29,17 @@ def topologies() -> list[Row]:
             for topology, radius, ordering, constructor in itertools.product(
                 ("vonneumann", "moore"), (1, 2), ("FMAJ", "LMAJ", "RAND"), ("graph", "graph_adj")
             ):
-                rows.append({
-                    "topology": topology, "ndim": ndim, "nfin": nfin, "radius": radius,
-                    "ordering": ordering, "constructor": constructor, "reorder": radius - 1,
-                })
+                rows.append(
+                    {
+                        "topology": topology,
+                        "ndim": ndim,
+                        "nfin": nfin,
+                        "radius": radius,
+                        "ordering": ordering,
+                        "constructor": constructor,
+                        "reorder": radius - 1,
+                    }
+                )
     for ordering, constructor in itertools.product(("LINEAR", "RAND"), ("graph", "graph_adj")):
         rows.append({"topology": "full", "ordering": ordering, "constructor": constructor})
     return [{"exp_id": i, "op": "topo_create", "nrep": 1, **row} for i, row in enumerate(rows)]
@@ -111,7 +118,8 @@ def dump(kernel: Kernel, nprocs: int, infile: Path) -> dict[int, dict[int, tuple
     for line in lines[1:]:
         exp_id, rank, world_rank, sources, destinations = line.split("\t")
         table[int(exp_id)][int(rank)] = (
-            int(world_rank), (parse_ranks(sources), parse_ranks(destinations))
+            int(world_rank),
+            (parse_ranks(sources), parse_ranks(destinations)),
         )
     return table
 
@@ -158,8 +166,15 @@ def test_rand_orderings_are_reproducible_and_differ_between_ranks(
     kernel = kernel_for("openmpi")
     rows = [
         {"exp_id": 1, "op": "topo_create", "nrep": 1, "topology": "full", "ordering": "RAND"},
-        {"exp_id": 2, "op": "topo_create", "nrep": 1, "topology": "moore", "ndim": 2,
-         "radius": 2, "ordering": "RAND"},
+        {
+            "exp_id": 2,
+            "op": "topo_create",
+            "nrep": 1,
+            "topology": "moore",
+            "ndim": 2,
+            "radius": 2,
+            "ordering": "RAND",
+        },
     ]
     infile = write_input(tmp_path / "in.csv", rows)
     first, second = dump(kernel, 6, infile), dump(kernel, 6, infile)
@@ -182,8 +197,16 @@ def test_reordered_nodecart_lists_follow_the_new_ranks(
     and the two ranks of every node are grid neighbours."""
     nprocs = 8
     rows = [
-        {"exp_id": i, "op": "topo_create", "nrep": 1, "topology": "cart", "ndim": ndim,
-         "nfin": nfin, "constructor": "nodecart", "reorder": 1}
+        {
+            "exp_id": i,
+            "op": "topo_create",
+            "nrep": 1,
+            "topology": "cart",
+            "ndim": ndim,
+            "nfin": nfin,
+            "constructor": "nodecart",
+            "reorder": 1,
+        }
         for i, (ndim, nfin) in enumerate([(2, 0), (2, 2), (3, 1)])
     ]
     infile = write_input(tmp_path / "in.csv", rows)
@@ -193,7 +216,8 @@ def test_reordered_nodecart_lists_follow_the_new_ranks(
     for line in result.stdout.splitlines()[1:]:
         exp_id, rank, world_rank, sources, destinations = line.split("\t")
         table[int(exp_id)][int(rank)] = (
-            int(world_rank), (parse_ranks(sources), parse_ranks(destinations))
+            int(world_rank),
+            (parse_ranks(sources), parse_ranks(destinations)),
         )
     for row in rows:
         ranks = table[row["exp_id"]]

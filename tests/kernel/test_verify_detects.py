@@ -29,7 +29,11 @@ def damaging_env(
     interposer = tmp_path_factory.mktemp("interposer") / "libcorrupt.so"
     subprocess.run(
         [
-            kernel_for("mpich").mpi.mpicc, "-shared", "-fPIC", "-o", interposer,
+            kernel_for("mpich").mpi.mpicc,
+            "-shared",
+            "-fPIC",
+            "-o",
+            interposer,
             Path(__file__).with_name("corrupt_receive.c"),
         ],
         check=True,

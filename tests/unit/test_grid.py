@@ -198,6 +198,8 @@ def test_buffer_offset_and_clock_synchronised_sync_expand_like_the_other_paramet
         *(("bcast", 0, sync) for sync in syncs),
         *(("bcast", 64, sync) for sync in syncs),
     ]
+
+
 def test_counts_applies_to_v_operations_only_and_defaults_to_equal() -> None:
     rows = expand(spec({"op": ["gather", "gatherv", "reduce_scatter"], "msg_size": 8,
                         "counts": ["equal", "ramp"]}))  # fmt: skip
