@@ -36,6 +36,13 @@ static const char *const column_names[COL_COUNT] = {
     "buffer_offset",
     "counts",
 };
+
+void input_list_columns(FILE *out)
+{
+    for (int col = 0; col < COL_COUNT; col++)
+        fprintf(out, "%s\n", column_names[col]);
+}
+
 static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "double"};
 static const char *const topology_names[TOPO_COUNT] = {"none", "cart", "vonneumann", "moore",
                                                        "full"};

@@ -3,6 +3,7 @@
 #define MPIGUIDE_INPUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "experiment.h"
 
@@ -18,5 +19,8 @@ struct run_shape {
    stderr and returns -1. */
 int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,
                size_t *count, char digest_hex[65]);
+
+/* Writes the input's columns, one per line, in the grid's order (--list-params). */
+void input_list_columns(FILE *out);
 
 #endif

@@ -20,17 +20,18 @@
 static const char usage_text[] =
     "usage: mpiguide-bench [options] INPUT.csv OUTPUT.csv   (started by mpirun/srun)\n"
     "       mpiguide-bench --dump-topology [options] INPUT.csv\n"
-    "       mpiguide-bench --list-ops\n"
+    "       mpiguide-bench --list-ops | --list-params\n"
     "options:\n"
     "  --nprocs N       fail unless MPI_COMM_WORLD has N ranks\n"
     "  --verify         run every experiment once on patterned data and check it first\n"
     "  --node-size K    treat each K consecutive ranks as one node (default: shared memory)\n"
     "  --dump-topology  print every rank's neighbour lists instead of measuring\n"
     "  --list-ops       print the operation table (TSV) and exit\n"
+    "  --list-params    print the input's columns, one per line, and exit\n"
     "  --help           print this text\n";
 
 struct options {
-    int nprocs, node_size, verify, dump_topology, list_ops, help;
+    int nprocs, node_size, verify, dump_topology, list_ops, list_params, help;
     const char *input, *output;
     char error[256];
 };
@@ -83,6 +84,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
             opt->dump_topology = 1;
         else if (strcmp(argv[i], "--list-ops") == 0)
             opt->list_ops = 1;
+        else if (strcmp(argv[i], "--list-params") == 0)
+            opt->list_params = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             opt->help = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -95,7 +98,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
             return -1;
         }
     }
-    if (opt->list_ops || opt->help)
+    if (opt->list_ops || opt->list_params || opt->help)
         return 0;
     int wanted = opt->dump_topology ? 1 : 2;
     if (npositional != wanted) {
@@ -376,10 +379,12 @@ int main(int argc, char **argv)
 {
     struct options opt;
     int parsed = parse_options(argc, argv, &opt);
-    /* --list-ops and --help need no MPI: they work without a launcher. */
-    if (parsed == 0 && (opt.list_ops || opt.help)) {
+    /* --list-ops, --list-params and --help need no MPI: they work without a launcher. */
+    if (parsed == 0 && (opt.list_ops || opt.list_params || opt.help)) {
         if (opt.list_ops)
             operations_list(stdout);
+        else if (opt.list_params)
+            input_list_columns(stdout);
         else
             fputs(usage_text, stdout);
         return EXIT_OK;

@@ -8,15 +8,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from mpiguide.grid import COLUMNS as GRID_COLUMNS
+
 REPO = Path(__file__).resolve().parents[2]
 OPERATIONS_TSV = REPO / "src" / "mpiguide" / "data" / "operations.tsv"
 
 KERNEL_SOURCES = REPO / "src" / "kernel"
 
-COLUMNS = [
-    "exp_id", "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
-    "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset", "counts",
-]  # fmt: skip
+COLUMNS = list(GRID_COLUMNS)  # the kernel's input columns, in the grid's order
 
 Row = dict[str, Any]
 

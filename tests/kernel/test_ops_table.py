@@ -1,4 +1,6 @@
-"""--list-ops is the single source of truth for op names: operations.tsv must equal it."""
+"""--list-ops is the single source of truth for op names: operations.tsv must equal it. The grid
+parameters are the kernel's input columns (--list-params) and the keys of a config's experiment
+block."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from kernel_files import KERNEL_SOURCES, OPERATIONS_TSV
+import yaml
+from kernel_files import KERNEL_SOURCES, OPERATIONS_TSV, REPO
+
+from mpiguide.grid import COLUMNS, PARAMETERS
 
 if TYPE_CHECKING:
     from mpi_support import Kernel
@@ -46,3 +51,18 @@ def test_ops_table_target_regenerates_the_tsv(
         capture_output=True,
     )
     assert table.read_bytes() == OPERATIONS_TSV.read_bytes()
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_grid_parameters_are_the_kernels_columns_and_the_schemas_keys(
+    kernel_for: Callable[[str], Kernel], mpi: str
+) -> None:
+    """One set of names, in one order: grid.csv's columns (mpiguide.grid), the kernel's input
+    columns, and the keys of an experiment block (plus its `where` row filter)."""
+    kernel = kernel_for(mpi)
+    listed = subprocess.run(
+        [kernel.binary, "--list-params"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert tuple(listed) == COLUMNS
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    assert set(schema["$defs"]["block"]["properties"]) == {*PARAMETERS, "where"}
