@@ -21,6 +21,7 @@ from mpiguide import aggregate
 from mpiguide.atomic import atomic_path
 from mpiguide.grid import COLUMNS, INTEGER_PARAMETERS, PARAMETERS, write_grid
 from mpiguide.inputs import write_run_input
+from mpiguide.paths import deployment_name, run_number
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Deployment:
 
     @property
     def path(self) -> str:
-        return f"{self.mpi}/{self.nodes}x{self.ppn}"
+        return f"{self.mpi}/{deployment_name(self.nodes, self.ppn)}"
 
 
 def grid_frame(rows: Sequence[dict], exp_ids: Sequence[int] | None = None) -> pd.DataFrame:
@@ -44,7 +45,7 @@ def grid_frame(rows: Sequence[dict], exp_ids: Sequence[int] | None = None) -> pd
 
 
 def run_name(run: int) -> str:
-    return f"run{run:02d}"
+    return f"run{run_number(run)}"
 
 
 def write_raw_run(

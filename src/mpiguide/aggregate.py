@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,6 +38,7 @@ from mpiguide.atomic import atomic_path
 from mpiguide.columns import GLOBAL_S, RAW_COLUMNS, STATUS, VALID
 from mpiguide.errors import DataError
 from mpiguide.grid import INTEGER_PARAMETERS, PARAMETERS
+from mpiguide.paths import RUN_PATH
 from mpiguide.stats import tukey_row_medians
 
 # Types of the grid.csv columns: integers, max_time in (fractional) seconds, the rest strings.
@@ -55,9 +55,6 @@ PROV_EXP_ID = "exp_id"
 PROV_REPS = "reps_done"
 
 
-_RAW_PATH = re.compile(
-    r"^(?P<mpi>[^/]+)/(?P<nodes>[0-9]+)x(?P<ppn>[0-9]+)/run(?P<run>[0-9]{2,})\.csv$"
-)
 _CATEGORY = pa.dictionary(pa.int32(), pa.string())
 # Runs are collected into row groups of about this many rows: one row group per (small) run
 # file makes reading the whole file several times slower (measured: 2.4 s vs 12 s, 15 M rows).
@@ -97,7 +94,7 @@ def locate_run(raw_csv: str | Path, raw_root: Path, inputs_root: Path) -> RunFil
         relative = raw_csv.resolve().relative_to(raw_root.resolve()).as_posix()
     except ValueError:
         raise DataError(f"{raw_csv}: not below the raw directory {raw_root}") from None
-    match = _RAW_PATH.match(relative)
+    match = RUN_PATH.match(relative.removesuffix(".csv")) if relative.endswith(".csv") else None
     if match is None:
         raise DataError(
             f"{raw_csv}: path below {raw_root} must be <mpi>/<nodes>x<ppn>/run<NN>.csv, "

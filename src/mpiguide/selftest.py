@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline, resolve
 from mpiguide.errors import ConfigError, DataError
+from mpiguide.paths import run_path
 
 # numpy and pandas are imported where they are used: the workflow imports this module while it
 # parses (inject_libraries), and parsing stays light.
@@ -216,7 +217,7 @@ def check_injection_logs(
         )
     runs = medians[[*DEPLOYMENT_KEYS, "run"]].drop_duplicates()
     for row in runs.itertuples(index=False):
-        log = run_logs / str(row.mpi) / f"{row.nodes}x{row.ppn}" / f"run{int(row.run):02d}.log"
+        log = run_logs / f"{run_path(str(row.mpi), row.nodes, row.ppn, int(row.run))}.log"
         try:
             announced = ANNOUNCEMENT in log.read_text(errors="replace")
         except OSError as error:

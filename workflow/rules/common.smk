@@ -17,6 +17,7 @@ from mpiguide.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.launch import env_prefix, quoted_launcher
 from mpiguide.options_record import record
+from mpiguide.paths import DEPLOYMENT_RUN_PATTERN, RUN_PATTERN, deployment_name, run_path
 from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
@@ -53,10 +54,7 @@ except MpiguideError as err:
 
 RESULTS = f"results/{config['campaign']}"
 MPI = config["mpi"]
-DEPLOYMENT_BY_NAME = {f"{d['nodes']}x{d['ppn']}": d for d in config["deployments"]}
-DEPLOYMENTS = list(DEPLOYMENT_BY_NAME)
-# Zero-based, at least two digits (architecture.md path conventions).
-RUNS = [f"{run:02d}" for run in range(config["runs"])]
+DEPLOYMENT_BY_NAME = {deployment_name(d["nodes"], d["ppn"]): d for d in config["deployments"]}
 
 # Analysis-only mode: raw files copied from elsewhere are plain inputs; the build and run rules
 # are not defined, so nothing can rebuild the kernel or re-measure (docs/workflow.md).
@@ -150,17 +148,18 @@ def deployment_ranks(wildcards) -> int:
 def kernel_node_size_option(wildcards) -> str:
     """`--node-size K` for a deployment that treats each K consecutive ranks as one node (to run
     node-aware operations on one machine); empty otherwise."""
-    node_size = DEPLOYMENT_BY_NAME[f"{wildcards.nodes}x{wildcards.ppn}"].get("node_size")
+    deployment = DEPLOYMENT_BY_NAME[deployment_name(wildcards.nodes, wildcards.ppn)]
+    node_size = deployment.get("node_size")
     return "" if node_size is None else f"--node-size {int(node_size)}"
 
 
 def campaign_files(tree: str, suffix: str) -> list[str]:
     """Every (mpi, deployment, run) file of `tree` (inputs or raw)."""
     return [
-        f"{RESULTS}/{tree}/{mpi}/{deployment}/run{run}.{suffix}"
+        f"{RESULTS}/{tree}/{run_path(mpi, d['nodes'], d['ppn'], run)}.{suffix}"
         for mpi in MPI
-        for deployment in DEPLOYMENTS
-        for run in RUNS
+        for d in config["deployments"]
+        for run in range(config["runs"])
     ]
 
 

@@ -23,11 +23,11 @@ rule inputs:
         grid=f"{RESULTS}/grid.csv",
         seed=options_record("seed", config["seed"]),
     output:
-        f"{RESULTS}/inputs/{{mpi}}/{{nodes}}x{{ppn}}/run{{run}}.csv",
+        f"{RESULTS}/inputs/{RUN_PATTERN}.csv",
     params:
         seed=config["seed"],
     log:
-        f"{RESULTS}/logs/inputs/{{mpi}}/{{nodes}}x{{ppn}}/run{{run}}.log",
+        f"{RESULTS}/logs/inputs/{RUN_PATTERN}.log",
     conda:
         "../envs/analysis.yaml"
     shell:

@@ -14,16 +14,16 @@ for run_mpi in MPI:
             f"run_{run_mpi}"
         input:
             kernel=ancient(kernel_binary(run_mpi)),
-            csv=f"{RESULTS}/inputs/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.csv",
+            csv=f"{RESULTS}/inputs/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.csv",
             preload=preloaded_libraries(run_mpi),
         output:
-            csv=f"{RESULTS}/raw/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.csv",
-            json=f"{RESULTS}/raw/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.json",
+            csv=f"{RESULTS}/raw/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.csv",
+            json=f"{RESULTS}/raw/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.json",
         params:
             env=mpi_env_prefix(run_mpi),
             node_size=kernel_node_size_option,
         log:
-            f"{RESULTS}/logs/run/{run_mpi}/{{nodes}}x{{ppn}}/run{{run}}.log",
+            f"{RESULTS}/logs/run/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.log",
         threads: deployment_ranks
         resources:
             nodes=deployment_nodes,
