@@ -27,6 +27,7 @@ from mpiguide.pairing import (
     pair_comparison,
     pair_monotone,
 )
+from mpiguide.paths import TESTS_CSV
 from mpiguide.stats import Alternative, adjust_pvalues
 from mpiguide.tables import write_tables
 
@@ -178,7 +179,7 @@ def check(
     medians = read_medians(medians_parquet)
     tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(outdir / "tests.csv") as temporary:
+    with atomic_path(outdir / TESTS_CSV) as temporary:
         tests.to_csv(temporary, index=False)
     tested = set(tests["guideline"])
     for guideline in guidelines:

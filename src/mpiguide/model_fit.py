@@ -28,7 +28,8 @@ from mpiguide.catalogue import AnalysisOptions
 from mpiguide.errors import DataError
 from mpiguide.guidelines import read_medians, with_nprocs
 from mpiguide.models import Model, Selection, load_models, resolve_models
-from mpiguide.plots import safe_name, save_figure
+from mpiguide.paths import safe_name
+from mpiguide.plots import save_figure
 
 MICROSECONDS = 1e6
 CONFIDENCE = 0.95

@@ -1,4 +1,5 @@
-"""The run layout below results/<campaign>/: `<tree>/<mpi>/<nodes>x<ppn>/run<NN>.<suffix>`.
+"""Names below results/<campaign>/: the run layout `<tree>/<mpi>/<nodes>x<ppn>/run<NN>.<suffix>`,
+the files of guidelines/ and the plots' names.
 
 One owner for how a deployment and a run are named in paths: the workflow's rules and input
 functions (common.smk, plan.smk, run.smk), aggregation (which parses raw paths back) and the
@@ -31,3 +32,37 @@ def run_number(run: int) -> str:
 def run_path(mpi: str, nodes: int, ppn: int, run: int) -> str:
     """`<mpi>/<nodes>x<ppn>/run<NN>`, below any tree; add the suffix."""
     return RUN_PATTERN.format(mpi=mpi, nodes=nodes, ppn=ppn, run=run_number(run))
+
+
+# guidelines/: written by `mpiguide check` (guidelines.py, tables.py), read by later rules.
+TESTS_CSV = "tests.csv"
+SUMMARY_CSV = "summary.csv"
+SUMMARY_MD = "summary.md"
+SLOWDOWN_CSV = "slowdown.csv"
+GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV)
+
+# plots/: `overview/<guideline>-group<NNNN>.png`, `focus/<guideline>-group<NNNN>.png` and
+# `heatmap.png` (`<guideline>` made safe for a file name).
+GROUP_PLOT_KINDS = ("overview", "focus")
+HEATMAP = "heatmap"
+PLOT_SUFFIX = ".png"
+
+
+def safe_name(*parts: object) -> str:
+    """A file name of letters, digits, '_', '.', '-' only: the parts joined by '-'."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", "-".join(str(part) for part in parts))
+
+
+def group_plot_name(guideline: str, group: int) -> str:
+    """The file name of a group's overview or focus plot."""
+    return safe_name(guideline, f"group{group:04d}") + PLOT_SUFFIX
+
+
+def labels_of_plot(name: str) -> dict[str, str]:
+    """Labels of a plot below plots/, its suffix removed (`overview/GL4-group0003`, `heatmap`):
+    the guideline, the kind of plot and the group (`all` for the heatmap)."""
+    kind, _, stem = name.rpartition("/")
+    guideline, _, group = stem.rpartition("-group")
+    if not kind:
+        return {"guideline": "all", "plot": stem, "group": "all"}
+    return {"guideline": guideline, "plot": kind, "group": group}

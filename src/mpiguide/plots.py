@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOpti
 from mpiguide.columns import STATUS, VALID
 from mpiguide.errors import DataError
 from mpiguide.pairing import LINKED_KEYS, PAIR_SEPARATOR, lhs_side, split_pair
+from mpiguide.paths import HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.tables import effect_ratio, parameter_columns
 
 NUMERIC_COLUMNS = (
@@ -37,11 +37,6 @@ NUMERIC_COLUMNS = (
 )  # fmt: skip
 SIDES = ("lhs", "rhs")
 SIDE_COLOURS = {"lhs": "tab:red", "rhs": "tab:blue"}
-
-
-def safe_name(*parts: object) -> str:
-    """A file name of letters, digits, '_', '.', '-' only."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", "-".join(str(part) for part in parts))
 
 
 def read_tests(tests_csv: Path) -> pd.DataFrame:
@@ -241,7 +236,7 @@ def plot(
     for sub in ("overview", "focus"):
         (outdir / sub).mkdir(parents=True, exist_ok=True)
     if tests.empty:
-        heatmap(tests, options.varied, outdir / "heatmap.png")
+        heatmap(tests, options.varied, outdir / (HEATMAP + PLOT_SUFFIX))
         return
     keys = parameter_columns(tests)
     if options.varied not in keys:
@@ -253,9 +248,9 @@ def plot(
     worst = worst.drop_duplicates(["guideline", "group"])
     timings = _repetitions(timings_parquet, worst) if len(worst) else None
     for (guideline, group_id), group in groups.groupby(["guideline", "group"], sort=True):
-        name = safe_name(guideline, f"group{int(group_id):04d}") + ".png"
+        name = group_plot_name(guideline, int(group_id))
         overview_plot(group, keys, options.varied, outdir / "overview" / name)
     for _, test in worst.iterrows():
-        name = safe_name(test["guideline"], f"group{int(test['group']):04d}") + ".png"
+        name = group_plot_name(test["guideline"], int(test["group"]))
         focus_plot(test, _side_repetitions(test, timings), options.varied, outdir / "focus" / name)
-    heatmap(tests, options.varied, outdir / "heatmap.png")
+    heatmap(tests, options.varied, outdir / (HEATMAP + PLOT_SUFFIX))

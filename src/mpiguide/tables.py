@@ -19,6 +19,7 @@ from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.pairing import PAIR_SEPARATOR
 from mpiguide.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
+from mpiguide.paths import SLOWDOWN_CSV, SUMMARY_CSV, SUMMARY_MD
 from mpiguide.slowdown import write_slowdown
 
 if TYPE_CHECKING:
@@ -138,9 +139,9 @@ def write_tables(
     summary = summarise(tests)
     ids = [g.id for g in guidelines]
     table = summary if layout == GUIDELINE_LAYOUT else labelled_summary(summary, layout, ids)
-    with atomic_path(outdir / "summary.csv") as temporary:
+    with atomic_path(outdir / SUMMARY_CSV) as temporary:
         table.to_csv(temporary, index=False)
     markdown = table3_markdown(summary, ids, layout)
-    with atomic_path(outdir / "summary.md") as temporary:
+    with atomic_path(outdir / SUMMARY_MD) as temporary:
         temporary.write_text(markdown)
-    write_slowdown(tests, keys, outdir / "slowdown.csv")
+    write_slowdown(tests, keys, outdir / SLOWDOWN_CSV)

@@ -30,7 +30,8 @@ from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
 from mpiguide.guidelines import read_medians, with_nprocs
 from mpiguide.pairing import canonical_strings, selector_mask, split_pair
-from mpiguide.plots import read_repetitions, read_tests, safe_name, save_figure
+from mpiguide.paths import safe_name
+from mpiguide.plots import read_repetitions, read_tests, save_figure
 
 EXPERIMENT_KEYS = [*DEPLOYMENT_KEYS, "exp_id"]
 RUN_KEYS = [*DEPLOYMENT_KEYS, "run"]

@@ -7,7 +7,8 @@ from mpiguide.aggregate import aggregate
 from mpiguide.catalogue import resolve
 from mpiguide.errors import DataError
 from mpiguide.guidelines import check
-from mpiguide.plots import _repetitions, plot, safe_name
+from mpiguide.paths import safe_name
+from mpiguide.plots import _repetitions, plot
 from synthetic import Deployment, grid_frame, write_campaign
 
 GUIDELINES = {

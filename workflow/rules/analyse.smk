@@ -9,20 +9,20 @@ rule check_guidelines:
         options=analysis_options(),
     output:
         tests=report(
-            GUIDELINE_OUTPUTS["tests.csv"],
+            GUIDELINE_OUTPUTS[TESTS_CSV],
             caption="../report/tests.rst",
             category="Tables",
             labels={"table": "tests"},
         ),
         summary=report(
-            GUIDELINE_OUTPUTS["summary.csv"],
+            GUIDELINE_OUTPUTS[SUMMARY_CSV],
             caption="../report/summary.rst",
             category="Summary",
             labels={"table": "violations per guideline and deployment"},
         ),
-        summary_md=GUIDELINE_OUTPUTS["summary.md"],
+        summary_md=GUIDELINE_OUTPUTS[SUMMARY_MD],
         slowdown=report(
-            GUIDELINE_OUTPUTS["slowdown.csv"],
+            GUIDELINE_OUTPUTS[SLOWDOWN_CSV],
             caption="../report/slowdown.rst",
             category="Tables",
             labels={"table": "slowdown"},

@@ -17,7 +17,18 @@ from mpiguide.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.errors import MpiguideError
 from mpiguide.launch import env_prefix, quoted_launcher
 from mpiguide.options_record import record
-from mpiguide.paths import DEPLOYMENT_RUN_PATTERN, RUN_PATTERN, deployment_name, run_path
+from mpiguide.paths import (
+    DEPLOYMENT_RUN_PATTERN,
+    GUIDELINE_FILES,
+    RUN_PATTERN,
+    SLOWDOWN_CSV,
+    SUMMARY_CSV,
+    SUMMARY_MD,
+    TESTS_CSV,
+    deployment_name,
+    labels_of_plot,
+    run_path,
+)
 from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
@@ -202,22 +213,14 @@ def kernel_binary(mpi: str) -> str:
     return f"{RESULTS}/build/{mpi}/mpiguide-bench"
 
 
-GUIDELINE_OUTPUTS = {
-    name: f"{RESULTS}/guidelines/{name}"
-    for name in ("tests.csv", "summary.csv", "summary.md", "slowdown.csv")
-}
+GUIDELINE_OUTPUTS = {name: f"{RESULTS}/guidelines/{name}" for name in GUIDELINE_FILES}
 PLOTS = f"{RESULTS}/plots"
 SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
 
 
 def plot_labels(wildcards) -> dict[str, str]:
-    """Report labels of one plot file: `overview/<guideline>-group<NNNN>`,
-    `focus/<guideline>-group<NNNN>` or `heatmap` (mpiguide.plots names them so)."""
-    kind, _, stem = wildcards.name.rpartition("/")
-    guideline, _, group = stem.rpartition("-group")
-    if not kind:
-        return {"guideline": "all", "plot": stem, "group": "all"}
-    return {"guideline": guideline, "plot": kind, "group": group}
+    """Report labels of one plot file (mpiguide.paths names the plots)."""
+    return labels_of_plot(wildcards.name)
 
 
 def plot_subcategory(wildcards) -> str:

@@ -8,7 +8,7 @@ LIBRARY_TABLE = {name: f"{RESULTS}/guidelines/{name}" for name in LIBRARY_TABLE_
 
 rule library_table:
     input:
-        tests=GUIDELINE_OUTPUTS["tests.csv"],
+        tests=GUIDELINE_OUTPUTS[TESTS_CSV],
     output:
         csv=report(
             LIBRARY_TABLE["library_table.csv"],

@@ -54,7 +54,7 @@ rule variability:
     input:
         medians=f"{RESULTS}/medians.parquet",
         timings=f"{RESULTS}/timings.parquet",
-        tests=GUIDELINE_OUTPUTS["tests.csv"],
+        tests=GUIDELINE_OUTPUTS[TESTS_CSV],
         options=analysis_options(),
     output:
         spread=report(

@@ -5,7 +5,7 @@
 rule plot:
     input:
         timings=f"{RESULTS}/timings.parquet",
-        tests=GUIDELINE_OUTPUTS["tests.csv"],
+        tests=GUIDELINE_OUTPUTS[TESTS_CSV],
         options=analysis_options(),
     output:
         report(

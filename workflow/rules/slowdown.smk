@@ -4,7 +4,7 @@
 
 rule slowdown_overview:
     input:
-        slowdown=GUIDELINE_OUTPUTS["slowdown.csv"],
+        slowdown=GUIDELINE_OUTPUTS[SLOWDOWN_CSV],
     output:
         report(
             SLOWDOWN_OVERVIEW,
