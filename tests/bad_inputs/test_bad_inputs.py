@@ -23,6 +23,8 @@ exist, {config} good_campaign.yaml, {data} cli/data, {tmp} the case's own direct
 - kernel-cli: mpirun -n 2 mpiguide-bench ARGS   (ARGS: the case's last line, split like a shell)
 - mpiguide:   python -m mpiguide ARGS
 
+The python -m mpiguide cases run its main in this process (run_mpiguide), one at a time.
+
 Every case runs once, in threads (Python start-up is mostly waiting on this shared machine; MPI
 launches two at a time), before the parametrised test inspects the outcomes. The kernel cases carry
 the `kernel` marker and the Snakemake runs the `workflow` marker; the rest runs without MPI.
@@ -30,12 +32,15 @@ the `kernel` marker and the Snakemake runs the `workflow` marker; the rest runs 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shlex
 import subprocess
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,6 +51,7 @@ import pytest
 import yaml
 
 from mpi_support import OPENMPI_ROOT_ENV
+from mpiguide import cli
 from workflow_project import new_project, snakemake
 
 if TYPE_CHECKING:
@@ -161,6 +167,28 @@ def run(
     )  # fmt: skip
 
 
+def run_mpiguide(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m mpiguide ARGV` run in `cwd` without starting an interpreter per case: the
+    entry point's main with stdout and stderr of its own (an escaping exception is printed as
+    the interpreter would print it). Start-up cost ten times the check itself; the entry point
+    as a process is tested in tests/unit/test_cli.py."""
+    out, err = io.StringIO(), io.StringIO()
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(argv)
+            except SystemExit as exit_:  # argparse's usage errors
+                code = exit_.code if isinstance(exit_.code, int) else 1
+            except Exception:
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.chdir(previous)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
 class Runner:
     """Runs one case in its own directory below `root`."""
 
@@ -199,7 +227,7 @@ class Runner:
                     self.kernel.mpi.environment(KERNEL_NPROCS),
                 )
         else:
-            result = run([PYTHON, "-m", "mpiguide", *argv], tmp)
+            result = run_mpiguide(argv, tmp)
         leftovers = sorted(p.name for p in tmp.iterdir() if str(p) != places["file"])
         return Outcome(result.returncode, result.stdout, result.stderr, places, leftovers)
 
@@ -241,10 +269,10 @@ def uses_mpi(case: Case) -> bool:
     return case.run.startswith("kernel")
 
 
-def run_cases(runner: Runner, cases: list[Case]) -> dict[str, Any]:
+def run_cases(runner: Runner, cases: list[Case], workers: int) -> dict[str, Any]:
     """The outcome of each case, and whether any hostile string of theirs ran a command."""
     PWNED.unlink(missing_ok=True)
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         outcomes = dict(zip([c.id for c in cases], pool.map(runner, cases), strict=True))
     return {"cases": outcomes, "pwned": PWNED.exists()}
 
@@ -255,7 +283,8 @@ def run_cases(runner: Runner, cases: list[Case]) -> dict[str, Any]:
 def cli_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("bad_inputs_cli")
     runner = Runner(root, kernel=None)
-    return run_cases(runner, [case for case in CASES if not uses_mpi(case)])
+    # one at a time: run_mpiguide changes the working directory and redirects output
+    return run_cases(runner, [case for case in CASES if not uses_mpi(case)], workers=1)
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +293,7 @@ def kernel_outcomes(
 ) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("bad_inputs_kernel")
     runner = Runner(root, kernel_for("openmpi"))
-    return run_cases(runner, [case for case in CASES if uses_mpi(case)])
+    return run_cases(runner, [case for case in CASES if uses_mpi(case)], workers=8)
 
 
 @pytest.fixture(scope="module")
