@@ -20,9 +20,10 @@ demo: setup
 	$(BIN)/snakemake --profile profiles/local --report results/demo/report.html
 	@echo "report: results/demo/report.html"
 
-# The inner loop: every test that starts neither MPI, Snakemake nor SLURM (under a minute).
+# The inner loop: every test that starts neither MPI, Snakemake nor SLURM, on both cores (a test
+# file stays in one worker: its module fixtures run once).
 check: setup
-	$(BIN)/python -m pytest -m "not kernel and not workflow and not slurm" -q tests
+	$(BIN)/python -m pytest -m "not kernel and not workflow and not slurm" -q -n 2 --dist loadfile tests
 
 # Everything: lint first, then the whole suite.
 test: setup-slurm lint
