@@ -207,32 +207,32 @@ def _neighbours(row: Mapping[str, Any], ranks: int) -> int:
 def _check_kernel_limits(
     config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
 ) -> None:
-    """What the kernel refuses for a run's shape (input.c check_limits), for the largest
-    deployment: a stencil's offsets, and the bytes of one buffer."""
-    largest = max(config["deployments"], key=lambda d: d["nodes"] * d["ppn"])
-    ranks = largest["nodes"] * largest["ppn"]
-    node = max(d.get("node_size") or d["ppn"] for d in config["deployments"])
+    """What the kernel refuses for a run's shape (input.c check_limits), in every deployment:
+    a stencil's offsets, and the bytes of one buffer."""
     operations = load_operations()
-    for row in rows:
-        where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
-        degree = _neighbours(row, ranks)
-        if row["topology"] in ("vonneumann", "moore") and degree > MAX_STENCIL_OFFSETS:
-            raise ConfigError(
-                f"{where}: radius {row['radius']} in {row['ndim']} dimensions gives more than "
-                f"{MAX_STENCIL_OFFSETS} neighbours, the kernel's limit"
-            )
-        kind = operations[row["op"]].msg_size
-        if kind == "none":
-            continue
-        blocks = {"per_neighbor": degree, "per_process": ranks}.get(kind, 1)
-        if row["op"] in NODE_VECTOR_OPS:
-            blocks *= node
-        if blocks and row["msg_size"] * blocks > MAX_BUFFER_BYTES:
-            raise ConfigError(
-                f"{where}: msg_size {row['msg_size']} x {blocks} blocks "
-                f"({largest['nodes']}x{largest['ppn']}) exceeds the kernel's "
-                f"{MAX_BUFFER_BYTES} bytes per buffer"
-            )
+    for deployment in config["deployments"]:
+        ranks = deployment["nodes"] * deployment["ppn"]
+        node = deployment.get("node_size") or deployment["ppn"]
+        shape = f"{deployment['nodes']}x{deployment['ppn']}"
+        for row in rows:
+            where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
+            degree = _neighbours(row, ranks)
+            if row["topology"] in ("vonneumann", "moore") and degree > MAX_STENCIL_OFFSETS:
+                raise ConfigError(
+                    f"{where}: radius {row['radius']} in {row['ndim']} dimensions gives more "
+                    f"than {MAX_STENCIL_OFFSETS} neighbours, the kernel's limit"
+                )
+            kind = operations[row["op"]].msg_size
+            if kind == "none":
+                continue
+            blocks = {"per_neighbor": degree, "per_process": ranks}.get(kind, 1)
+            if row["op"] in NODE_VECTOR_OPS:
+                blocks *= node
+            if blocks and row["msg_size"] * blocks > MAX_BUFFER_BYTES:
+                raise ConfigError(
+                    f"{where}: msg_size {row['msg_size']} x {blocks} blocks ({shape}) exceeds "
+                    f"the kernel's {MAX_BUFFER_BYTES} bytes per buffer"
+                )
 
 
 def _check_preload(config: Mapping[str, Any], source: str) -> None:

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from config_support import check_config
 from mpiguide.catalogue import AnalysisOptions
 from mpiguide.cli import main
-from mpiguide.config import check_campaign
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.model_fit import MODEL_COLUMNS, fit_models
 from mpiguide.models import BASES, SCHEMA, Selection, load_models
@@ -186,7 +186,7 @@ def campaign(models, deployments=({"nodes": 1, "ppn": 2}, {"nodes": 1, "ppn": 4}
 )  # fmt: skip
 def test_campaign_models_are_checked(models, message):
     with pytest.raises(ConfigError, match=message):
-        check_campaign(campaign(models), {}, "c.yaml")
+        check_config(campaign(models), {}, "c.yaml")
 
 
 def test_a_model_the_campaign_cannot_determine_is_refused_before_measuring():
@@ -195,13 +195,13 @@ def test_a_model_the_campaign_cannot_determine_is_refused_before_measuring():
     message = (r"c\.yaml: models\[0\]\.ops\[0\]: parker-barrier \(l = .*\) cannot be fitted "
                r"to barrier measured at p in \[2\]: too few process counts")  # fmt: skip
     with pytest.raises(ConfigError, match=message):
-        check_campaign(config, {}, "c.yaml")
+        check_config(config, {}, "c.yaml")
 
 
 def test_campaign_models_that_apply_pass():
     models = [{"model": "parker-barrier", "ops": ["barrier"]},
               {"model": "parker-bcast", "ops": ["bcast"]}]  # fmt: skip
-    check_campaign(campaign(models), {}, "c.yaml")
+    check_config(campaign(models), {}, "c.yaml")
 
 
 def test_relative_weighting_lets_small_messages_count():

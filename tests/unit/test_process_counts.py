@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from config_support import check_config
 from mpiguide.catalogue import AnalysisOptions, resolve
-from mpiguide.config import check_campaign
 from mpiguide.errors import ConfigError
 from mpiguide.guidelines import evaluate
 from mpiguide.plots import plot
@@ -117,7 +117,7 @@ def campaign(deployments, varied):
 
 def test_config_accepts_a_process_count_that_varies():
     config = campaign([{"nodes": 1, "ppn": 2}, {"nodes": 2, "ppn": 2}], "nprocs")
-    check_campaign(config, {}, "c.yaml")
+    check_config(config, {}, "c.yaml")
 
 
 @pytest.mark.parametrize(
@@ -131,4 +131,4 @@ def test_config_accepts_a_process_count_that_varies():
 )  # fmt: skip
 def test_config_refuses_a_process_count_it_cannot_vary(deployments, varied, message):
     with pytest.raises(ConfigError, match=message):
-        check_campaign(campaign(deployments, varied), {}, "c.yaml")
+        check_config(campaign(deployments, varied), {}, "c.yaml")

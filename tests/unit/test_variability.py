@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from config_support import check_config
 from mpiguide.catalogue import AnalysisOptions, resolve
 from mpiguide.cli import main
-from mpiguide.config import check_campaign
 from mpiguide.errors import ConfigError
 from mpiguide.guidelines import evaluate
 from mpiguide.variability import runs, spread
@@ -124,7 +124,7 @@ def test_config_checks_that_variability_selectors_match(variability, message):
         "models": [],
     }
     if message is None:
-        check_campaign(config, {}, "c.yaml")
+        check_config(config, {}, "c.yaml")
     else:
         with pytest.raises(ConfigError, match=message):
-            check_campaign(config, {}, "c.yaml")
+            check_config(config, {}, "c.yaml")

@@ -1,0 +1,17 @@
+"""Campaign configs for tests that check one semantic rule: schema-validated first, defaults
+filled in, as Snakemake and `mpiguide validate` hand them to check_campaign."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mpiguide.config import check_campaign, load_schema, validate_schema
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def check_config(config: dict[str, Any], catalogue: dict[str, Any], source: str) -> None:
+    """validate_schema, then check_campaign, as every real caller does."""
+    validate_schema(config, load_schema(REPO), source)
+    check_campaign(config, catalogue, source)
