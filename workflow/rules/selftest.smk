@@ -2,7 +2,7 @@
 # false-positive and detection rates of this campaign's verdicts,
 # for a campaign built like config/campaigns/selftest.yaml (identical entries and copies slowed
 # by libmpiguide-inject, compared by `mpi` selectors). Not part of `all`: run it as
-#   snakemake --profile profiles/local --configfile config/campaigns/selftest.yaml all selftest
+#   snakemake --profile profiles/local all selftest --configfile config/campaigns/selftest.yaml
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
 
