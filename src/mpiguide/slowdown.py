@@ -30,6 +30,7 @@ from matplotlib.patches import Patch
 
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.csv_table import write_csv_table
 from mpiguide.errors import DataError
 from mpiguide.operations import load_operations
 from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, rhs_side
@@ -132,8 +133,7 @@ def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 
 def write_slowdown(tests: pd.DataFrame, keys: Sequence[str], path: Path) -> None:
-    with atomic_path(path) as temporary:
-        slowdown_table(tests, keys).to_csv(temporary, index=False)
+    write_csv_table(slowdown_table(tests, keys), path)
 
 
 def read_slowdown(path: Path) -> pd.DataFrame:
