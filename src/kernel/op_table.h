@@ -52,7 +52,8 @@ extern const size_t operation_count;
 
 /* Index of the named operation, -1 if unknown. */
 int operation_find(const char *name);
-/* Writes the table as TSV (the contents of src/mpiguide/data/operations.tsv). */
+/* Writes the table as TSV (the contents of src/mpiguide/data/operations.tsv), flags as 0/1
+   columns. */
 void operations_list(FILE *out);
 const char *msg_semantics_name(enum msg_semantics m);
 int operation_has(const struct operation *op, unsigned flag);

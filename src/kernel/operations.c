@@ -181,13 +181,15 @@ const char *msg_semantics_name(enum msg_semantics m)
 
 void operations_list(FILE *out)
 {
-    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\tcounts\n", out);
+    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\tcounts\tnode_vectors\n",
+          out);
     for (size_t i = 0; i < operation_count; i++) {
         const struct operation *op = &operation_table[i];
-        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\n", op->name, op->family,
+        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\n", op->name, op->family,
                 msg_semantics_name(op->msg_size), operation_has(op, OP_ROOT),
                 operation_has(op, OP_NONBLOCKING),
                 operation_has(op, OP_TOPOLOGY_REQUIRED) ? "required" : "optional",
-                operation_has(op, OP_REDUCTION), operation_has(op, OP_COUNTS));
+                operation_has(op, OP_REDUCTION), operation_has(op, OP_COUNTS),
+                operation_has(op, OP_NODE_VECTORS));
     }
 }
