@@ -52,8 +52,7 @@ void node_layout_create(const struct op_context *ctx, struct node_layout *layout
 
 void node_layout_free(struct node_layout *layout)
 {
-    if (layout->node != MPI_COMM_NULL)
-        MPI_CHECK(MPI_Comm_free(&layout->node));
+    MPI_CHECK(MPI_Comm_free(&layout->node));
     free(layout->node_size);
     free(layout->node_first);
     free(layout->rank_node);

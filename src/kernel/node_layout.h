@@ -20,7 +20,7 @@ struct node_layout {
 
 /* Splits ctx->comm by node and gathers the layout (collective over ctx->comm). */
 void node_layout_create(const struct op_context *ctx, struct node_layout *layout);
-/* Frees what node_layout_create built; a zeroed layout with node MPI_COMM_NULL is fine too. */
+/* Frees what node_layout_create built. */
 void node_layout_free(struct node_layout *layout);
 /* Every node has the same number of ranks. */
 int node_layout_regular(const struct node_layout *layout);
