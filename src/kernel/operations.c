@@ -62,9 +62,9 @@ const struct operation operation_table[] = {
     REDUCTION(exscan, MSG_BUFFER, 0, exscan_setup),
 #undef COLLECTIVE
 #undef REDUCTION
-/* The derived families (mock-ups, decompositions, halo) keep private state, freed by the
-   family's <family>_free. A mock-up or decomposition checks exactly what the op it emulates
-   checks: blocks or sums. */
+/* The derived families (mock-ups, decompositions, halo, and p2p below) each keep private state,
+   freed by the family's <family>_free. A mock-up or decomposition checks exactly what the op it
+   emulates checks: blocks or sums. */
 #define DERIVED(op_family, op, msg, op_flags, op_setup, op_run, verify)                         \
     {.name = #op, .family = #op_family, .msg_size = msg, .flags = op_flags, .setup = op_setup,   \
      .run = op_run, .fill = op_fill_##verify, .check = op_check_##verify,                        \
