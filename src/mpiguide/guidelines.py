@@ -71,14 +71,15 @@ def with_nprocs(medians: pd.DataFrame) -> pd.DataFrame:
 
 
 def _experiments(medians: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
-    """One row per (mpi, nodes, ppn, exp_id) as canonical strings; row of every median."""
+    """One row per (mpi, nodes, ppn, exp_id), its keys as canonical strings (categorical: the
+    pairing joins on their codes); row of every median."""
     keys = [c for c in medians.columns if c not in NOT_PARAMETERS]
     rows = medians.groupby([*DEPLOYMENT_KEYS, "exp_id"], sort=True, observed=True).ngroup()
     rows = rows.to_numpy()
     first = np.unique(rows, return_index=True)[1]
     experiments = medians.iloc[first][[*keys, "exp_id"]].reset_index(drop=True)
     for key in keys:
-        experiments[key] = canonical_strings(experiments[key])
+        experiments[key] = pd.Categorical(canonical_strings(experiments[key]))
     experiments["row"] = np.arange(len(experiments))
     return experiments, rows, keys
 

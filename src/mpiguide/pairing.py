@@ -46,55 +46,79 @@ def selector_mask(experiments: pd.DataFrame, selector: Mapping[str, Sequence[str
     return mask
 
 
-def _emptiness_patterns(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """One integer per row: bit i set when keys[i] has a value (is applicable)."""
-    present = frame[keys].to_numpy() != ""
-    weights = np.left_shift(np.int64(1), np.arange(len(keys), dtype=np.int64))
-    return present.astype(np.int64) @ weights
+def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, keys) integer codes of the canonical strings of `keys` (equal strings, equal
+    codes) and whether each value is present (not ""). A categorical column's codes are used as
+    they are; any other column is factorised."""
+    shape = (len(frame), len(keys))
+    codes, present = np.empty(shape, dtype=np.int64), np.empty(shape, dtype=bool)
+    for index, key in enumerate(keys):
+        column = frame[key]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            categories = column.cat.categories
+            codes[:, index] = column.cat.codes.to_numpy()
+            empty = categories.get_loc("") if "" in categories else -1
+        else:
+            factorised, levels = pd.factorize(column.to_numpy(dtype=object))
+            codes[:, index] = factorised
+            empty = int(np.flatnonzero(levels == "")[0]) if (levels == "").any() else -1
+        present[:, index] = codes[:, index] != empty
+    return codes, present
 
 
-def _shared_codes(
-    left: pd.DataFrame, right: pd.DataFrame, keys: list[str]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """`row` and the keys of both sides, each key's values as integer codes common to both
-    sides, so the joins compare integers rather than strings."""
-    columns = {"row": np.concatenate((left["row"].to_numpy(), right["row"].to_numpy()))}
-    for key in keys:
-        values = np.concatenate(
-            (left[key].to_numpy(dtype=object), right[key].to_numpy(dtype=object))
-        )
-        columns[key] = pd.factorize(values)[0]
-    codes = pd.DataFrame(columns)
-    return codes.iloc[: len(left)], codes.iloc[len(left) :]
+def _combination_ids(codes: np.ndarray) -> np.ndarray:
+    """One integer per row, equal where the rows of `codes` are equal (hashing, not sorting)."""
+    ids = codes[:, 0]
+    for column in codes[:, 1:].T:
+        ids = pd.factorize(ids * (int(column.max()) + 1) + column)[0]
+    return ids
+
+
+def _inner_join(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (i, j) with left[i] == right[j], in the order of i, then of j."""
+    order = np.argsort(right, kind="stable")
+    ordered = right[order]
+    low = np.searchsorted(ordered, left, side="left")
+    count = np.searchsorted(ordered, left, side="right") - low
+    lhs = np.repeat(np.arange(left.size), count)
+    # Within each left position, consecutive positions in `ordered` from its `low`.
+    offset = np.arange(lhs.size) - np.repeat(np.cumsum(count) - count, count)
+    return lhs, order[np.repeat(low, count) + offset]
 
 
 def match(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """All (lhs_row, rhs_row) that agree on `keys`, an empty value on either side a wildcard.
 
-    `left`/`right` hold the keys as canonical strings and a `row` column. Rows are split by
-    which keys they have values for (a handful of patterns, set by parameter applicability);
-    each pattern pair is one equi-join on the keys both sides have.
+    `left`/`right` hold the keys as canonical strings (categorical columns of one frame, or
+    plain ones) and a `row` column. Rows are split by which keys they have values for (a
+    handful of patterns, set by parameter applicability); each pattern pair is one equi-join on
+    the keys both sides have: pairs in the order of the lhs rows, then of the rhs rows.
     """
-    pieces = []
-    left_patterns = _emptiness_patterns(left, keys)
-    right_patterns = _emptiness_patterns(right, keys)
-    left_codes, right_codes = _shared_codes(left, right, keys)
-    for left_pattern in np.unique(left_patterns):
-        left_part = left_codes.loc[left_patterns == left_pattern]
-        for right_pattern in np.unique(right_patterns):
-            right_part = right_codes.loc[right_patterns == right_pattern]
-            common = left_pattern & right_pattern
-            on = [key for bit, key in enumerate(keys) if common >> bit & 1]
-            joined = pd.merge(
-                left_part[["row", *on]].rename(columns={"row": "lhs_row"}),
-                right_part[["row", *on]].rename(columns={"row": "rhs_row"}),
-                how="inner" if on else "cross",
-                on=on or None,
-            )
-            pieces.append(joined[["lhs_row", "rhs_row"]])
-    if not pieces:
+    codes, present = key_codes(pd.concat([left[keys], right[keys]], ignore_index=True), keys)
+    weights = np.left_shift(np.int64(1), np.arange(len(keys), dtype=np.int64))
+    patterns = present.astype(np.int64) @ weights
+    rows = np.concatenate((left["row"].to_numpy(), right["row"].to_numpy())).astype(np.int64)
+    left_side = np.arange(len(left))
+    right_side = np.arange(len(left), len(left) + len(right))
+    lhs_pieces, rhs_pieces = [], []
+    for left_pattern in np.unique(patterns[left_side]):
+        left_part = left_side[patterns[left_side] == left_pattern]
+        for right_pattern in np.unique(patterns[right_side]):
+            right_part = right_side[patterns[right_side] == right_pattern]
+            on = [bit for bit in range(len(keys)) if (left_pattern & right_pattern) >> bit & 1]
+            if on:
+                combined = _combination_ids(codes[np.concatenate((left_part, right_part))][:, on])
+                i, j = _inner_join(combined[: left_part.size], combined[left_part.size :])
+            else:
+                i = np.repeat(np.arange(left_part.size), right_part.size)
+                j = np.tile(np.arange(right_part.size), left_part.size)
+            lhs_pieces.append(rows[left_part[i]])
+            rhs_pieces.append(rows[right_part[j]])
+    if not lhs_pieces:
         return pd.DataFrame({"lhs_row": [], "rhs_row": []}, dtype=np.int64)
-    return pd.concat(pieces, ignore_index=True)
+    return pd.DataFrame(
+        {"lhs_row": np.concatenate(lhs_pieces), "rhs_row": np.concatenate(rhs_pieces)}
+    )
 
 
 def combined_values(
