@@ -19,7 +19,7 @@ from mpiguide.errors import ConfigError
 from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
 from mpiguide.paper_tables import LAYOUTS
 from mpiguide.schema_messages import describe, readable_pattern
-from mpiguide.strict_yaml import load_yaml
+from mpiguide.strict_yaml import load_package_yaml, load_yaml
 
 if TYPE_CHECKING:
     from mpiguide.stats import Correction
@@ -60,7 +60,7 @@ class Guideline:
 @cache
 def analysis_defaults() -> dict[str, Any]:
     """The default of every `analysis:` key, as the campaign schema states it (its one owner)."""
-    properties = load_yaml(CONFIG_SCHEMA)["properties"]["analysis"]["properties"]
+    properties = load_package_yaml(CONFIG_SCHEMA)["properties"]["analysis"]["properties"]
     return {key: spec["default"] for key, spec in properties.items()}
 
 
@@ -144,7 +144,7 @@ def _is_number(value: object) -> bool:
 
 @cache
 def _schema() -> dict[str, Any]:
-    return load_yaml(SCHEMA)
+    return load_package_yaml(SCHEMA)
 
 
 @cache

@@ -19,7 +19,7 @@ import numpy as np
 
 from mpiguide.errors import ConfigError
 from mpiguide.schema_messages import describe
-from mpiguide.strict_yaml import load_yaml
+from mpiguide.strict_yaml import load_package_yaml, load_yaml
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "models.schema.yaml"
 MODELS = Path("config/models.yaml")
@@ -89,7 +89,7 @@ class Selection:
 
 @cache
 def _validator() -> jsonschema.Validator:
-    return jsonschema.Draft202012Validator(load_yaml(SCHEMA))
+    return jsonschema.Draft202012Validator(load_package_yaml(SCHEMA))
 
 
 def _model(model_id: str, entry: Mapping[str, Any], where: str) -> Model:

@@ -26,16 +26,23 @@ LINKED_KEYS = {"nprocs": ("nodes", "ppn"), "nodes": ("nprocs",), "ppn": ("nprocs
 PAIR_SEPARATOR = "|"
 
 
-def canonical_strings(column: pd.Series) -> pd.Series:
-    """Values as strings: integers without decimals (also in float columns), missing as ""."""
-    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_bool_dtype(column):
-        numbers = column.astype("float64")
+def _canonical(values: pd.Series) -> pd.Series:
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values):
+        numbers = values.astype("float64")
         integral = numbers.notna() & (numbers == np.round(numbers))
         text = numbers.astype(str)
         text[integral] = numbers[integral].astype("int64").astype(str)
         text[numbers.isna()] = ""
         return text.astype(object)
-    return column.astype(object).where(column.notna(), "").astype(str).astype(object)
+    return values.astype(object).where(values.notna(), "").astype(str).astype(object)
+
+
+def canonical_strings(column: pd.Series) -> pd.Series:
+    """Values as strings: integers without decimals (also in float columns), missing as "".
+    Each distinct value is converted once (a parameter column holds a few)."""
+    codes, distinct = pd.factorize(column, use_na_sentinel=False)
+    text = _canonical(pd.Series(distinct)).to_numpy(dtype=object)
+    return pd.Series(text[codes], index=column.index, dtype=object)
 
 
 def selector_mask(experiments: pd.DataFrame, selector: Mapping[str, Sequence[str]]) -> np.ndarray:
@@ -138,20 +145,22 @@ def combined_values(
     return pd.DataFrame(columns)
 
 
+def _side(values: pd.Series, side: int) -> pd.Series:
+    """Per cell of a column of `combined_values`, as text, the value of one side (0: lhs,
+    1: rhs). A column holds a few distinct cells: each is split once."""
+    codes, cells = pd.factorize(values, use_na_sentinel=False)
+    sides = np.array([split_pair(str(cell))[side] for cell in cells], dtype=object)
+    return pd.Series(sides[codes], index=values.index).astype(str)
+
+
 def lhs_side(values: pd.Series) -> pd.Series:
     """Per cell of a column of `combined_values`, the lhs experiment's value."""
-    text = values.astype(str)
-    # Most keys are shared by both sides in every test; splitting them would only cost.
-    if not text.str.contains(PAIR_SEPARATOR, regex=False).any():
-        return text
-    return text.str.partition(PAIR_SEPARATOR)[0]
+    return _side(values, 0)
 
 
 def rhs_side(values: pd.Series) -> pd.Series:
     """Per cell of a column of `combined_values`, the rhs experiment's value."""
-    text = values.astype(str)
-    parts = text.str.partition(PAIR_SEPARATOR)
-    return parts[2].where(parts[1] == PAIR_SEPARATOR, parts[0])
+    return _side(values, 1)
 
 
 def split_pair(value: str) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""The one loader of user YAML files (campaign configs, the guideline catalogue, schemas).
+"""The one loader of user YAML files (campaign configs, the guideline catalogue), and the
+loader of the YAML files shipped with the package (schemas, `load_package_yaml`).
 
 Safe (no Python objects from tags), strict (a key given twice in one mapping is an error: plain
 YAML keeps the last one silently, so a second `mpi` entry or guideline of the same name would
@@ -192,3 +193,11 @@ def load_yaml(path: Path, what: str = "") -> Any:
         ) from None
     except yaml.YAMLError as error:
         raise ConfigError(_describe_yaml_error(path, error)) from None
+
+
+def load_package_yaml(path: Path) -> Any:
+    """A YAML file shipped with the package (a schema). Nobody but the package's authors writes
+    it, so libyaml's safe loader reads it, many times faster than the strict loader; a test holds
+    every such file to the strict reading."""
+    with path.open("rb") as stream:
+        return yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

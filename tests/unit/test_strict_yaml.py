@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from mpiguide.errors import ConfigError
-from mpiguide.strict_yaml import load_yaml
+from mpiguide.strict_yaml import load_package_yaml, load_yaml
 
 
 @pytest.mark.parametrize(
@@ -64,3 +64,12 @@ def test_numbers_read_as_they_look_are_kept(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("a: [0, 10, -3, 1_000, 0x10, 2.5, 1.0e+3, '1:30', '010']\n")
     assert load_yaml(path) == {"a": [0, 10, -3, 1000, 16, 2.5, 1000.0, "1:30", "010"]}
+
+
+SCHEMAS = sorted((Path(__file__).resolve().parents[2] / "workflow" / "schemas").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[path.name for path in SCHEMAS])
+def test_package_files_read_fast_as_the_strict_loader_reads_them(schema: Path) -> None:
+    assert SCHEMAS
+    assert load_package_yaml(schema) == load_yaml(schema)
