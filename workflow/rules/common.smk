@@ -33,9 +33,15 @@ from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
 
-CONFIG_FILES = [
-    os.path.relpath(path) for path in workflow.overwrite_configfiles
-] or ["config/config.yaml"]
+# The config files are --configfile's, or the demo campaign that profiles/default names when
+# none is given (a --configfile replaces it rather than merging into it). Their names are in the
+# run's ConfigSettings; there is no `configfile:` directive.
+CONFIG_FILES = [os.path.relpath(path) for path in workflow.config_settings.configfiles]
+if not CONFIG_FILES:
+    sys.exit(
+        "no campaign config file: name one with --configfile FILE (profiles/default names "
+        "config/config.yaml unless --workflow-profile replaces it)"
+    )
 CONFIG_SOURCE = ", ".join(CONFIG_FILES)
 CATALOGUE = "config/guidelines.yaml"
 
