@@ -28,7 +28,7 @@ from mpiguide.catalogue import (
     resolve,
 )
 from mpiguide.errors import ConfigError
-from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
+from mpiguide.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.grid import describe as describe_row
 from mpiguide.launch import command_words
 from mpiguide.models import MODELS, Model, load_models, resolve_models
@@ -194,11 +194,11 @@ def _check_roots(config: Mapping[str, Any], source: str) -> None:
 
 def _neighbours(row: Mapping[str, Any], ranks: int) -> int:
     """The kernel's bound on a row's neighbour count (topology.c topology_max_degree)."""
+    if row["topology"] in STENCIL_TOPOLOGIES:
+        return (2 * row["radius"] + 1) ** row["ndim"] - 1
     match row["topology"]:
         case "cart":
             return 2 * row["ndim"]
-        case "vonneumann" | "moore":
-            return (2 * row["radius"] + 1) ** row["ndim"] - 1
         case "full":
             return ranks
     return 0
@@ -217,7 +217,7 @@ def _check_kernel_limits(
         for row in rows:
             where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
             degree = _neighbours(row, ranks)
-            if row["topology"] in ("vonneumann", "moore") and degree > MAX_STENCIL_OFFSETS:
+            if row["topology"] in STENCIL_TOPOLOGIES and degree > MAX_STENCIL_OFFSETS:
                 raise ConfigError(
                     f"{where}: radius {row['radius']} in {row['ndim']} dimensions gives more "
                     f"than {MAX_STENCIL_OFFSETS} neighbours, the kernel's limit"
