@@ -30,6 +30,7 @@ from mpiguide.catalogue import (
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.grid import describe as describe_row
+from mpiguide.inject import LD_PRELOAD_SEPARATORS, inject_libraries
 from mpiguide.launch import command_words
 from mpiguide.models import MODELS, Model, load_models, resolve_models
 from mpiguide.operations import load_operations
@@ -237,9 +238,7 @@ def _check_kernel_limits(
 
 def _check_preload(config: Mapping[str, Any], source: str) -> None:
     """Every library an entry preloads exists, or is one the workflow builds at a path that
-    reaches make and a shell as plain characters (selftest.inject_libraries)."""
-    from mpiguide.selftest import LD_PRELOAD_SEPARATORS, inject_libraries
-
+    reaches make and a shell as plain characters (inject.inject_libraries)."""
     built = inject_libraries(config["mpi"], source)
     for name, entry in config["mpi"].items():
         value = entry["env"].get("LD_PRELOAD")

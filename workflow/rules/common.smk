@@ -15,6 +15,7 @@ from snakemake.utils import validate
 from mpiguide.catalogue import load_catalogue
 from mpiguide.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.errors import MpiguideError
+from mpiguide.inject import inject_libraries
 from mpiguide.launch import env_prefix, quoted_launcher
 from mpiguide.options_record import record
 from mpiguide.paths import (
@@ -29,7 +30,6 @@ from mpiguide.paths import (
     labels_of_plot,
     run_path,
 )
-from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
 
