@@ -34,6 +34,7 @@ from mpiguide.inject import LD_PRELOAD_SEPARATORS, inject_libraries
 from mpiguide.launch import command_words
 from mpiguide.models import MODELS, Model, load_models, resolve_models
 from mpiguide.operations import load_operations
+from mpiguide.paths import deployment_name
 from mpiguide.scale import LOCAL_MPI, apply_scale
 from mpiguide.schema_messages import describe
 from mpiguide.strict_yaml import load_yaml
@@ -157,14 +158,15 @@ def _check_deployments(config: Mapping[str, Any], source: str) -> None:
     seen: dict[tuple[int, int], int] = {}
     for index, deployment in enumerate(config["deployments"]):
         nodes, ppn = deployment["nodes"], deployment["ppn"]
+        name = deployment_name(nodes, ppn)
         if nodes * ppn > MAX_RANKS:
             raise ConfigError(
-                f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} ranks; the "
+                f"{source}: deployments[{index}]: {name} is {nodes * ppn} ranks; the "
                 f"kernel runs at most {MAX_RANKS}"
             )
         if nodes * ppn < 2:
             raise ConfigError(
-                f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} rank; "
+                f"{source}: deployments[{index}]: {name} is {nodes * ppn} rank; "
                 "a measurement needs at least 2 ranks (nodes x ppn >= 2)"
             )
         node_size = deployment.get("node_size")
@@ -175,8 +177,7 @@ def _check_deployments(config: Mapping[str, Any], source: str) -> None:
             )
         if (nodes, ppn) in seen:
             raise ConfigError(
-                f"{source}: deployments[{index}]: {nodes}x{ppn} repeats "
-                f"deployments[{seen[nodes, ppn]}]"
+                f"{source}: deployments[{index}]: {name} repeats deployments[{seen[nodes, ppn]}]"
             )
         seen[nodes, ppn] = index
 
@@ -214,7 +215,7 @@ def _check_kernel_limits(
     for deployment in config["deployments"]:
         ranks = deployment["nodes"] * deployment["ppn"]
         node = deployment.get("node_size") or deployment["ppn"]
-        shape = f"{deployment['nodes']}x{deployment['ppn']}"
+        shape = deployment_name(deployment["nodes"], deployment["ppn"])
         for row in rows:
             where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
             degree = _neighbours(row, ranks)
@@ -391,8 +392,11 @@ def _check_process_count(
             f"deployments ({counts[0]}); list deployments with at least two"
         )
     if varied == "nprocs" and len(set(counts)) < len(counts):
-        same = [f"{d['nodes']}x{d['ppn']}" for d, c in zip(deployments, counts, strict=True)
-                if counts.count(c) > 1]  # fmt: skip
+        same = [
+            deployment_name(d["nodes"], d["ppn"])
+            for d, c in zip(deployments, counts, strict=True)
+            if counts.count(c) > 1
+        ]
         raise ConfigError(
             f"{source}: analysis.varied: 'nprocs' is ambiguous: deployments "
             f"{', '.join(same)} have the same number of processes; vary nodes or ppn instead"
