@@ -83,7 +83,7 @@ JOB_LINE = re.compile(r"^(\S+)\s+(\d+)$")
 # Snakemake's first line on stderr in every invocation: the profiles that set its defaults,
 # profiles/default always (it names the demo config), a --profile too when one is given.
 PROFILE_NOTICE = re.compile(
-    r"Using (profiles? \S+ and )?workflow specific profile profiles/default "
+    r"Using (profiles? .+? and )?workflow specific profile profiles/default "
     r"for setting default command line arguments\.\n"
 )
 
