@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "operations.h"
+#include "op_table.h"
 #include "sha256.h"
 #include "sync.h"
 #include "topology.h"

@@ -13,7 +13,8 @@
 #include "input.h"
 #include "measure.h"
 #include "node.h"
-#include "operations.h"
+#include "op_context.h"
+#include "op_table.h"
 #include "output.h"
 #include "topology.h"
 
@@ -261,7 +262,7 @@ static int run_experiment(const struct experiment *exp, const struct options *op
         comm = topo.comm;
     }
     struct op_context ctx;
-    operations_context_create(&ctx, exp, comm, world, topo_used, node);
+    op_context_create(&ctx, exp, comm, world, topo_used, node);
     int status = 0;
     if (opt->verify && measure_verify(&ctx, sync->comm) != 0)
         status = -1;
@@ -280,7 +281,7 @@ static int run_experiment(const struct experiment *exp, const struct options *op
                               topo_used ? &loc : NULL, &buffers, &sync_report);
         measurement_free(&m);
     }
-    operations_context_free(&ctx);
+    op_context_free(&ctx);
     if (topo_used)
         topology_free(&topo);
     return status;

@@ -2,7 +2,7 @@
 #ifndef MPIGUIDE_MEASURE_H
 #define MPIGUIDE_MEASURE_H
 
-#include "operations.h"
+#include "op_context.h"
 #include "sync.h"
 
 /* The repetitions of one experiment, gathered on rank 0 (NULL arrays elsewhere). */

@@ -1,13 +1,18 @@
-/* The operation table: the single source of truth for op names (--list-ops, operations.tsv). */
-#include "operations.h"
+/* The operation table: the single source of truth for op names (--list-ops, operations.tsv).
+   One row per operation, its callbacks from the family's ops_<family>.h. */
+#include "op_table.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "op_common.h"
-#include "ops.h"
-#include "ops_aux.h"
+#include "op_verify.h"
+#include "ops_collective.h"
+#include "ops_halo.h"
+#include "ops_hier.h"
+#include "ops_lane.h"
+#include "ops_mockup.h"
+#include "ops_neighbor.h"
+#include "ops_overhead.h"
+#include "ops_p2p.h"
 
 #define REQ OP_TOPOLOGY_REQUIRED
 #define NB OP_NONBLOCKING
@@ -57,13 +62,15 @@ const struct operation operation_table[] = {
     REDUCTION(exscan, MSG_BUFFER, 0, exscan_setup),
 #undef COLLECTIVE
 #undef REDUCTION
-/* The derived families (mock-ups, decompositions, p2p, halo) share ops_aux.h state (aux_free).
-   A mock-up or decomposition checks exactly what the op it emulates checks: blocks or sums. */
+/* The derived families (mock-ups, decompositions, halo, and p2p below) each keep private state,
+   freed by the family's <family>_free. A mock-up or decomposition checks exactly what the op it
+   emulates checks: blocks or sums. */
 #define DERIVED(op_family, op, msg, op_flags, op_setup, op_run, verify)                         \
-    {.name = #op, .family = op_family, .msg_size = msg, .flags = op_flags, .setup = op_setup,    \
-     .run = op_run, .fill = op_fill_##verify, .check = op_check_##verify, .free = aux_free}
+    {.name = #op, .family = #op_family, .msg_size = msg, .flags = op_flags, .setup = op_setup,   \
+     .run = op_run, .fill = op_fill_##verify, .check = op_check_##verify,                        \
+     .free = op_family##_free}
 #define MOCKUP(name, msg, flags, setup, run, verify)                                           \
-    DERIVED("mockup", name, msg, flags, setup, run, verify)
+    DERIVED(mockup, name, msg, flags, setup, run, verify)
 #define SUM OP_REDUCTION
     MOCKUP(bcast_as_allgatherv, MSG_BUFFER, OP_ROOT, bcast_as_allgatherv_setup,
            bcast_as_allgatherv_run, blocks),
@@ -121,9 +128,9 @@ const struct operation operation_table[] = {
 /* hier_flags: what only the hierarchical variant needs (alltoall: the leader gathers its
    node's send vectors). */
 #define DECOMPOSED(op, msg, flags, hier_flags, verify)                                         \
-    DERIVED("hier", op##_as_hier, msg, (flags) | (hier_flags), op##_as_hier_setup,             \
+    DERIVED(hier, op##_as_hier, msg, (flags) | (hier_flags), op##_as_hier_setup,               \
             op##_as_hier_run, verify),                                                         \
-    DERIVED("lane", op##_as_lane, msg, (flags) | OP_EQUAL_NODES, op##_as_lane_setup,          \
+    DERIVED(lane, op##_as_lane, msg, (flags) | OP_EQUAL_NODES, op##_as_lane_setup,            \
             op##_as_lane_run, verify)
     DECOMPOSED(bcast, MSG_BUFFER, OP_ROOT, 0, blocks),
     DECOMPOSED(reduce, MSG_BUFFER, OP_ROOT | SUM, 0, reduction),
@@ -136,7 +143,7 @@ const struct operation operation_table[] = {
 #undef DECOMPOSED
 #define P2P(op, op_setup, op_before_sync)                                                      \
     {.name = #op, .family = "p2p", .msg_size = MSG_PER_PAIR, .setup = op_setup, .run = op##_run, \
-     .fill = op_fill_blocks, .check = op_check_blocks, .free = aux_free,                         \
+     .fill = op_fill_blocks, .check = op_check_blocks, .free = p2p_free,                         \
      .before_sync = op_before_sync}
     P2P(send, p2p_oneway_setup, NULL),
     P2P(ssend, p2p_oneway_setup, NULL),
@@ -146,7 +153,7 @@ const struct operation operation_table[] = {
     P2P(isend_recv_wait, p2p_exchange_setup, NULL),
     P2P(send_irecv_wait, p2p_exchange_setup, NULL),
 #undef P2P
-    DERIVED("halo", halo, MSG_PER_NEIGHBOR, REQ, halo_setup, halo_run, blocks),
+    DERIVED(halo, halo, MSG_PER_NEIGHBOR, REQ, halo_setup, halo_run, blocks),
 #undef DERIVED
 #undef SUM
 };
@@ -174,120 +181,15 @@ const char *msg_semantics_name(enum msg_semantics m)
 
 void operations_list(FILE *out)
 {
-    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\tcounts\n", out);
+    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\tcounts\tnode_vectors\n",
+          out);
     for (size_t i = 0; i < operation_count; i++) {
         const struct operation *op = &operation_table[i];
-        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\n", op->name, op->family,
+        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\n", op->name, op->family,
                 msg_semantics_name(op->msg_size), operation_has(op, OP_ROOT),
                 operation_has(op, OP_NONBLOCKING),
                 operation_has(op, OP_TOPOLOGY_REQUIRED) ? "required" : "optional",
-                operation_has(op, OP_REDUCTION), operation_has(op, OP_COUNTS));
+                operation_has(op, OP_REDUCTION), operation_has(op, OP_COUNTS),
+                operation_has(op, OP_NODE_VECTORS));
     }
-}
-
-MPI_Datatype dtype_mpi(enum dtype d)
-{
-    switch (d) {
-    case DTYPE_CHAR:
-        return MPI_UNSIGNED_CHAR;
-    case DTYPE_INT:
-        return MPI_INT;
-    case DTYPE_FLOAT:
-        return MPI_FLOAT;
-    default:
-        return MPI_DOUBLE;
-    }
-}
-
-/* ramp: the first k ranks hold floor(count k (k + 1) / (size + 1)) elements together, so rank i
-   holds about 2 (i + 1) / (size + 1) equal counts and all hold size * count, as with equal
-   counts. q, r split k (k + 1) by size + 1 so that nothing overflows 64 bits. */
-static void counts_ramp(int *counts, int *displs, int size, int count)
-{
-    long long before = 0;
-    for (int k = 1; k <= size; k++) {
-        const long long pairs = (long long)k * (k + 1), q = pairs / (size + 1),
-                        r = pairs % (size + 1);
-        const long long upto = count * q + count * r / (size + 1);
-        counts[k - 1] = (int)(upto - before);
-        displs[k - 1] = (int)before;
-        before = upto;
-    }
-}
-
-void operations_context_create(struct op_context *ctx, const struct experiment *exp, MPI_Comm comm,
-                               MPI_Comm world, const struct topology *topo,
-                               const struct node_info *node)
-{
-    memset(ctx, 0, sizeof *ctx);
-    ctx->exp = exp;
-    ctx->comm = comm;
-    ctx->world = world;
-    MPI_CHECK(MPI_Comm_rank(comm, &ctx->rank));
-    MPI_CHECK(MPI_Comm_size(comm, &ctx->size));
-    ctx->topo = topo;
-    ctx->nb = topo ? &topo->nb : NULL;
-    ctx->node = node;
-    ctx->dtype = dtype_mpi(exp->dtype);
-    ctx->type_size = dtype_size(exp->dtype);
-    ctx->block = (size_t)exp->msg_size;
-    ctx->count = (int)(ctx->block / ctx->type_size);
-    ctx->root = exp->root;
-
-    int *all_ranks = xmalloc((size_t)ctx->size * sizeof *all_ranks);
-    for (int i = 0; i < ctx->size; i++)
-        all_ranks[i] = i;
-    ctx->all_ranks = all_ranks;
-
-    /* One entry per block the op's buffers hold: validation keeps exactly those blocks below
-       INT_MAX bytes, so every displacement fits an int. Entries past them (all ranks for a
-       per-neighbour op, or a whole buffer of msg_size per rank) would overflow. */
-    const struct operation *op = &operation_table[exp->op];
-    int blocks = 0;
-    if (op->msg_size == MSG_PER_PROCESS)
-        blocks = ctx->size;
-    else if (op->msg_size == MSG_PER_NEIGHBOR && ctx->nb)
-        blocks = ctx->nb->indegree > ctx->nb->outdegree ? ctx->nb->indegree
-                                                         : ctx->nb->outdegree;
-    ctx->counts = xmalloc((size_t)blocks * sizeof *ctx->counts);
-    ctx->displs = xmalloc((size_t)blocks * sizeof *ctx->displs);
-    ctx->byte_displs = xmalloc((size_t)blocks * sizeof *ctx->byte_displs);
-    ctx->aint_displs = xmalloc((size_t)blocks * sizeof *ctx->aint_displs);
-    ctx->types = xmalloc((size_t)blocks * sizeof *ctx->types);
-    for (int i = 0; i < blocks; i++) {
-        ctx->counts[i] = ctx->count;
-        ctx->displs[i] = i * ctx->count;
-        ctx->byte_displs[i] = (int)((size_t)i * ctx->block);
-        ctx->aint_displs[i] = (MPI_Aint)((size_t)i * ctx->block);
-        ctx->types[i] = ctx->dtype;
-    }
-    if (exp->counts == COUNTS_RAMP)
-        counts_ramp(ctx->counts, ctx->displs, ctx->size, ctx->count);
-    ctx->own_counts = xmalloc((size_t)blocks * sizeof *ctx->own_counts);
-    ctx->own_displs = xmalloc((size_t)blocks * sizeof *ctx->own_displs);
-    for (int i = 0; i < blocks; i++) {
-        const int own = op->msg_size == MSG_PER_PROCESS ? ctx->counts[ctx->rank] : ctx->count;
-        ctx->own_counts[i] = own;
-        ctx->own_displs[i] = i * own;
-    }
-
-    buffer_pool_init(&ctx->buffers, (size_t)exp->buffer_offset);
-    if (op->setup)
-        op->setup(ctx);
-}
-
-void operations_context_free(struct op_context *ctx)
-{
-    const struct operation *op = &operation_table[ctx->exp->op];
-    if (op->free)
-        op->free(ctx);
-    buffer_pool_free(&ctx->buffers);
-    free((void *)ctx->all_ranks);
-    free(ctx->counts);
-    free(ctx->displs);
-    free(ctx->own_counts);
-    free(ctx->own_displs);
-    free(ctx->byte_displs);
-    free(ctx->aint_displs);
-    free(ctx->types);
 }

@@ -2,9 +2,11 @@
    none). The v/w variants use equal counts, so they do the same job as the regular ones, unless
    the experiment's count pattern (v-operations only) makes ctx->counts irregular: rank i then
    contributes or receives counts[i] elements, and the total stays size * count. */
+#include "ops_collective.h"
+
 #include "check.h"
-#include "op_common.h"
-#include "ops.h"
+#include "op_buffers.h"
+#include "op_verify.h"
 
 static const int any_receiver = PATTERN_ANY_RECEIVER;
 static const int first_block = 0;

@@ -1,13 +1,44 @@
 /* Collective mock-ups (Träff/Gropp/Thakur 2010, Hunold's MPINPC, Manwade & Kulkarni, Parker
    et al.): <op>_as_<how> does exactly the job of <op> with other MPI operations, with <op>'s
    buffers, msg_size meaning and --verify expectations: each setup starts with <op>'s own setup
-   and adds only private scratch (struct aux), so the same checks prove the same job. */
+   and adds only private scratch (struct mockup_state), so the same checks prove the same job. */
+#include "ops_mockup.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "ops.h"
-#include "ops_aux.h"
+#include "op_buffers.h"
+#include "op_split.h"
+#include "ops_collective.h"
+
+struct mockup_state {
+    unsigned char *tmp;    /* scratch, from ctx->buffers */
+    MPI_Comm graph;        /* the full graph of the neighbourhood-collective mock-ups */
+    int *counts, *displs;  /* per-rank vectors in elements */
+    size_t chunk;          /* elements per part of a split buffer */
+};
+
+static struct mockup_state *mockup_state_new(struct op_context *ctx)
+{
+    struct mockup_state *mock = xcalloc(1, sizeof *mock);
+    mock->graph = MPI_COMM_NULL;
+    ctx->state = mock;
+    return mock;
+}
+
+void mockup_free(struct op_context *ctx)
+{
+    struct mockup_state *mock = ctx->state;
+    if (!mock)
+        return;
+    if (mock->graph != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Comm_free(&mock->graph));
+    free(mock->counts);
+    free(mock->displs);
+    free(mock);
+    ctx->state = NULL;
+}
 
 static int is_root(const struct op_context *ctx)
 {
@@ -20,12 +51,12 @@ static size_t all_blocks(const struct op_context *ctx)
     return (size_t)ctx->size * ctx->block;
 }
 
-/* An aux with one zeroed scratch buffer. */
-static struct aux *with_tmp(struct op_context *ctx, size_t bytes)
+/* State with one zeroed scratch buffer. */
+static struct mockup_state *with_tmp(struct op_context *ctx, size_t bytes)
 {
-    struct aux *a = aux_new(ctx);
-    a->tmp = buffer_alloc(&ctx->buffers, bytes);
-    return a;
+    struct mockup_state *mock = mockup_state_new(ctx);
+    mock->tmp = op_alloc_scratch(ctx, bytes);
+    return mock;
 }
 
 /* gather_as_reduce, allgather_as_allreduce: this rank's block in an otherwise zeroed vector of
@@ -43,16 +74,16 @@ static void place_own_block(const struct op_context *ctx, unsigned char *vec)
 void bcast_as_allgatherv_setup(struct op_context *ctx)
 {
     bcast_setup(ctx);
-    struct aux *a = aux_new(ctx);
-    a->counts = xcalloc((size_t)ctx->size, sizeof *a->counts);
-    a->displs = xcalloc((size_t)ctx->size, sizeof *a->displs);
-    a->counts[ctx->root] = ctx->count;
+    struct mockup_state *mock = mockup_state_new(ctx);
+    mock->counts = xcalloc((size_t)ctx->size, sizeof *mock->counts);
+    mock->displs = xcalloc((size_t)ctx->size, sizeof *mock->displs);
+    mock->counts[ctx->root] = ctx->count;
 }
 
 void bcast_as_allgatherv_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, ctx->dtype, ctx->recvbuf, a->counts, a->displs,
+    struct mockup_state *mock = ctx->state;
+    MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, ctx->dtype, ctx->recvbuf, mock->counts, mock->displs,
                              ctx->dtype, ctx->comm));
 }
 
@@ -60,16 +91,16 @@ void bcast_as_allgatherv_run(struct op_context *ctx)
 void bcast_as_scatter_allgather_setup(struct op_context *ctx)
 {
     bcast_setup(ctx);
-    struct aux *a = aux_new(ctx);
-    a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
-    aux_pad_buffers(ctx, 0, (size_t)ctx->size * a->chunk * ctx->type_size);
+    struct mockup_state *mock = mockup_state_new(ctx);
+    mock->chunk = split_chunk((size_t)ctx->count, ctx->size);
+    op_pad_buffers(ctx, 0, (size_t)ctx->size * mock->chunk * ctx->type_size);
 }
 
 void bcast_as_scatter_allgather_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    aux_scatter_parts(ctx, ctx->recvbuf, a->chunk, ctx->root, ctx->comm);
-    aux_allgather_parts(ctx, ctx->recvbuf, a->chunk, ctx->comm);
+    struct mockup_state *mock = ctx->state;
+    split_scatter(ctx, ctx->recvbuf, mock->chunk, ctx->root, ctx->comm);
+    split_allgather(ctx, ctx->recvbuf, mock->chunk, ctx->comm);
 }
 
 /* ---- scatter, gather ---------------------------------------------------------------------- */
@@ -83,8 +114,8 @@ void scatter_as_bcast_setup(struct op_context *ctx)
 
 void scatter_as_bcast_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    unsigned char *all = is_root(ctx) ? ctx->sendbuf : a->tmp;
+    struct mockup_state *mock = ctx->state;
+    unsigned char *all = is_root(ctx) ? ctx->sendbuf : mock->tmp;
     MPI_CHECK(MPI_Bcast(all, ctx->size * ctx->count, ctx->dtype, ctx->root, ctx->comm));
     memcpy(ctx->recvbuf, all + (size_t)ctx->rank * ctx->block, ctx->block);
 }
@@ -98,9 +129,9 @@ void gather_as_allgather_setup(struct op_context *ctx)
 
 void gather_as_allgather_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
+    struct mockup_state *mock = ctx->state;
     MPI_CHECK(MPI_Allgather(ctx->sendbuf, ctx->count, ctx->dtype,
-                            is_root(ctx) ? ctx->recvbuf : a->tmp, ctx->count, ctx->dtype,
+                            is_root(ctx) ? ctx->recvbuf : mock->tmp, ctx->count, ctx->dtype,
                             ctx->comm));
 }
 
@@ -112,9 +143,9 @@ void gather_as_reduce_setup(struct op_context *ctx)
 
 void gather_as_reduce_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    place_own_block(ctx, a->tmp);
-    MPI_CHECK(MPI_Reduce(a->tmp, ctx->recvbuf, aux_int(all_blocks(ctx)), MPI_BYTE, MPI_BOR,
+    struct mockup_state *mock = ctx->state;
+    place_own_block(ctx, mock->tmp);
+    MPI_CHECK(MPI_Reduce(mock->tmp, ctx->recvbuf, op_int_count(all_blocks(ctx)), MPI_BYTE, MPI_BOR,
                          ctx->root, ctx->comm));
 }
 
@@ -129,10 +160,10 @@ void allgather_as_alltoall_setup(struct op_context *ctx)
 
 void allgather_as_alltoall_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
+    struct mockup_state *mock = ctx->state;
     for (int i = 0; i < ctx->size; i++)
-        memcpy(a->tmp + (size_t)i * ctx->block, ctx->sendbuf, ctx->block);
-    MPI_CHECK(MPI_Alltoall(a->tmp, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
+        memcpy(mock->tmp + (size_t)i * ctx->block, ctx->sendbuf, ctx->block);
+    MPI_CHECK(MPI_Alltoall(mock->tmp, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
                            ctx->comm));
 }
 
@@ -147,7 +178,7 @@ void allgather_as_gather_bcast_run(struct op_context *ctx)
 void allgather_as_allreduce_run(struct op_context *ctx)
 {
     place_own_block(ctx, ctx->recvbuf);
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, ctx->recvbuf, aux_int(all_blocks(ctx)), MPI_BYTE,
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, ctx->recvbuf, op_int_count(all_blocks(ctx)), MPI_BYTE,
                             MPI_BOR, ctx->comm));
 }
 
@@ -161,34 +192,34 @@ void reduce_as_allreduce_setup(struct op_context *ctx)
 
 void reduce_as_allreduce_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    MPI_CHECK(MPI_Allreduce(ctx->sendbuf, is_root(ctx) ? ctx->recvbuf : a->tmp, ctx->count,
+    struct mockup_state *mock = ctx->state;
+    MPI_CHECK(MPI_Allreduce(ctx->sendbuf, is_root(ctx) ? ctx->recvbuf : mock->tmp, ctx->count,
                             ctx->dtype, MPI_SUM, ctx->comm));
 }
 
 /* The vector is padded to size equal parts: zeros past msg_size add nothing to the sums. */
 static void pad_to_parts(struct op_context *ctx, int recv_padded)
 {
-    struct aux *a = ctx->state;
-    const size_t padded = (size_t)ctx->size * a->chunk * ctx->type_size;
-    aux_pad_buffers(ctx, padded, recv_padded ? padded : 0);
+    struct mockup_state *mock = ctx->state;
+    const size_t padded = (size_t)ctx->size * mock->chunk * ctx->type_size;
+    op_pad_buffers(ctx, padded, recv_padded ? padded : 0);
 }
 
 void reduce_as_reduce_scatter_block_gather_setup(struct op_context *ctx)
 {
     reduce_setup(ctx);
-    struct aux *a = aux_new(ctx);
-    a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
-    a->tmp = buffer_alloc(&ctx->buffers, a->chunk * ctx->type_size);
+    struct mockup_state *mock = mockup_state_new(ctx);
+    mock->chunk = split_chunk((size_t)ctx->count, ctx->size);
+    mock->tmp = op_alloc_scratch(ctx, mock->chunk * ctx->type_size);
     pad_to_parts(ctx, is_root(ctx));
 }
 
 void reduce_as_reduce_scatter_block_gather_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    const int n = aux_int(a->chunk);
-    MPI_CHECK(MPI_Reduce_scatter_block(ctx->sendbuf, a->tmp, n, ctx->dtype, MPI_SUM, ctx->comm));
-    MPI_CHECK(MPI_Gather(a->tmp, n, ctx->dtype, ctx->recvbuf, n, ctx->dtype, ctx->root,
+    struct mockup_state *mock = ctx->state;
+    const int n = op_int_count(mock->chunk);
+    MPI_CHECK(MPI_Reduce_scatter_block(ctx->sendbuf, mock->tmp, n, ctx->dtype, MPI_SUM, ctx->comm));
+    MPI_CHECK(MPI_Gather(mock->tmp, n, ctx->dtype, ctx->recvbuf, n, ctx->dtype, ctx->root,
                          ctx->comm));
 }
 
@@ -197,10 +228,10 @@ void reduce_as_reduce_scatter_block_gather_run(struct op_context *ctx)
    _block variant. */
 static void chunk_counts(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    a->counts = xmalloc((size_t)ctx->size * sizeof *a->counts);
+    struct mockup_state *mock = ctx->state;
+    mock->counts = xmalloc((size_t)ctx->size * sizeof *mock->counts);
     for (int i = 0; i < ctx->size; i++)
-        a->counts[i] = aux_int(a->chunk);
+        mock->counts[i] = op_int_count(mock->chunk);
 }
 
 void reduce_as_reduce_scatter_gather_setup(struct op_context *ctx)
@@ -211,11 +242,11 @@ void reduce_as_reduce_scatter_gather_setup(struct op_context *ctx)
 
 void reduce_as_reduce_scatter_gather_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    const int n = aux_int(a->chunk);
-    MPI_CHECK(MPI_Reduce_scatter(ctx->sendbuf, a->tmp, a->counts, ctx->dtype, MPI_SUM,
+    struct mockup_state *mock = ctx->state;
+    const int n = op_int_count(mock->chunk);
+    MPI_CHECK(MPI_Reduce_scatter(ctx->sendbuf, mock->tmp, mock->counts, ctx->dtype, MPI_SUM,
                                  ctx->comm));
-    MPI_CHECK(MPI_Gather(a->tmp, n, ctx->dtype, ctx->recvbuf, n, ctx->dtype, ctx->root,
+    MPI_CHECK(MPI_Gather(mock->tmp, n, ctx->dtype, ctx->recvbuf, n, ctx->dtype, ctx->root,
                          ctx->comm));
 }
 
@@ -230,16 +261,16 @@ void allreduce_as_reduce_bcast_run(struct op_context *ctx)
 void allreduce_as_reduce_scatter_block_allgather_setup(struct op_context *ctx)
 {
     allreduce_setup(ctx);
-    struct aux *a = aux_new(ctx);
-    a->chunk = aux_chunk((size_t)ctx->count, ctx->size);
+    struct mockup_state *mock = mockup_state_new(ctx);
+    mock->chunk = split_chunk((size_t)ctx->count, ctx->size);
     pad_to_parts(ctx, 1);
 }
 
 void allreduce_as_reduce_scatter_block_allgather_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    aux_reduce_scatter_parts(ctx, ctx->sendbuf, ctx->recvbuf, a->chunk, ctx->comm);
-    aux_allgather_parts(ctx, ctx->recvbuf, a->chunk, ctx->comm);
+    struct mockup_state *mock = ctx->state;
+    split_reduce_scatter(ctx, ctx->sendbuf, ctx->recvbuf, mock->chunk, ctx->comm);
+    split_allgather(ctx, ctx->recvbuf, mock->chunk, ctx->comm);
 }
 
 void allreduce_as_reduce_scatter_allgather_setup(struct op_context *ctx)
@@ -250,11 +281,11 @@ void allreduce_as_reduce_scatter_allgather_setup(struct op_context *ctx)
 
 void allreduce_as_reduce_scatter_allgather_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
+    struct mockup_state *mock = ctx->state;
     MPI_CHECK(MPI_Reduce_scatter(ctx->sendbuf,
-                                 ctx->recvbuf + (size_t)ctx->rank * a->chunk * ctx->type_size,
-                                 a->counts, ctx->dtype, MPI_SUM, ctx->comm));
-    aux_allgather_parts(ctx, ctx->recvbuf, a->chunk, ctx->comm);
+                                 ctx->recvbuf + (size_t)ctx->rank * mock->chunk * ctx->type_size,
+                                 mock->counts, ctx->dtype, MPI_SUM, ctx->comm));
+    split_allgather(ctx, ctx->recvbuf, mock->chunk, ctx->comm);
 }
 
 /* Rank 0 reduces the whole vector and scatters it, with the op's counts. */
@@ -266,10 +297,10 @@ void reduce_scatter_as_reduce_scatterv_setup(struct op_context *ctx)
 
 void reduce_scatter_as_reduce_scatterv_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    MPI_CHECK(MPI_Reduce(ctx->sendbuf, a->tmp, ctx->size * ctx->count, ctx->dtype, MPI_SUM, 0,
+    struct mockup_state *mock = ctx->state;
+    MPI_CHECK(MPI_Reduce(ctx->sendbuf, mock->tmp, ctx->size * ctx->count, ctx->dtype, MPI_SUM, 0,
                          ctx->comm));
-    MPI_CHECK(MPI_Scatterv(a->tmp, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
+    MPI_CHECK(MPI_Scatterv(mock->tmp, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
                            ctx->counts[ctx->rank], ctx->dtype, 0, ctx->comm));
 }
 
@@ -282,10 +313,10 @@ void reduce_scatter_as_allreduce_setup(struct op_context *ctx)
 
 void reduce_scatter_as_allreduce_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
-    MPI_CHECK(MPI_Allreduce(ctx->sendbuf, a->tmp, ctx->size * ctx->count, ctx->dtype, MPI_SUM,
+    struct mockup_state *mock = ctx->state;
+    MPI_CHECK(MPI_Allreduce(ctx->sendbuf, mock->tmp, ctx->size * ctx->count, ctx->dtype, MPI_SUM,
                             ctx->comm));
-    memcpy(ctx->recvbuf, a->tmp + (size_t)ctx->rank * ctx->block, ctx->block);
+    memcpy(ctx->recvbuf, mock->tmp + (size_t)ctx->rank * ctx->block, ctx->block);
 }
 
 /* Inclusive = exclusive prefix + own contribution; rank 0's exscan result is undefined, its
@@ -310,13 +341,13 @@ void scan_as_exscan_reduce_local_run(struct op_context *ctx)
    -Wstringop-overread. */
 static void full_graph(struct op_context *ctx)
 {
-    struct aux *a = aux_new(ctx);
+    struct mockup_state *mock = mockup_state_new(ctx);
     int *weights = xmalloc((size_t)ctx->size * sizeof *weights);
     for (int i = 0; i < ctx->size; i++)
         weights[i] = 1;
     MPI_CHECK(MPI_Dist_graph_create_adjacent(ctx->comm, ctx->size, ctx->all_ranks, weights,
                                              ctx->size, ctx->all_ranks, weights, MPI_INFO_NULL,
-                                             0, &a->comm));
+                                             0, &mock->graph));
     free(weights);
 }
 
@@ -328,9 +359,9 @@ void allgather_as_neighbor_allgather_setup(struct op_context *ctx)
 
 void allgather_as_neighbor_allgather_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
+    struct mockup_state *mock = ctx->state;
     MPI_CHECK(MPI_Neighbor_allgather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf,
-                                     ctx->count, ctx->dtype, a->comm));
+                                     ctx->count, ctx->dtype, mock->graph));
 }
 
 void alltoall_as_neighbor_alltoall_setup(struct op_context *ctx)
@@ -341,7 +372,7 @@ void alltoall_as_neighbor_alltoall_setup(struct op_context *ctx)
 
 void alltoall_as_neighbor_alltoall_run(struct op_context *ctx)
 {
-    struct aux *a = ctx->state;
+    struct mockup_state *mock = ctx->state;
     MPI_CHECK(MPI_Neighbor_alltoall(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf,
-                                    ctx->count, ctx->dtype, a->comm));
+                                    ctx->count, ctx->dtype, mock->graph));
 }

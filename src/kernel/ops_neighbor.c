@@ -1,7 +1,10 @@
 /* Neighbourhood collectives on the experiment's topology; msg_size = bytes per neighbour block. */
+#include "ops_neighbor.h"
+
 #include "check.h"
-#include "op_common.h"
-#include "ops.h"
+#include "op_buffers.h"
+#include "op_nonblocking.h"
+#include "op_verify.h"
 
 static const int any_receiver = PATTERN_ANY_RECEIVER;
 

@@ -1,8 +1,9 @@
 /* The loop's own overhead (empty) and the cost of building the topology (topo_create). */
 #include <stdlib.h>
 
+#include "ops_overhead.h"
+
 #include "check.h"
-#include "ops.h"
 
 void empty_run(struct op_context *ctx)
 {

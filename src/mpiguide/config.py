@@ -45,8 +45,6 @@ SCHEMA = Path("workflow/schemas/config.schema.yaml")
 MAX_RANKS = 1 << 30
 MAX_BUFFER_BYTES = (1 << 31) - 1
 MAX_STENCIL_OFFSETS = 1 << 20
-# Ops whose node leader holds the per-process vectors of its whole node (OP_NODE_VECTORS).
-NODE_VECTOR_OPS = frozenset({"alltoall_as_hier"})
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
 # `$` and its recipes' shell the rest.
 BUILT_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
@@ -228,7 +226,7 @@ def _check_kernel_limits(
             if kind == "none":
                 continue
             blocks = {"per_neighbor": degree, "per_process": ranks}.get(kind, 1)
-            if row["op"] in NODE_VECTOR_OPS:
+            if operations[row["op"]].node_vectors:
                 blocks *= node
             if blocks and row["msg_size"] * blocks > MAX_BUFFER_BYTES:
                 raise ConfigError(

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.columns import MEDIAN_VALUES
 from mpiguide.comparisons import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
+from mpiguide.csv_table import write_csv_table
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.pairing import (
     canonical_strings,
@@ -179,8 +179,7 @@ def check(
     medians = read_medians(medians_parquet)
     tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(outdir / TESTS_CSV) as temporary:
-        tests.to_csv(temporary, index=False)
+    write_csv_table(tests, outdir / TESTS_CSV)
     tested = set(tests["guideline"])
     for guideline in guidelines:
         if guideline.id not in tested:

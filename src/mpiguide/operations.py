@@ -14,7 +14,17 @@ from importlib import resources
 from mpiguide.errors import MpiguideError
 
 TABLE = "operations.tsv"
-COLUMNS = ("op", "family", "msg_size", "root", "work", "topology", "reduction", "counts")
+COLUMNS = (
+    "op",
+    "family",
+    "msg_size",
+    "root",
+    "work",
+    "topology",
+    "reduction",
+    "counts",
+    "node_vectors",
+)
 MSG_SIZE_KINDS = frozenset({"none", "per_neighbor", "per_process", "per_pair", "buffer"})
 TOPOLOGY_NEEDS = frozenset({"required", "optional"})
 FLAGS = {"0": False, "1": True}
@@ -32,6 +42,9 @@ class Operation:
     topology_required: bool  # needs topology != none
     reduction: bool
     counts: bool  # a v-operation: the `counts` parameter (per-process count pattern) applies
+    # a node leader holds the per-process vectors of every rank of its node (OP_NODE_VECTORS):
+    # one buffer holds node size x the op's blocks
+    node_vectors: bool
 
     @property
     def has_msg_size(self) -> bool:
@@ -56,6 +69,7 @@ def _parse_row(row: dict[str, str], where: str) -> Operation:
         topology_required=choice("topology", TOPOLOGY_NEEDS) == "required",
         reduction=FLAGS[choice("reduction", FLAGS)],
         counts=FLAGS[choice("counts", FLAGS)],
+        node_vectors=FLAGS[choice("node_vectors", FLAGS)],
     )
 
 

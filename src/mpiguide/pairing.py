@@ -123,6 +123,13 @@ def lhs_side(values: pd.Series) -> pd.Series:
     return text.str.partition(PAIR_SEPARATOR)[0]
 
 
+def rhs_side(values: pd.Series) -> pd.Series:
+    """Per cell of a column of `combined_values`, the rhs experiment's value."""
+    text = values.astype(str)
+    parts = text.str.partition(PAIR_SEPARATOR)
+    return parts[2].where(parts[1] == PAIR_SEPARATOR, parts[0])
+
+
 def split_pair(value: str) -> tuple[str, str]:
     """Inverse of `combined_values` for one cell: (lhs value, rhs value)."""
     lhs, separator, rhs = value.partition(PAIR_SEPARATOR)

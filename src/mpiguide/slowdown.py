@@ -30,9 +30,10 @@ from matplotlib.patches import Patch
 
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.csv_table import write_csv_table
 from mpiguide.errors import DataError
 from mpiguide.operations import load_operations
-from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
+from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, rhs_side
 
 # Hunold 2023, §4: a slowdown below LOW_BELOW is low; each other class up to and including its
 # bound; above the last bound very high.
@@ -81,16 +82,17 @@ def mpi_names(ops: pd.Series) -> pd.Series:
 def competitor(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     """The rhs of each test: its op, and in parentheses its values where they differ from the
     lhs's other than op (e.g. `halo (constructor=nodecart)`)."""
-    described = []
-    for _, row in tests.iterrows():
-        rhs_op = split_pair(str(row["op"]))[1]
-        differing = [
-            f"{key}={split_pair(str(row[key]))[1]}"
-            for key in keys
-            if key != "op" and PAIR_SEPARATOR in str(row[key])
-        ]
-        described.append(rhs_op + (f" ({' '.join(differing)})" if differing else ""))
-    return pd.Series(described, index=tests.index, dtype=object)
+    differing = pd.Series("", index=tests.index, dtype=object)
+    for key in keys:
+        text = tests[key].astype(str)
+        differs = text.str.contains(PAIR_SEPARATOR, regex=False)
+        if key == "op" or not differs.any():
+            continue
+        described = key + "=" + rhs_side(text[differs])
+        so_far = differing[differs]
+        differing[differs] = so_far.where(so_far == "", so_far + " ") + described
+    bracketed = (" (" + differing + ")").where(differing != "", "")
+    return (rhs_side(tests["op"]) + bracketed).astype(object)
 
 
 def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -131,8 +133,7 @@ def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 
 def write_slowdown(tests: pd.DataFrame, keys: Sequence[str], path: Path) -> None:
-    with atomic_path(path) as temporary:
-        slowdown_table(tests, keys).to_csv(temporary, index=False)
+    write_csv_table(slowdown_table(tests, keys), path)
 
 
 def read_slowdown(path: Path) -> pd.DataFrame:

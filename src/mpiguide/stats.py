@@ -24,6 +24,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from mpiguide.shapiro import shapiro_pvalues
+
 Correction = Literal["none", "holm", "bh"]
 Alternative = Literal["greater", "two-sided"]
 
@@ -304,8 +306,9 @@ def paired_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> PairedPv
     """p-values of the paired test per row of per-run log-ratios (T, n), and which test gave it.
 
     The one-sample t-test on the log-ratios (scipy.stats.ttest_1samp, mean 0) where they look
-    normal: at least NORMALITY_MIN_SIZE values, not all equal, and the Shapiro-Wilk test does not
-    reject normality at NORMALITY_ALPHA. Elsewhere the signed-rank test, which assumes only
+    normal: at least NORMALITY_MIN_SIZE values, not all equal, and the Shapiro-Wilk test
+    (scipy.stats.shapiro's, vectorised: mpiguide.shapiro) does not reject normality at
+    NORMALITY_ALPHA. Elsewhere the signed-rank test, which assumes only
     symmetry but whose exact p cannot go below 2**-n (one-sided; twice that two-sided).
     """
     tests, size = log_ratios.shape
@@ -313,7 +316,7 @@ def paired_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> PairedPv
     if size >= NORMALITY_MIN_SIZE and tests:
         varying = np.ptp(log_ratios, axis=1) > 0
         if varying.any():
-            normality = stats.shapiro(log_ratios[varying], axis=1).pvalue
+            normality = shapiro_pvalues(log_ratios[varying])
             normal[varying] = normality > NORMALITY_ALPHA
     pvalues = np.empty(tests)
     if normal.any():

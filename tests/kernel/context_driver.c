@@ -7,7 +7,8 @@
 #include <mpi.h>
 
 #include "check.h"
-#include "operations.h"
+#include "op_context.h"
+#include "op_table.h"
 
 int main(int argc, char **argv)
 {
@@ -19,8 +20,8 @@ int main(int argc, char **argv)
     struct experiment exp = {.exp_id = 1, .line = 2, .op = operation_find(argv[1]),
                              .msg_size = atoll(argv[2]), .dtype = DTYPE_CHAR, .nrep = 1};
     struct op_context ctx;
-    operations_context_create(&ctx, &exp, MPI_COMM_WORLD, MPI_COMM_WORLD, NULL, NULL);
-    operations_context_free(&ctx);
+    op_context_create(&ctx, &exp, MPI_COMM_WORLD, MPI_COMM_WORLD, NULL, NULL);
+    op_context_free(&ctx);
     MPI_Finalize();
     puts("ok");
     return EXIT_OK;

@@ -23,6 +23,7 @@ def test_flags_match_the_kinds_of_operation() -> None:
     assert ops["allreduce"].reduction and not ops["allgather"].reduction
     assert ops["gatherv"].counts and ops["reduce_scatter"].counts
     assert not ops["gather"].counts and not ops["alltoall_as_alltoallv"].counts
+    assert ops["alltoall_as_hier"].node_vectors and not ops["alltoall_as_lane"].node_vectors
 
 
 def test_a_bad_cell_names_the_line_and_column() -> None:

@@ -1,16 +1,11 @@
-/* Helpers shared by the operation files: buffers, start-work-wait, generic --verify. */
-#ifndef MPIGUIDE_OP_COMMON_H
-#define MPIGUIDE_OP_COMMON_H
+/* Generic --verify of an operation: its setup describes the data movement or reduction, and the
+   table's fill/check callbacks compare against it (docs/kernel.md, "Adding an operation"). */
+#ifndef MPIGUIDE_OP_VERIFY_H
+#define MPIGUIDE_OP_VERIFY_H
 
-#include "operations.h"
+#include <stddef.h>
 
-/* Allocates zeroed send and receive buffers (freed with the context). */
-void op_alloc_buffers(struct op_context *ctx, size_t send_bytes, size_t recv_bytes);
-/* One buffer that is both send and receive buffer (bcast). */
-void op_alloc_inplace(struct op_context *ctx, size_t bytes);
-
-/* Nonblocking operations after their start: the experiment's work, then MPI_Wait. */
-void op_work_and_wait(struct op_context *ctx, MPI_Request *request);
+#include "op_context.h"
 
 /* Describes a data movement for --verify (ctx->send_to ... ctx->addressed). */
 void op_expect_blocks(struct op_context *ctx, const int *send_to, int nsend,

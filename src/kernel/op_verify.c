@@ -1,27 +1,4 @@
-#include "op_common.h"
-
-#include "check.h"
-#include "work.h"
-
-void op_alloc_buffers(struct op_context *ctx, size_t send_bytes, size_t recv_bytes)
-{
-    ctx->sendbuf = buffer_alloc(&ctx->buffers, send_bytes);
-    ctx->recvbuf = buffer_alloc(&ctx->buffers, recv_bytes);
-    ctx->send_bytes = send_bytes;
-    ctx->recv_bytes = recv_bytes;
-}
-
-void op_alloc_inplace(struct op_context *ctx, size_t bytes)
-{
-    ctx->recvbuf = ctx->sendbuf = buffer_alloc(&ctx->buffers, bytes);
-    ctx->recv_bytes = ctx->send_bytes = bytes;
-}
-
-void op_work_and_wait(struct op_context *ctx, MPI_Request *request)
-{
-    work_spin(ctx->exp->work);
-    MPI_CHECK(MPI_Wait(request, MPI_STATUS_IGNORE));
-}
+#include "op_verify.h"
 
 void op_expect_blocks(struct op_context *ctx, const int *send_to, int nsend,
                       const int *recv_from, int nrecv, int addressed)

@@ -1,0 +1,61 @@
+"""write_csv_table writes what DataFrame.to_csv(index=False) writes, byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mpiguide.csv_table import write_csv_table
+
+
+def pandas_bytes(frame: pd.DataFrame, path: Path) -> bytes:
+    frame.to_csv(path, index=False)
+    return path.read_bytes()
+
+
+FRAMES = {
+    "tests.csv-like": pd.DataFrame(
+        {
+            "guideline": ["GL4", "GL5", "GL6"],
+            "op": pd.Series(["a|b", "", None], dtype="str"),
+            "nodes": np.array([4, 8, 16], dtype=np.int64),
+            "group": np.array([0, 1, 2], dtype=np.int32),
+            "p_value": [4.011431177678088e-06, np.nan, 1e16],
+            "ratio": [np.inf, -0.0, 123456789012345678.0],
+            "violated": [True, False, True],
+            "combined": np.array(["4", "4|8", ""], dtype=object),
+        }
+    ),
+    "mixed objects": pd.DataFrame({"x": np.array([1, 2.5, None], dtype=object), "y": [1, 2, 3]}),
+    "nullable and categorical": pd.DataFrame(
+        {
+            "n": pd.array([1, None, 3], dtype="Int64"),
+            "c": pd.Categorical(["low", None, "high"]),
+            "t": pd.array([True, None, False], dtype="boolean"),
+        }
+    ),
+    "header needing quotes": pd.DataFrame({"a,b": [1], 'say "x"': ["y"]}),
+    "empty": pd.DataFrame({"a": pd.Series([], dtype=float), "b": pd.Series([], dtype=object)}),
+}
+
+
+@pytest.mark.parametrize("name", FRAMES)
+def test_bytes_are_pandas(name: str, tmp_path: Path) -> None:
+    frame = FRAMES[name]
+    write_csv_table(frame, tmp_path / "ours.csv")
+    assert (tmp_path / "ours.csv").read_bytes() == pandas_bytes(frame, tmp_path / "pandas.csv")
+
+
+@pytest.mark.parametrize("cell", ["a,b", 'say "x"', "two\nlines", "cr\r"])
+def test_cells_that_need_quotes_are_quoted_as_pandas_does(cell: str, tmp_path: Path) -> None:
+    frame = pd.DataFrame({"op": ["plain", cell], "n": [1, 2]})
+    write_csv_table(frame, tmp_path / "ours.csv")
+    assert (tmp_path / "ours.csv").read_bytes() == pandas_bytes(frame, tmp_path / "pandas.csv")
+
+
+def test_written_atomically(tmp_path: Path) -> None:
+    write_csv_table(pd.DataFrame({"a": [1.5]}), tmp_path / "out" / "t.csv")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["t.csv"]
