@@ -6,13 +6,6 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# The demo campaign, unless --configfile names another: Snakemake would otherwise deep-merge that
-# campaign into the demo's (its mpi entries, env, guidelines) without a word.
-if not workflow.overwrite_configfiles:
-
-    configfile: "config/config.yaml"
-
-
 include: "workflow/rules/common.smk"
 include: "workflow/rules/plan.smk"
 

@@ -80,6 +80,21 @@ DEPLOYMENT = "1x2"
 JOB_LINE = re.compile(r"^(\S+)\s+(\d+)$")
 
 
+# Snakemake's first line on stderr in every invocation: the profiles that set its defaults,
+# profiles/default always (it names the demo config), a --profile too when one is given.
+PROFILE_NOTICE = re.compile(
+    r"Using (profiles? .+? and )?workflow specific profile profiles/default "
+    r"for setting default command line arguments\.\n"
+)
+
+
+def after_profile_notice(stderr: str) -> str:
+    """What follows Snakemake's profile notice on stderr (which must come first)."""
+    notice = PROFILE_NOTICE.match(stderr)
+    assert notice is not None, f"no profile notice first:\n{stderr}"
+    return stderr[notice.end() :]
+
+
 def snakemake_env() -> dict[str, str]:
     env = dict(os.environ)
     # The SLURM executor plugin runs `scontrol show config` whenever Snakemake starts; with a

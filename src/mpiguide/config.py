@@ -28,11 +28,13 @@ from mpiguide.catalogue import (
     resolve,
 )
 from mpiguide.errors import ConfigError
-from mpiguide.grid import GRID_KEYS, PARAMETERS, expand
+from mpiguide.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.grid import describe as describe_row
+from mpiguide.inject import LD_PRELOAD_SEPARATORS, inject_libraries
 from mpiguide.launch import command_words
 from mpiguide.models import MODELS, Model, load_models, resolve_models
 from mpiguide.operations import load_operations
+from mpiguide.paths import deployment_name
 from mpiguide.scale import LOCAL_MPI, apply_scale
 from mpiguide.schema_messages import describe
 from mpiguide.strict_yaml import load_yaml
@@ -154,14 +156,15 @@ def _check_deployments(config: Mapping[str, Any], source: str) -> None:
     seen: dict[tuple[int, int], int] = {}
     for index, deployment in enumerate(config["deployments"]):
         nodes, ppn = deployment["nodes"], deployment["ppn"]
+        name = deployment_name(nodes, ppn)
         if nodes * ppn > MAX_RANKS:
             raise ConfigError(
-                f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} ranks; the "
+                f"{source}: deployments[{index}]: {name} is {nodes * ppn} ranks; the "
                 f"kernel runs at most {MAX_RANKS}"
             )
         if nodes * ppn < 2:
             raise ConfigError(
-                f"{source}: deployments[{index}]: {nodes}x{ppn} is {nodes * ppn} rank; "
+                f"{source}: deployments[{index}]: {name} is {nodes * ppn} rank; "
                 "a measurement needs at least 2 ranks (nodes x ppn >= 2)"
             )
         node_size = deployment.get("node_size")
@@ -172,8 +175,7 @@ def _check_deployments(config: Mapping[str, Any], source: str) -> None:
             )
         if (nodes, ppn) in seen:
             raise ConfigError(
-                f"{source}: deployments[{index}]: {nodes}x{ppn} repeats "
-                f"deployments[{seen[nodes, ppn]}]"
+                f"{source}: deployments[{index}]: {name} repeats deployments[{seen[nodes, ppn]}]"
             )
         seen[nodes, ppn] = index
 
@@ -192,11 +194,11 @@ def _check_roots(config: Mapping[str, Any], source: str) -> None:
 
 def _neighbours(row: Mapping[str, Any], ranks: int) -> int:
     """The kernel's bound on a row's neighbour count (topology.c topology_max_degree)."""
+    if row["topology"] in STENCIL_TOPOLOGIES:
+        return (2 * row["radius"] + 1) ** row["ndim"] - 1
     match row["topology"]:
         case "cart":
             return 2 * row["ndim"]
-        case "vonneumann" | "moore":
-            return (2 * row["radius"] + 1) ** row["ndim"] - 1
         case "full":
             return ranks
     return 0
@@ -211,11 +213,11 @@ def _check_kernel_limits(
     for deployment in config["deployments"]:
         ranks = deployment["nodes"] * deployment["ppn"]
         node = deployment.get("node_size") or deployment["ppn"]
-        shape = f"{deployment['nodes']}x{deployment['ppn']}"
+        shape = deployment_name(deployment["nodes"], deployment["ppn"])
         for row in rows:
             where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
             degree = _neighbours(row, ranks)
-            if row["topology"] in ("vonneumann", "moore") and degree > MAX_STENCIL_OFFSETS:
+            if row["topology"] in STENCIL_TOPOLOGIES and degree > MAX_STENCIL_OFFSETS:
                 raise ConfigError(
                     f"{where}: radius {row['radius']} in {row['ndim']} dimensions gives more "
                     f"than {MAX_STENCIL_OFFSETS} neighbours, the kernel's limit"
@@ -235,9 +237,7 @@ def _check_kernel_limits(
 
 def _check_preload(config: Mapping[str, Any], source: str) -> None:
     """Every library an entry preloads exists, or is one the workflow builds at a path that
-    reaches make and a shell as plain characters (selftest.inject_libraries)."""
-    from mpiguide.selftest import LD_PRELOAD_SEPARATORS, inject_libraries
-
+    reaches make and a shell as plain characters (inject.inject_libraries)."""
     built = inject_libraries(config["mpi"], source)
     for name, entry in config["mpi"].items():
         value = entry["env"].get("LD_PRELOAD")
@@ -390,8 +390,11 @@ def _check_process_count(
             f"deployments ({counts[0]}); list deployments with at least two"
         )
     if varied == "nprocs" and len(set(counts)) < len(counts):
-        same = [f"{d['nodes']}x{d['ppn']}" for d, c in zip(deployments, counts, strict=True)
-                if counts.count(c) > 1]  # fmt: skip
+        same = [
+            deployment_name(d["nodes"], d["ppn"])
+            for d, c in zip(deployments, counts, strict=True)
+            if counts.count(c) > 1
+        ]
         raise ConfigError(
             f"{source}: analysis.varied: 'nprocs' is ambiguous: deployments "
             f"{', '.join(same)} have the same number of processes; vary nodes or ppn instead"

@@ -38,6 +38,10 @@ INTEGER_PARAMETERS = frozenset(
 )
 DTYPE_SIZES = {"char": 1, "int": 4, "float": 4, "double": 8}
 TOPOLOGIES = ("none", "cart", "vonneumann", "moore", "full")
+# Topologies on a grid of ndim dimensions (ndim, nfin apply), and those among them whose
+# neighbourhood is a stencil of some radius (radius applies).
+GRID_TOPOLOGIES = ("cart", "vonneumann", "moore")
+STENCIL_TOPOLOGIES = ("vonneumann", "moore")
 # Values of the topology-dependent parameters, the default first.
 ORDERINGS: dict[str, tuple[str, ...]] = {
     "vonneumann": ("FMAJ", "LMAJ", "RAND"),
@@ -88,9 +92,9 @@ def applies(parameter: str, op: Operation, topology: str) -> bool:
         case "work":
             return op.work
         case "ndim" | "nfin":
-            return topology in ("cart", "vonneumann", "moore")
+            return topology in GRID_TOPOLOGIES
         case "radius":
-            return topology in ("vonneumann", "moore")
+            return topology in STENCIL_TOPOLOGIES
         case "ordering" | "constructor":
             return topology in BY_TOPOLOGY[parameter]
         case "reorder":

@@ -18,6 +18,7 @@ import numpy as np
 from mpiguide.atomic import atomic_path
 from mpiguide.errors import DataError
 from mpiguide.grid import COLUMNS
+from mpiguide.paths import deployment_name
 
 RANK = re.compile(r"[0-9]+")
 
@@ -69,7 +70,8 @@ def write_run_input(
         root = row["root"]
         if root and not (RANK.fullmatch(root) and int(root) < ranks):
             raise DataError(
-                f"{grid_csv}:{line}: root {root} is not a rank of {nodes}x{ppn} (0 to {ranks - 1})"
+                f"{grid_csv}:{line}: root {root} is not a rank of "
+                f"{deployment_name(nodes, ppn)} (0 to {ranks - 1})"
             )
     rows = list(rows_by_line.values())
     order = np.random.default_rng(run_seed(seed, mpi, nodes, ppn, run)).permutation(len(rows))

@@ -19,8 +19,9 @@ RUN_PATTERN = "{mpi}/" + DEPLOYMENT_RUN_PATTERN
 RUN_PATH = re.compile(r"^(?P<mpi>[^/]+)/(?P<nodes>[0-9]+)x(?P<ppn>[0-9]+)/run(?P<run>[0-9]{2,})$")
 
 
-def deployment_name(nodes: int, ppn: int) -> str:
-    """`<nodes>x<ppn>`: a deployment's directory."""
+def deployment_name(nodes: int | str, ppn: int | str) -> str:
+    """`<nodes>x<ppn>`: a deployment's directory and label (from numbers, or from them as the
+    text tables hold them)."""
     return f"{nodes}x{ppn}"
 
 

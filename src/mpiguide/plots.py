@@ -28,7 +28,7 @@ from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOpti
 from mpiguide.columns import STATUS, VALID
 from mpiguide.errors import DataError
 from mpiguide.pairing import LINKED_KEYS, PAIR_SEPARATOR, lhs_side, split_pair
-from mpiguide.paths import HEATMAP, PLOT_SUFFIX, group_plot_name
+from mpiguide.paths import HEATMAP, PLOT_SUFFIX, deployment_name, group_plot_name
 from mpiguide.tables import effect_ratio, parameter_columns
 
 NUMERIC_COLUMNS = (
@@ -78,7 +78,7 @@ def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     deployment = (
         first["mpi"]
         if varied in PROCESS_COUNT_KEYS
-        else f"{first['mpi']} {first['nodes']}x{first['ppn']}"
+        else f"{first['mpi']} {deployment_name(first['nodes'], first['ppn'])}"
     )
     differing = [
         f"{key}: {' vs '.join(value or 'n/a' for value in split_pair(first[key]))}"

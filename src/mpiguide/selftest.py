@@ -25,29 +25,20 @@ import argparse
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline, resolve
 from mpiguide.errors import ConfigError, DataError
+from mpiguide.inject import ANNOUNCEMENT, INJECT_VARIABLE, mpi_function, planted_fraction
 from mpiguide.paths import run_path
-
-# numpy and pandas are imported where they are used: the workflow imports this module while it
-# parses (inject_libraries), and parsing stays light.
-if TYPE_CHECKING:
-    import numpy as np
-    import pandas as pd
 
 RUN_COUNTS = (5, 10, 20, 30)
 RESAMPLES = 100
-INJECT_VARIABLE = "MPIGUIDE_INJECT"
-INJECT_LIBRARY = "libmpiguide-inject.so"
-MAX_FRACTION = 100.0
-# ld.so splits LD_PRELOAD into libraries at these (ld.so(8)).
-LD_PRELOAD_SEPARATORS = (" ", ":")
-# What libmpiguide-inject prints (rank 0, stderr: the run's log) when it is active.
-ANNOUNCEMENT = "mpiguide-inject: active:"
 ALL_OPS = "all"
 # The tests compared side by side (values of analysis.test).
 TESTS = ("paired", "ranksum")
@@ -71,73 +62,6 @@ class PlantedGuideline:
     @property
     def launches(self) -> str:
         return SAME_LAUNCHES if self.lhs_mpi == self.rhs_mpi else DIFFERENT_LAUNCHES
-
-
-def mpi_function(op: str) -> str:
-    """The MPI function a kernel operation measures: neighbor_alltoall -> MPI_Neighbor_alltoall."""
-    return f"MPI_{op.capitalize()}"
-
-
-def planted_fraction(
-    mpi: str, entry: Mapping[str, Any], source: str, function: str | None = None
-) -> float:
-    """The fraction an entry's MPIGUIDE_INJECT plants in `function` (0 if it names it not), or,
-    without a function, in every function it names (then they must agree); 0 without a spec.
-
-    Only the shape the self-test needs is read here (NAME:fraction=F entries);
-    libmpiguide-inject itself validates the spec in full when the runs start.
-    """
-    spec = entry.get("env", {}).get(INJECT_VARIABLE)
-    if spec is None:
-        return 0.0
-    where = f"{source}: mpi.{mpi}.env.{INJECT_VARIABLE}"
-    fractions: dict[str, float] = {}
-    for item in spec.split(","):
-        name, _, setting = item.partition(":")
-        key, _, value = setting.partition("=")
-        if key.strip() != "fraction":
-            raise ConfigError(
-                f"{where}: {item.strip()!r}: the self-test plants fractions of each call "
-                "(NAME:fraction=F), so that every operation is slowed by the same relative amount"
-            )
-        try:
-            fraction = float(value)
-        except ValueError:
-            raise ConfigError(f"{where}: {item.strip()!r}: {value!r} is not a number") from None
-        # The bounds of libmpiguide-inject (INJECT_MAX_FRACTION in src/inject/spec.h): a NaN or a
-        # negative fraction would otherwise label a null comparison as a planted slowdown.
-        if not 0.0 <= fraction <= MAX_FRACTION:
-            raise ConfigError(
-                f"{where}: {item.strip()!r}: fraction must be a number from 0 to {MAX_FRACTION:g}"
-            )
-        fractions[name.strip()] = fraction
-    if function is not None:
-        return fractions.get(function, 0.0)
-    if len(set(fractions.values())) != 1:
-        raise ConfigError(
-            f"{where}: plants different fractions {sorted(set(fractions.values()))}; use one, "
-            "or fix the operation of the guidelines that compare this entry"
-        )
-    return next(iter(fractions.values()))
-
-
-def inject_libraries(entries: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, str]:
-    """LD_PRELOAD path -> the mpi entry whose mpicc builds it, for every entry that preloads a
-    libmpiguide-inject at a relative path: one the workflow builds (an absolute path, or several
-    libraries, is the user's to build)."""
-    libraries: dict[str, str] = {}
-    for name, entry in entries.items():
-        path = entry.get("env", {}).get("LD_PRELOAD", "")
-        several = any(separator in path for separator in LD_PRELOAD_SEPARATORS)
-        if PurePath(path).name != INJECT_LIBRARY or PurePath(path).is_absolute() or several:
-            continue
-        builder = libraries.setdefault(path, name)
-        if entries[builder].get("mpicc") != entry.get("mpicc"):
-            raise ConfigError(
-                f"{source}: mpi.{name}.env.LD_PRELOAD: {path} is built with "
-                f"{entries[builder].get('mpicc')} for mpi.{builder}; give each mpicc its own path"
-            )
-    return libraries
 
 
 def _single_value(guideline: Guideline, side: str, key: str) -> set[str]:
@@ -245,8 +169,6 @@ def _draws(
     one evaluate call: the `draw` column is a parameter, so tests pair experiments of the same
     draw only, and exp_ids are offset per draw, so that each draw's experiments are experiments
     of their own."""
-    import numpy as np
-    import pandas as pd
 
     medians = medians[medians["mpi"].isin(list(mpis))]
     offset = int(medians["exp_id"].max()) + 1
@@ -272,7 +194,6 @@ def _rates(
     """Per slowdown, kind of comparison (same or different launches) and op (and over all ops):
     the share of tests significant (p alone), of tests flagged and of groups with a flagged
     test, averaged over the draws."""
-    import pandas as pd
 
     from mpiguide.pairing import lhs_side
 
@@ -330,9 +251,6 @@ def power_table(
     possible draw, so the rates are those of the campaign's own verdicts.
     """
     import dataclasses
-
-    import numpy as np
-    import pandas as pd
 
     from mpiguide.guidelines import evaluate
 
@@ -421,7 +339,6 @@ def selftest(
     source: str = "config",
 ) -> pd.DataFrame:
     """Check the injection took effect, compute the power table, write the CSV and the plot."""
-    import pandas as pd
 
     options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
     planted = planted_guidelines(config, source)

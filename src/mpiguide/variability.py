@@ -30,7 +30,7 @@ from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
 from mpiguide.guidelines import read_medians, with_nprocs
 from mpiguide.pairing import canonical_strings, selector_mask, split_pair
-from mpiguide.paths import safe_name
+from mpiguide.paths import deployment_name, safe_name
 from mpiguide.plots import read_repetitions, read_tests, save_figure
 
 EXPERIMENT_KEYS = [*DEPLOYMENT_KEYS, "exp_id"]
@@ -137,7 +137,7 @@ def _describe(medians: pd.DataFrame, key: tuple[str, str, str, int]) -> str:
         for name, value in row.items()
         if name in ("op", "msg_size", "dtype", "topology", "root") and pd.notna(value)
     )
-    return f"{mpi} {nodes}x{ppn} exp {exp_id}: {parameters}"
+    return f"{mpi} {deployment_name(nodes, ppn)} exp {exp_id}: {parameters}"
 
 
 def variability(
@@ -171,6 +171,6 @@ def variability(
         for name, value in zip(EXPERIMENT_KEYS, key, strict=True):
             mask &= (repetitions[name] == value).to_numpy()
             run_mask &= (text_medians[name] == value).to_numpy()
-        name = safe_name(key[0], f"{key[1]}x{key[2]}", f"exp{key[3]:06d}") + ".png"
+        name = safe_name(key[0], deployment_name(key[1], key[2]), f"exp{key[3]:06d}") + ".png"
         variability_plot(repetitions.loc[mask], text_medians.loc[run_mask, "median_s"],
                          _describe(medians, key), outdir / "plots" / name)  # fmt: skip

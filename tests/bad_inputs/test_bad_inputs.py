@@ -52,7 +52,7 @@ import yaml
 
 from mpi_support import OPENMPI_ROOT_ENV
 from mpiguide import cli
-from workflow_project import new_project, snakemake
+from workflow_project import after_profile_notice, new_project, snakemake
 
 if TYPE_CHECKING:
     from mpi_support import Kernel
@@ -381,7 +381,7 @@ def test_the_workflow_reports_a_bad_config_cleanly(
     assert result.returncode == 1, shown
     assert "Traceback" not in result.stdout + result.stderr, shown
     named = os.path.relpath(case.path, outcomes["project"])
-    assert result.stderr.startswith(named), shown
+    assert after_profile_notice(result.stderr).startswith(named), shown
     for fragment in case.expect:
         assert fragment in result.stderr, shown
 
@@ -390,12 +390,12 @@ def test_the_workflow_reports_a_bad_config_cleanly(
 def test_a_key_given_twice_in_the_default_config_is_refused(
     snakemake_outcomes: dict[str, Any],
 ) -> None:
-    """Without --configfile, Snakemake reads config/config.yaml (Snakefile's `configfile:`) with
-    plain YAML as well; common.smk reads it again strictly."""
+    """Without --configfile, Snakemake reads config/config.yaml (profiles/default's
+    `configfiles`) with plain YAML as well; common.smk reads it again strictly."""
     result = snakemake_outcomes["default_config"]
     shown = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert result.returncode == 1, shown
-    assert result.stderr.startswith(
+    assert after_profile_notice(result.stderr).startswith(
         f"{DEFAULT_CONFIG}:10: invalid YAML: key 'openmpi' is given twice\n"
     ), shown
     assert "Traceback" not in result.stdout + result.stderr, shown

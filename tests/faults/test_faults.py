@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mpiguide import aggregate
+from mpiguide.columns import RAW_COLUMNS
 from workflow_project import ANALYSIS_JOBS, scheduled_jobs, snakemake
 
 from .conftest import CAMPAIGN, DEPLOYMENT, RUNS, SLOW_RUNS, campaign, kernel_ranks, start_snakemake
@@ -33,7 +34,7 @@ def raw_dir(project: Path) -> Path:
 def rows_of(raw_csv: Path) -> int:
     with raw_csv.open(newline="") as f:
         reader = csv.reader(f)
-        assert next(reader) == ["exp_id", "rep", "time_s"]
+        assert next(reader) == list(RAW_COLUMNS)
         return sum(1 for _ in reader)
 
 

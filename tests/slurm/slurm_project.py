@@ -15,7 +15,7 @@ from workflow_project import TINY_CAMPAIGN
 HERE = Path(__file__).resolve().parent
 CLUSTER_SH = HERE / "cluster.sh"
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-SLURM_PROFILE_ARGS = ("--profile", "profiles/slurm", "--workflow-profile", str(HERE / "profile"))
+SLURM_PROFILE_ARGS = ("--profile", "profiles/slurm", "--profile", str(HERE / "profile"))
 DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "sacct", "squeue", "scancel", "sacctmgr")
 MPICCS = ("mpicc.openmpi", "mpicc.mpich")

@@ -23,15 +23,19 @@ from slurm_project import (
     snakemake,
 )
 
+from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.columns import RAW_COLUMNS
+from mpiguide.grid import PARAMETERS
+from mpiguide.tables import SUMMARY_KEYS
+
 pytestmark = pytest.mark.slurm
 
 # tests.csv columns that describe a test rather than measure it.
 TEST_IDENTITY = [
-    "guideline", "relation", "mpi", "nodes", "ppn", "op", "msg_size", "dtype", "nrep", "work",
-    "topology", "ndim", "nfin", "radius", "ordering", "constructor", "reorder", "root", "sync",
-    "max_time", "group", "lhs_exp_id", "rhs_exp_id", "n_lhs", "n_rhs",
+    "guideline", "relation", *DEPLOYMENT_KEYS, *PARAMETERS, "group", "lhs_exp_id", "rhs_exp_id",
+    "n_lhs", "n_rhs",
 ]  # fmt: skip
-SUMMARY_IDENTITY = ["guideline", "mpi", "nodes", "ppn", "tests", "groups"]
+SUMMARY_IDENTITY = [*SUMMARY_KEYS, "tests", "groups"]
 
 
 def slurm_logs(project: Path, mpi: str, run: str) -> list[Path]:
@@ -50,7 +54,7 @@ def test_every_run_is_a_slurm_job(slurm_campaign: Path, cluster: Cluster) -> Non
     for mpi in MPIS:
         for run in RUNS:
             raw = pd.read_csv(raw_root / mpi / DEPLOYMENT / f"run{run}.csv")
-            assert list(raw.columns) == ["exp_id", "rep", "time_s"]
+            assert list(raw.columns) == list(RAW_COLUMNS)
             assert len(raw) == N_EXPERIMENTS * NREP
             assert (raw["time_s"] > 0).all()
             provenance = json.loads((raw_root / mpi / DEPLOYMENT / f"run{run}.json").read_text())

@@ -14,7 +14,7 @@ import pytest
 
 from mpiguide.cli import main
 from mpiguide.errors import MpiguideError
-from mpiguide.partners import Grid, node_box, partner_counts, partners_table
+from mpiguide.partners import COLUMNS, Grid, node_box, partner_counts, partners_table
 
 # Gropp 2018, Table 3 (16 processes per node): constructor, dims, on min/max/avg, off min/max/avg.
 # The paper's 3D size "32 x 32 x 16" is dims 16,32,32 in MPI's row-major rank order (the last
@@ -42,9 +42,7 @@ def test_cli_prints_table_3_as_csv() -> None:
     with redirect_stdout(out):
         assert main(["partners", "--dims", "128,128", "--node-size", "16", "--periodic"]) == 0
     table = pd.read_csv(io.StringIO(out.getvalue()))
-    assert list(table.columns) == [
-        "constructor", "on_min", "on_max", "on_avg", "off_min", "off_max", "off_avg"
-    ]  # fmt: skip
+    assert list(table.columns) == COLUMNS
     assert table.to_dict("records") == [
         {"constructor": "cart", "on_min": 1, "on_max": 2, "on_avg": 1.875, "off_min": 2,
          "off_max": 3, "off_avg": 2.125},

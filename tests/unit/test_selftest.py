@@ -13,16 +13,8 @@ import pytest
 from mpiguide.catalogue import AnalysisOptions
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.grid import COLUMNS
-from mpiguide.selftest import (
-    ANNOUNCEMENT,
-    check_injection_logs,
-    inject_libraries,
-    mpi_function,
-    planted_fraction,
-    planted_guidelines,
-    power_table,
-    selftest,
-)
+from mpiguide.inject import ANNOUNCEMENT, mpi_function, planted_fraction
+from mpiguide.selftest import check_injection_logs, planted_guidelines, power_table, selftest
 from synthetic import grid_frame
 
 CLEAN: dict[str, Any] = {"mpicc": "mpicc", "launcher": "mpirun", "env": {}}
@@ -107,49 +99,6 @@ def synthetic_medians(runs: int, seed: int = 0, launch_noise: float = 0.0) -> pd
                 )
             )
     return pd.concat(frames, ignore_index=True)
-
-
-def test_planted_fraction_reads_the_spec() -> None:
-    assert planted_fraction("a", CLEAN, "c.yaml") == 0.0
-    assert planted_fraction("s", slowed(0.1), "c.yaml") == pytest.approx(0.1)
-
-
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        ("MPI_Bcast:usec=5", "the self-test plants fractions"),
-        ("MPI_Bcast:fraction=0.1, MPI_Scan:fraction=0.2", "plants different fractions"),
-        ("MPI_Bcast:fraction=ten", "'ten' is not a number"),
-        ("MPI_Bcast:fraction=nan", "fraction must be a number from 0 to 100"),
-        ("MPI_Bcast:fraction=-0.1", "fraction must be a number from 0 to 100"),
-        ("MPI_Bcast:fraction=inf", "fraction must be a number from 0 to 100"),
-    ],
-)
-def test_planted_fraction_rejects_other_specs(spec: str, message: str) -> None:
-    entry = {**CLEAN, "env": {"MPIGUIDE_INJECT": spec}}
-    with pytest.raises(ConfigError, match=message) as error:
-        planted_fraction("s", entry, "c.yaml")
-    assert "c.yaml: mpi.s.env.MPIGUIDE_INJECT" in str(error.value)
-
-
-def test_inject_libraries_the_workflow_builds() -> None:
-    def preloading(path: str, mpicc: str = "mpicc.openmpi") -> dict[str, Any]:
-        return {"mpicc": mpicc, "env": {"LD_PRELOAD": path, "MPIGUIDE_INJECT": "x"}}
-
-    relative = "build/inject/openmpi/libmpiguide-inject.so"
-    entries = {
-        "a": CLEAN,
-        "ref": preloading(relative),
-        "slow": preloading(relative),
-        "mine": preloading("/opt/lib/libmpiguide-inject.so"),  # the user's to build
-        "other": preloading("build/libother.so"),
-        # ld.so splits LD_PRELOAD at blanks and colons: several libraries, the user's to build
-        "pair": preloading(f"build/libother.so:{relative}".replace("openmpi", "pair")),
-        "pair2": preloading(f"build/libother.so {relative}".replace("openmpi", "pair2")),
-    }
-    assert inject_libraries(entries, "c.yaml") == {relative: "ref"}
-    with pytest.raises(ConfigError, match=r"c.yaml: mpi.mpich.env.LD_PRELOAD: .* built with"):
-        inject_libraries({**entries, "mpich": preloading(relative, "mpicc.mpich")}, "c.yaml")
 
 
 def test_planted_guidelines_know_their_slowdown() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mpiguide.columns import RAW_COLUMNS
 from workflow_project import DEPLOYMENT, N_EXPERIMENTS, TINY_CAMPAIGN, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -42,7 +43,7 @@ def test_raw_output_and_provenance(completed_campaign: Path) -> None:
         raw_dir = root / "raw" / mpi / DEPLOYMENT
         for run in RUNS:
             raw = pd.read_csv(raw_dir / f"run{run}.csv")
-            assert list(raw.columns) == ["exp_id", "rep", "time_s"]
+            assert list(raw.columns) == list(RAW_COLUMNS)
             assert len(raw) == N_EXPERIMENTS * NREP
             assert (raw["time_s"] > 0).all()
             provenance = json.loads((raw_dir / f"run{run}.json").read_text())

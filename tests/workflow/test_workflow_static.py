@@ -111,6 +111,33 @@ def test_configfile_replaces_the_demo_campaign(tmp_path: Path) -> None:
     assert "run_openmpi" not in rules
 
 
+def test_a_campaign_is_not_merged_into_the_demo_config(tmp_path: Path) -> None:
+    """Run as users run it: profiles/default names the demo config, the --configfile replaces
+    it. Merged, the demo's `openmpi` entry would be measured in campaign `other` too."""
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    assert "mpich" not in demo["mpi"]
+    project = new_project(tmp_path / "project", demo)
+    other = {**TINY_CAMPAIGN, "campaign": "other", "mpi": {"mpich": TINY_CAMPAIGN["mpi"]["mpich"]}}
+    (project / "other.yaml").write_text(yaml.safe_dump(other))
+    dry_run = snakemake(project, "--profile", "profiles/local", "-n", "--configfile", "other.yaml")
+    assert "results/other/" in dry_run.stdout
+    assert f"results/{demo['campaign']}/" not in dry_run.stdout
+    jobs = scheduled_jobs(project, "--configfile", "other.yaml")
+    assert "run_mpich" in jobs
+    assert "run_openmpi" not in jobs
+
+
+def test_no_config_file_stops_with_how_to_give_one(tmp_path: Path) -> None:
+    """Without profiles/default (--workflow-profile none) and no --configfile there is no
+    campaign: one message, no traceback, nothing run."""
+    project = new_project(tmp_path / "project", TINY_CAMPAIGN)
+    result = snakemake(project, "--workflow-profile", "none", "-n", "--cores", "1", check=False)
+    assert result.returncode == 1, result.stderr
+    assert "no campaign config file: name one with --configfile FILE" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (project / "results").exists()
+
+
 def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
     demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     project = new_project(tmp_path / "project", demo)

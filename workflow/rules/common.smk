@@ -15,6 +15,7 @@ from snakemake.utils import validate
 from mpiguide.catalogue import load_catalogue
 from mpiguide.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.errors import MpiguideError
+from mpiguide.inject import inject_libraries
 from mpiguide.launch import env_prefix, quoted_launcher
 from mpiguide.options_record import record
 from mpiguide.paths import (
@@ -29,13 +30,18 @@ from mpiguide.paths import (
     labels_of_plot,
     run_path,
 )
-from mpiguide.selftest import inject_libraries
 from mpiguide.strict_yaml import load_yaml
 
 
-CONFIG_FILES = [
-    os.path.relpath(path) for path in workflow.overwrite_configfiles
-] or ["config/config.yaml"]
+# The config files are --configfile's, or the demo campaign that profiles/default names when
+# none is given (a --configfile replaces it rather than merging into it). Their names are in the
+# run's ConfigSettings; there is no `configfile:` directive.
+CONFIG_FILES = [os.path.relpath(path) for path in workflow.config_settings.configfiles]
+if not CONFIG_FILES:
+    sys.exit(
+        "no campaign config file: name one with --configfile FILE (profiles/default names "
+        "config/config.yaml unless --workflow-profile replaces it)"
+    )
 CONFIG_SOURCE = ", ".join(CONFIG_FILES)
 CATALOGUE = "config/guidelines.yaml"
 

@@ -1,0 +1,33 @@
+"""The public column contracts of docs/analysis.md (and /work/shared's design), spelled out once
+here; every other test imports the owners (mpiguide.columns, comparisons, tables). The grid's
+parameters (grid.csv, and every table after `ppn`) are mpiguide.grid's, held to the kernel and
+the config schema in test_grid_parameters.py."""
+
+from __future__ import annotations
+
+from mpiguide.catalogue import AnalysisOptions
+from mpiguide.columns import MEDIAN_VALUES, RAW_COLUMNS, TIMING_KEYS
+from mpiguide.grid import COLUMNS, PARAMETERS
+from mpiguide.guidelines import evaluate
+from synthetic import grid_frame
+
+
+def test_kernel_output_timings_and_medians() -> None:
+    assert RAW_COLUMNS == ("exp_id", "rep", "time_s")
+    assert TIMING_KEYS == ("mpi", "nodes", "ppn", "run", "exp_id", "rep")
+    assert MEDIAN_VALUES == ("median_s", "n_kept", "n_invalid", "launch_factor")
+
+
+def test_tests_csv() -> None:
+    blank = dict.fromkeys(c for c in COLUMNS if c != "exp_id")
+    grid = grid_frame([{**blank, "op": "allgather", "msg_size": 8, "nrep": 5}])
+    # medians.parquet's order: exp_id, deployment, run, values, then every parameter
+    medians = grid.assign(mpi="openmpi", nodes=1, ppn=2, run=0, median_s=1e-5, n_kept=5,
+                          n_invalid=0, launch_factor=1.0)  # fmt: skip
+    medians = medians[["exp_id", "mpi", "nodes", "ppn", "run", *MEDIAN_VALUES, *PARAMETERS]]
+    tests = evaluate(medians, [], AnalysisOptions.with_defaults(), "c.yaml")
+    assert list(tests.columns) == [
+        "guideline", "relation", "mpi", "nodes", "ppn", *PARAMETERS, "group", "lhs_exp_id",
+        "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs", "violation_ratio", "p_value",
+        "p_adjusted", "test", "hl_ratio", "hl_low", "hl_high", "violated",
+    ]  # fmt: skip
