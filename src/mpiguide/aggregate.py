@@ -38,7 +38,7 @@ from mpiguide.atomic import atomic_path
 from mpiguide.columns import GLOBAL_S, RAW_COLUMNS, STATUS, VALID
 from mpiguide.errors import DataError
 from mpiguide.grid import INTEGER_PARAMETERS, PARAMETERS
-from mpiguide.paths import RUN_PATH
+from mpiguide.paths import RUN_PATH, deployment_name
 from mpiguide.stats import tukey_row_medians
 
 # Types of the grid.csv columns: integers, max_time in (fractional) seconds, the rest strings.
@@ -178,7 +178,7 @@ def _read_provenance(run: RunFile, grid_rows: np.ndarray, grid: pa.Table) -> Pro
     if provenance[PROV_NPROCS] != run.nodes * run.ppn:
         raise DataError(
             f"{run.provenance}: {PROV_NPROCS} is {provenance[PROV_NPROCS]!r}, the deployment "
-            f"{run.nodes}x{run.ppn} in its path needs {run.nodes * run.ppn}"
+            f"{deployment_name(run.nodes, run.ppn)} in its path needs {run.nodes * run.ppn}"
         )
     experiments = provenance[PROV_EXPERIMENTS]
     try:

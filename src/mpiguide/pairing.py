@@ -133,14 +133,14 @@ def combined_values(
 ) -> pd.DataFrame:
     """Per test and key: the shared value, or "lhs|rhs" where they differ (lossless: an empty,
     not-applicable side stays visible, e.g. "|LINEAR")."""
+    codes, _ = key_codes(experiments, keys)
     columns = {}
-    for key in keys:
-        values = experiments[key].to_numpy()
-        lhs, rhs = values[lhs_rows], values[rhs_rows]
-        differ = lhs != rhs
-        joined = lhs.astype(object)
-        if differ.any():
-            joined[differ] = lhs[differ] + PAIR_SEPARATOR + rhs[differ]
+    for index, key in enumerate(keys):
+        values = experiments[key].to_numpy(dtype=object)
+        differ = np.flatnonzero(codes[lhs_rows, index] != codes[rhs_rows, index])
+        joined = values[lhs_rows]
+        if differ.size:
+            joined[differ] = joined[differ] + PAIR_SEPARATOR + values[rhs_rows[differ]]
         columns[key] = joined
     return pd.DataFrame(columns)
 

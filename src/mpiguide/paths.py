@@ -12,17 +12,22 @@ from __future__ import annotations
 
 import re
 
-# A run's path below a tree's mpi entry, and below the tree, as Snakemake wildcard patterns.
-DEPLOYMENT_RUN_PATTERN = "{nodes}x{ppn}/run{run}"
-RUN_PATTERN = "{mpi}/" + DEPLOYMENT_RUN_PATTERN
-# The same path parsed back: named groups mpi, nodes, ppn, run.
-RUN_PATH = re.compile(r"^(?P<mpi>[^/]+)/(?P<nodes>[0-9]+)x(?P<ppn>[0-9]+)/run(?P<run>[0-9]{2,})$")
-
 
 def deployment_name(nodes: int | str, ppn: int | str) -> str:
     """`<nodes>x<ppn>`: a deployment's directory and label (from numbers, or from them as the
     text tables hold them)."""
     return f"{nodes}x{ppn}"
+
+
+# A run's path below a tree's mpi entry, and below the tree, as Snakemake wildcard patterns.
+DEPLOYMENT_RUN_PATTERN = deployment_name("{nodes}", "{ppn}") + "/run{run}"
+RUN_PATTERN = "{mpi}/" + DEPLOYMENT_RUN_PATTERN
+# The same path parsed back: named groups mpi, nodes, ppn, run.
+RUN_PATH = re.compile(
+    "^(?P<mpi>[^/]+)/"
+    + deployment_name("(?P<nodes>[0-9]+)", "(?P<ppn>[0-9]+)")
+    + "/run(?P<run>[0-9]{2,})$"
+)
 
 
 def run_number(run: int) -> str:

@@ -19,7 +19,7 @@ from mpiguide.atomic import atomic_path
 from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.pairing import PAIR_SEPARATOR
 from mpiguide.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
-from mpiguide.paths import SLOWDOWN_CSV, SUMMARY_CSV, SUMMARY_MD
+from mpiguide.paths import SLOWDOWN_CSV, SUMMARY_CSV, SUMMARY_MD, deployment_name
 from mpiguide.slowdown import write_slowdown
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def summarise(tests: pd.DataFrame) -> pd.DataFrame:
 
 def deployment_label(nodes: object, ppn: object) -> str:
     """`nodes`x`ppn`; a "|" (lhs|rhs when a guideline compares deployments) escaped for Markdown."""
-    return f"{nodes}x{ppn}".replace(PAIR_SEPARATOR, "\\" + PAIR_SEPARATOR)
+    return deployment_name(str(nodes), str(ppn)).replace(PAIR_SEPARATOR, "\\" + PAIR_SEPARATOR)
 
 
 def table3_markdown(
