@@ -13,8 +13,10 @@ so that peak RSS is its own, each the median of --repeat runs:
 
 Goals: pipeline ≤ 3 times the bare pyarrow read, peak RSS ≤ 2 GB, `pd.read_parquet` of the
 timings ≤ 3 s and ≤ 1.5 GB, on 2 cores.
+`--reference DIR` compares the tables written (guidelines/tests.csv, summary.csv, summary.md,
+slowdown.csv) byte for byte with those of an earlier run kept in DIR (e.g. before a change).
 Usage: python benchmarks/analysis_scale.py [--workdir DIR [--reuse]] [--runs 30] [--repeat 3]
-       [--keep]
+       [--keep] [--reference DIR]
 """
 
 from __future__ import annotations
@@ -153,6 +155,17 @@ def median_of(stage: str, workdir: Path, repeat: int) -> dict:
     return {key: float(np.median([r[key] for r in results])) for key in results[0]}
 
 
+def compare_tables(written: Path, reference: Path) -> str:
+    """Which of the tables in `written` are byte-identical to those in `reference`."""
+    lines = []
+    for name in ("tests.csv", "summary.csv", "summary.md", "slowdown.csv"):
+        same = (reference / name).is_file() and (
+            (written / name).read_bytes() == (reference / name).read_bytes()
+        )
+        lines.append(f"{name} {'identical to' if same else 'DIFFERS from'} {reference / name}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, help="where to synthesise (default: a temp dir)")
@@ -161,6 +174,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=3, help="processes per figure (median)")
     parser.add_argument("--keep", action="store_true", help="keep the synthesised campaign")
+    parser.add_argument("--reference", type=Path,
+                        help="holds guidelines/ tables of an earlier run")  # fmt: skip
     parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stage:
@@ -200,7 +215,11 @@ def main() -> None:
               f"pipeline / pd.read_parquet: {pipeline['total_s'] / read['total_s']:.2f}; "
               "pipeline peak RSS goal <= 2048 MB")  # fmt: skip
         tests = (workdir / "guidelines" / "tests.csv").read_text().count("\n") - 1
-        print(f"tests: {tests}; summary:\n" + (workdir / "guidelines" / "summary.md").read_text())
+        per_25k = pipeline["check_s"] * 25_000 / tests
+        print(f"tests: {tests}; check per 25 000 tests: {per_25k:.2f} s (goal <= 1 s)")
+        if args.reference:
+            print(compare_tables(workdir / "guidelines", args.reference / "guidelines"))
+        print("summary:\n" + (workdir / "guidelines" / "summary.md").read_text())
     finally:
         if not args.keep and not args.reuse:
             shutil.rmtree(workdir, ignore_errors=True)
