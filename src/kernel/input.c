@@ -37,9 +37,14 @@ enum applicability {
     APPLIES_GRID, APPLIES_STENCIL, APPLIES_STENCIL_OR_FULL, APPLIES_TOPOLOGY, APPLIES_KIND_COUNT
 };
 
+static const char *const applicability_names[APPLIES_KIND_COUNT] = {
+    "always", "moves_data", "root", "nonblocking", "counts", "grid", "stencil", "stencil_or_full",
+    "topology",
+};
+
 /* A column of the input: its name, the text an empty cell stands for ("" when the column is
    required, or for ordering and constructor, whose default depends on the topology), and when it
-   applies. The parsing reads its defaults and rules from here. */
+   applies. The parsing reads its defaults from here; --list-params prints this table. */
 struct column_spec {
     const char *name;
     const char *default_text;
@@ -69,8 +74,10 @@ static const struct column_spec columns[COL_COUNT] = {
 
 void input_list_columns(FILE *out)
 {
+    fputs("param\tdefault\tapplies\n", out);
     for (int col = 0; col < COL_COUNT; col++)
-        fprintf(out, "%s\n", columns[col].name);
+        fprintf(out, "%s\t%s\t%s\n", columns[col].name, columns[col].default_text,
+                applicability_names[columns[col].applies]);
 }
 
 static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "double"};
