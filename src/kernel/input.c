@@ -30,17 +30,54 @@ enum column {
     COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_COUNT
 };
 
-static const char *const column_names[COL_COUNT] = {
-    "exp_id", "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim",
-    "nfin", "radius", "ordering", "constructor", "reorder", "root", "sync", "max_time",
-    "buffer_offset",
-    "counts",
+/* When a column applies (docs/architecture.md, "Parameter applicability"); the first four depend
+   on the op, the others on the topology. */
+enum applicability {
+    APPLIES_ALWAYS, APPLIES_MOVES_DATA, APPLIES_ROOT, APPLIES_NONBLOCKING, APPLIES_COUNTS,
+    APPLIES_GRID, APPLIES_STENCIL, APPLIES_STENCIL_OR_FULL, APPLIES_TOPOLOGY, APPLIES_KIND_COUNT
+};
+
+static const char *const applicability_names[APPLIES_KIND_COUNT] = {
+    "always", "moves_data", "root", "nonblocking", "counts", "grid", "stencil", "stencil_or_full",
+    "topology",
+};
+
+/* A column of the input: its name, the text an empty cell stands for ("" when the column is
+   required, or for ordering and constructor, whose default depends on the topology), and when it
+   applies. The parsing reads its defaults from here; --list-params prints this table. */
+struct column_spec {
+    const char *name;
+    const char *default_text;
+    enum applicability applies;
+};
+
+static const struct column_spec columns[COL_COUNT] = {
+    [COL_EXP_ID] = {"exp_id", "", APPLIES_ALWAYS},
+    [COL_OP] = {"op", "", APPLIES_ALWAYS},
+    [COL_MSG_SIZE] = {"msg_size", "", APPLIES_MOVES_DATA},
+    [COL_DTYPE] = {"dtype", "char", APPLIES_MOVES_DATA},
+    [COL_NREP] = {"nrep", "", APPLIES_ALWAYS},
+    [COL_WORK] = {"work", "0", APPLIES_NONBLOCKING},
+    [COL_TOPOLOGY] = {"topology", "none", APPLIES_ALWAYS},
+    [COL_NDIM] = {"ndim", "", APPLIES_GRID},
+    [COL_NFIN] = {"nfin", "0", APPLIES_GRID},
+    [COL_RADIUS] = {"radius", "1", APPLIES_STENCIL},
+    [COL_ORDERING] = {"ordering", "", APPLIES_STENCIL_OR_FULL},
+    [COL_CONSTRUCTOR] = {"constructor", "", APPLIES_TOPOLOGY},
+    [COL_REORDER] = {"reorder", "0", APPLIES_TOPOLOGY},
+    [COL_ROOT] = {"root", "0", APPLIES_ROOT},
+    [COL_SYNC] = {"sync", "dissemination", APPLIES_ALWAYS},
+    [COL_MAX_TIME] = {"max_time", "0", APPLIES_ALWAYS},
+    [COL_BUFFER_OFFSET] = {"buffer_offset", "0", APPLIES_MOVES_DATA},
+    [COL_COUNTS] = {"counts", "equal", APPLIES_COUNTS},
 };
 
 void input_list_columns(FILE *out)
 {
+    fputs("param\tdefault\tapplies\n", out);
     for (int col = 0; col < COL_COUNT; col++)
-        fprintf(out, "%s\n", column_names[col]);
+        fprintf(out, "%s\t%s\t%s\n", columns[col].name, columns[col].default_text,
+                applicability_names[columns[col].applies]);
 }
 
 static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "double"};
@@ -75,7 +112,7 @@ __attribute__((format(printf, 2, 3))) static int reject(const struct source *at,
 static int parse_integer(const struct source *at, enum column col, const char *cell,
                          long long min, long long max, long long *out)
 {
-    const char *name = column_names[col];
+    const char *name = columns[col].name;
     const char *digits = cell[0] == '-' ? cell + 1 : cell;
     if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits))
         return reject(at, "column '%s': '%s' is not an integer", name, cell);
@@ -120,7 +157,7 @@ static int parse_name(const struct source *at, enum column col, const char *cell
                 strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
             strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
         }
-    return reject(at, "column '%s': unknown value '%s' (allowed: %s)", column_names[col], cell,
+    return reject(at, "column '%s': unknown value '%s' (allowed: %s)", columns[col].name, cell,
                   allowed);
 }
 
@@ -136,33 +173,37 @@ static int is_stencil(enum topology_kind t)
     return t == TOPO_VONNEUMANN || t == TOPO_MOORE;
 }
 
-/* docs/architecture.md, "Parameter applicability". */
 static int column_applies(enum column col, const struct operation *op, enum topology_kind t)
 {
-    switch (col) {
-    case COL_MSG_SIZE:
-    case COL_DTYPE:
-    case COL_BUFFER_OFFSET:
+    switch (columns[col].applies) {
+    case APPLIES_MOVES_DATA:
         return op->msg_size != MSG_NONE;
-    case COL_ROOT:
+    case APPLIES_ROOT:
         return operation_has(op, OP_ROOT);
-    case COL_WORK:
+    case APPLIES_NONBLOCKING:
         return operation_has(op, OP_NONBLOCKING);
-    case COL_COUNTS:
+    case APPLIES_COUNTS:
         return operation_has(op, OP_COUNTS);
-    case COL_NDIM:
-    case COL_NFIN:
+    case APPLIES_GRID:
         return is_grid(t);
-    case COL_RADIUS:
+    case APPLIES_STENCIL:
         return is_stencil(t);
-    case COL_ORDERING:
+    case APPLIES_STENCIL_OR_FULL:
         return is_stencil(t) || t == TOPO_FULL;
-    case COL_CONSTRUCTOR:
-    case COL_REORDER:
+    case APPLIES_TOPOLOGY:
         return t != TOPO_NONE;
+    case APPLIES_ALWAYS:
     default:
         return 1;
     }
+}
+
+/* Whether the op (rather than the topology) decides if the column applies. */
+static int applies_by_op(enum column col)
+{
+    const enum applicability kind = columns[col].applies;
+    return kind == APPLIES_MOVES_DATA || kind == APPLIES_ROOT || kind == APPLIES_NONBLOCKING ||
+           kind == APPLIES_COUNTS;
 }
 
 static int ordering_fits(enum ordering o, enum topology_kind t)
@@ -187,12 +228,17 @@ static int cell_given(const row_cells cells, enum column col)
     return cells[col] && cells[col][0] != '\0';
 }
 
-/* An optional cell: its integer value, or dflt when empty. */
-static int integer_cell(const struct source *at, const row_cells cells, enum column col,
-                        long long min, long long max, long long dflt, long long *out)
+/* A cell's text, or dflt when it is empty. */
+static const char *cell_or(const row_cells cells, enum column col, const char *dflt)
 {
-    *out = dflt;
-    return cell_given(cells, col) ? parse_integer(at, col, cells[col], min, max, out) : 0;
+    return cell_given(cells, col) ? cells[col] : dflt;
+}
+
+/* An optional cell: its integer value, or its column's default when empty. */
+static int integer_cell(const struct source *at, const row_cells cells, enum column col,
+                        long long min, long long max, long long *out)
+{
+    return parse_integer(at, col, cell_or(cells, col, columns[col].default_text), min, max, out);
 }
 
 /* A cell that must be given (why: "for op X", ...), as an integer. */
@@ -200,16 +246,16 @@ static int required_integer_cell(const struct source *at, const row_cells cells,
                                  long long min, long long max, const char *why, long long *out)
 {
     if (!cell_given(cells, col))
-        return reject(at, "column '%s' is required%s", column_names[col], why);
+        return reject(at, "column '%s' is required%s", columns[col].name, why);
     return parse_integer(at, col, cells[col], min, max, out);
 }
 
-/* An optional cell: the index of its value among names, or dflt when empty. */
+/* An optional cell: the index among names of its value, or of its column's default when
+   empty. */
 static int name_cell(const struct source *at, const row_cells cells, enum column col,
-                     const char *const *names, int n, int dflt, int *out)
+                     const char *const *names, int n, int *out)
 {
-    *out = dflt;
-    return cell_given(cells, col) ? parse_name(at, col, cells[col], names, n, out) : 0;
+    return parse_name(at, col, cell_or(cells, col, columns[col].default_text), names, n, out);
 }
 
 /* exp_id, op, topology, and which columns may be given at all. */
@@ -227,14 +273,13 @@ static int parse_identity(const struct source *at, const row_cells cells, struct
         return reject(at, "column 'op': unknown operation '%s' (mpiguide-bench --list-ops)",
                       cells[COL_OP]);
     const struct operation *op = &operation_table[exp->op];
-    if (name_cell(at, cells, COL_TOPOLOGY, topology_names, TOPO_COUNT, TOPO_NONE, &choice))
+    if (name_cell(at, cells, COL_TOPOLOGY, topology_names, TOPO_COUNT, &choice))
         return -1;
     const enum topology_kind t = exp->topology = (enum topology_kind)choice;
     for (int col = 0; col < COL_COUNT; col++)
         if (cell_given(cells, col) && !column_applies(col, op, t)) {
-            int by_op = col == COL_MSG_SIZE || col == COL_DTYPE || col == COL_ROOT ||
-                        col == COL_WORK || col == COL_BUFFER_OFFSET || col == COL_COUNTS;
-            return reject(at, "column '%s' does not apply to %s %s", column_names[col],
+            const int by_op = applies_by_op(col);
+            return reject(at, "column '%s' does not apply to %s %s", columns[col].name,
                           by_op ? "op" : "topology", by_op ? op->name : topology_names[t]);
         }
     if (operation_has(op, OP_TOPOLOGY_REQUIRED) && t == TOPO_NONE)
@@ -249,7 +294,7 @@ static int parse_operation_parameters(const struct source *at, const row_cells c
     const struct operation *op = &operation_table[exp->op];
     long long v;
     int choice;
-    if (name_cell(at, cells, COL_DTYPE, dtype_names, DTYPE_COUNT, DTYPE_CHAR, &choice))
+    if (name_cell(at, cells, COL_DTYPE, dtype_names, DTYPE_COUNT, &choice))
         return -1;
     exp->dtype = (enum dtype)choice;
     if (op->msg_size != MSG_NONE) {
@@ -262,19 +307,18 @@ static int parse_operation_parameters(const struct source *at, const row_cells c
             return reject(at, "column 'msg_size': %lld is not a multiple of the size of %s (%zu)",
                           v, dtype_names[exp->dtype], dtype_size(exp->dtype));
     }
-    if (integer_cell(at, cells, COL_WORK, 0, INT64_MAX, 0, &v))
+    if (integer_cell(at, cells, COL_WORK, 0, INT64_MAX, &v))
         return -1;
     exp->work = v;
-    if (integer_cell(at, cells, COL_ROOT, 0, INT32_MAX, 0, &v))
+    if (integer_cell(at, cells, COL_ROOT, 0, INT32_MAX, &v))
         return -1;
     if (v >= nprocs)
         return reject(at, "column 'root': %lld is not a rank (the run has %d ranks)", v, nprocs);
     exp->root = (int)v;
-    if (integer_cell(at, cells, COL_BUFFER_OFFSET, 0, MAX_BUFFER_OFFSET, 0, &v))
+    if (integer_cell(at, cells, COL_BUFFER_OFFSET, 0, MAX_BUFFER_OFFSET, &v))
         return -1;
     exp->buffer_offset = v;
-    if (name_cell(at, cells, COL_COUNTS, counts_names, COUNTS_PATTERN_COUNT, COUNTS_EQUAL,
-                  &choice))
+    if (name_cell(at, cells, COL_COUNTS, counts_names, COUNTS_PATTERN_COUNT, &choice))
         return -1;
     exp->counts = (enum counts_pattern)choice;
     return 0;
@@ -295,20 +339,21 @@ static int parse_topology_parameters(const struct source *at, const row_cells ce
         if (required_integer_cell(at, cells, COL_NDIM, 1, MAX_DIMS, why, &v))
             return -1;
         exp->ndim = (int)v;
-        if (integer_cell(at, cells, COL_NFIN, 0, INT32_MAX, 0, &v))
+        if (integer_cell(at, cells, COL_NFIN, 0, INT32_MAX, &v))
             return -1;
         if (v > exp->ndim)
             return reject(at, "column 'nfin': %lld exceeds ndim (%d)", v, exp->ndim);
         exp->nfin = (int)v;
     }
     if (is_stencil(t)) {
-        if (integer_cell(at, cells, COL_RADIUS, 1, INT32_MAX, 1, &v))
+        if (integer_cell(at, cells, COL_RADIUS, 1, INT32_MAX, &v))
             return -1;
         exp->radius = (int)v;
     }
     if (is_stencil(t) || t == TOPO_FULL) {
         const enum ordering dflt = t == TOPO_FULL ? ORDER_LINEAR : ORDER_FMAJ;
-        if (name_cell(at, cells, COL_ORDERING, ordering_names, ORDER_COUNT, dflt, &choice))
+        if (parse_name(at, COL_ORDERING, cell_or(cells, COL_ORDERING, ordering_names[dflt]),
+                       ordering_names, ORDER_COUNT, &choice))
             return -1;
         exp->ordering = (enum ordering)choice;
         if (!ordering_fits(exp->ordering, t))
@@ -316,14 +361,14 @@ static int parse_topology_parameters(const struct source *at, const row_cells ce
                           ordering_names[choice], topology_names[t]);
     }
     const enum constructor dflt = t == TOPO_CART ? CONSTRUCTOR_CART : CONSTRUCTOR_GRAPH_ADJ;
-    if (name_cell(at, cells, COL_CONSTRUCTOR, constructor_names, CONSTRUCTOR_COUNT, dflt,
-                  &choice))
+    if (parse_name(at, COL_CONSTRUCTOR, cell_or(cells, COL_CONSTRUCTOR, constructor_names[dflt]),
+                   constructor_names, CONSTRUCTOR_COUNT, &choice))
         return -1;
     exp->constructor = (enum constructor)choice;
     if (!constructor_fits(exp->constructor, t))
         return reject(at, "column 'constructor': %s does not fit topology %s",
                       constructor_names[choice], topology_names[t]);
-    if (integer_cell(at, cells, COL_REORDER, 0, 1, 0, &v))
+    if (integer_cell(at, cells, COL_REORDER, 0, 1, &v))
         return -1;
     exp->reorder = (int)v;
     return 0;
@@ -341,11 +386,11 @@ static int parse_measurement(const struct source *at, const row_cells cells,
     const char *sync_names[SYNC_COUNT];
     for (int k = 0; k < SYNC_COUNT; k++)
         sync_names[k] = sync_method_get((enum sync_kind)k)->name;
-    if (name_cell(at, cells, COL_SYNC, sync_names, SYNC_COUNT, SYNC_DISSEMINATION, &choice))
+    if (name_cell(at, cells, COL_SYNC, sync_names, SYNC_COUNT, &choice))
         return -1;
     exp->sync = (enum sync_kind)choice;
-    exp->max_time = 0;
-    if (cell_given(cells, COL_MAX_TIME) && parse_seconds(at, cells[COL_MAX_TIME], &exp->max_time))
+    if (parse_seconds(at, cell_or(cells, COL_MAX_TIME, columns[COL_MAX_TIME].default_text),
+                      &exp->max_time))
         return -1;
     return 0;
 }
@@ -428,7 +473,7 @@ static int parse_header(const struct source *at, char *line, int *column_of_fiel
     for (int i = 0; i < n; i++) {
         int col = -1;
         for (int c = 0; c < COL_COUNT; c++)
-            if (strcmp(fields[i], column_names[c]) == 0)
+            if (strcmp(fields[i], columns[c].name) == 0)
                 col = c;
         if (col < 0)
             return reject(at, "unknown column '%s'", fields[i]);
@@ -439,7 +484,7 @@ static int parse_header(const struct source *at, char *line, int *column_of_fiel
     static const enum column required[] = {COL_EXP_ID, COL_OP, COL_NREP};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (!seen[required[i]])
-            return reject(at, "missing column '%s'", column_names[required[i]]);
+            return reject(at, "missing column '%s'", columns[required[i]].name);
     *nfields = n;
     return 0;
 }

@@ -20,7 +20,9 @@ struct run_shape {
 int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,
                size_t *count, char digest_hex[65]);
 
-/* Writes the input's columns, one per line, in the grid's order (--list-params). */
+/* Writes the input's columns as TSV (--list-params): a header row `param default applies`, then
+   one row per column in the grid's order with the text an empty cell stands for ("" when the
+   column is required or its default depends on the topology) and when the column applies. */
 void input_list_columns(FILE *out);
 
 #endif

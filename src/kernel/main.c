@@ -28,7 +28,7 @@ static const char usage_text[] =
     "  --node-size K    treat each K consecutive ranks as one node (default: shared memory)\n"
     "  --dump-topology  print every rank's neighbour lists instead of measuring\n"
     "  --list-ops       print the operation table (TSV) and exit\n"
-    "  --list-params    print the input's columns, one per line, and exit\n"
+    "  --list-params    print the input's columns, defaults and applicability (TSV) and exit\n"
     "  --help           print this text\n";
 
 struct options {

@@ -1,7 +1,8 @@
 """mpiguide.grid owns the grid's parameters for the Python side: their names and order, values,
 defaults and when each applies. The campaign schema restates names and values (a YAML file cannot
-import them); these tests hold it to grid.py. The kernel's --list-params prints the names only;
-tests/kernel/test_ops_table.py holds them to grid.COLUMNS."""
+import them); these tests hold it to grid.py. The kernel's --list-params prints its names,
+defaults and applicability rules; tests/kernel/test_ops_table.py holds them to grid.COLUMNS,
+grid.DEFAULTS and grid.APPLIES_WHEN / grid.applies()."""
 
 from __future__ import annotations
 
