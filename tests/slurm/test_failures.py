@@ -293,6 +293,11 @@ def test_next_invocation_runs_only_missing_runs(
         "total": sum(expected.values()),
     }, summary
 
+    if failed_invocation.interrupted:
+        # A second Ctrl-C can end Snakemake before it removes its lock on the working
+        # directory (it did under load); Snakemake then names the user's next step, --unlock.
+        unlock = snakemake(project, *SLURM_PROFILE_ARGS, "--unlock")
+        assert unlock.returncode == 0, unlock.stdout + unlock.stderr
     missing = [f"results/{CAMPAIGN}/raw/mpich/{DEPLOYMENT}/run{run_id}.csv" for run_id in new_runs]
     rerun = snakemake(project, *SLURM_PROFILE_ARGS, *missing)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
