@@ -18,15 +18,14 @@ from typing import Any
 import jsonschema
 import numpy as np
 
-from mpiguide.catalogue import (
+from mpiguide.analysis_types import (
     PROCESS_COUNT_KEYS,
     AnalysisOptions,
     Guideline,
     Selector,
     canonical_value,
-    load_catalogue,
-    resolve,
 )
+from mpiguide.catalogue import load_catalogue, resolve
 from mpiguide.errors import ConfigError
 from mpiguide.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.grid import describe as describe_row

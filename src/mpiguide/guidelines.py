@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
+from mpiguide.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.columns import MEDIAN_VALUES
 from mpiguide.comparisons import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
 from mpiguide.csv_table import write_csv_table

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
+from mpiguide.analysis_types import AnalysisOptions
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import AnalysisOptions
 from mpiguide.errors import DataError
 from mpiguide.guidelines import read_medians, with_nprocs
 from mpiguide.models import Model, Selection, load_models, resolve_models

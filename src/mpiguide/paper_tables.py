@@ -5,7 +5,7 @@ catalogue entry whose tests it counts. Cells are as in tables.table3_markdown: "
 tests/tests (violated groups/groups)", one column per deployment, one table per mpi entry.
 Which entry is which row follows from the paper (docs/guidelines.md, "The papers' tables").
 
-Only names here at import time (catalogue.py checks `analysis.layout` against them and must
+Only names here at import time (analysis_types.py checks `analysis.layout` against them and must
 load fast); pandas comes with the summary passed in.
 """
 

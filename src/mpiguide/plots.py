@@ -23,8 +23,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import seaborn as sns
 
+from mpiguide.analysis_types import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOptions
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOptions
 from mpiguide.columns import STATUS, VALID
 from mpiguide.errors import DataError
 from mpiguide.pairing import LINKED_KEYS, PAIR_SEPARATOR, lhs_side, split_pair

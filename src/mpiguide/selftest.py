@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpiguide.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, Guideline, resolve
+from mpiguide.catalogue import resolve
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.inject import ANNOUNCEMENT, INJECT_VARIABLE, mpi_function, planted_fraction
 from mpiguide.paths import run_path

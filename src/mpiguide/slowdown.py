@@ -28,8 +28,8 @@ import pandas as pd
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
+from mpiguide.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.csv_table import write_csv_table
 from mpiguide.errors import DataError
 from mpiguide.operations import load_operations

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from mpiguide.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS
 from mpiguide.pairing import PAIR_SEPARATOR
 from mpiguide.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
 from mpiguide.paths import SLOWDOWN_CSV, SUMMARY_CSV, SUMMARY_MD, deployment_name
 from mpiguide.slowdown import write_slowdown
 
 if TYPE_CHECKING:
-    from mpiguide.catalogue import Guideline
+    from mpiguide.analysis_types import Guideline
 
 SUMMARY_KEYS = ["guideline", *DEPLOYMENT_KEYS]
 NO_TESTS = "-"

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpiguide.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
 from mpiguide.atomic import atomic_path
-from mpiguide.catalogue import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
 from mpiguide.guidelines import read_medians, with_nprocs
 from mpiguide.pairing import canonical_strings, selector_mask, split_pair
 from mpiguide.paths import deployment_name, safe_name

@@ -23,7 +23,7 @@ from slurm_project import (
     snakemake,
 )
 
-from mpiguide.catalogue import DEPLOYMENT_KEYS
+from mpiguide.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.columns import RAW_COLUMNS
 from mpiguide.grid import PARAMETERS
 from mpiguide.tables import SUMMARY_KEYS

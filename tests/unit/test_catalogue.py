@@ -19,16 +19,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from mpiguide.catalogue import (
-    DEPLOYMENT_KEYS,
-    GRID_PARAMETERS,
-    SELECTABLE_KEYS,
-    Guideline,
-    Selector,
-    load_catalogue,
-    resolve,
-)
+from mpiguide.analysis_types import DEPLOYMENT_KEYS, SELECTABLE_KEYS, Guideline, Selector
+from mpiguide.catalogue import load_catalogue, resolve
 from mpiguide.grid import BY_TOPOLOGY, TOPOLOGIES, build_grid
+from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
 from mpiguide.operations import load_operations
 from mpiguide.pairing import canonical_strings, pair_comparison
 

@@ -8,7 +8,8 @@ import pytest
 import yaml
 from scipy import stats as scipy_stats
 
-from mpiguide.catalogue import AnalysisOptions, Guideline, load_catalogue, resolve
+from mpiguide.analysis_types import AnalysisOptions, Guideline
+from mpiguide.catalogue import load_catalogue, resolve
 from mpiguide.errors import ConfigError
 from mpiguide.guidelines import evaluate
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from config_support import check_config
-from mpiguide.catalogue import AnalysisOptions
+from mpiguide.analysis_types import AnalysisOptions
 from mpiguide.cli import main
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.model_fit import MODEL_COLUMNS, fit_models

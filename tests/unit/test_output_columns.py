@@ -5,7 +5,7 @@ the config schema in test_grid_parameters.py."""
 
 from __future__ import annotations
 
-from mpiguide.catalogue import AnalysisOptions
+from mpiguide.analysis_types import AnalysisOptions
 from mpiguide.columns import MEDIAN_VALUES, RAW_COLUMNS, TIMING_KEYS
 from mpiguide.grid import COLUMNS, PARAMETERS
 from mpiguide.guidelines import evaluate

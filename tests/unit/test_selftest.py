@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.catalogue import AnalysisOptions
+from mpiguide.analysis_types import AnalysisOptions
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.grid import COLUMNS
 from mpiguide.inject import ANNOUNCEMENT, mpi_function, planted_fraction

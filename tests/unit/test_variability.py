@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from config_support import check_config
-from mpiguide.catalogue import AnalysisOptions, resolve
+from mpiguide.analysis_types import AnalysisOptions
+from mpiguide.catalogue import resolve
 from mpiguide.cli import main
 from mpiguide.errors import ConfigError
 from mpiguide.guidelines import evaluate
