@@ -3,6 +3,8 @@
 pandas formats every cell in Python: at tens of thousands of tests that was a quarter of
 `check`. Here each column is made text the way pandas makes it (floats by numpy's shortest
 round-trip repr, bools as True/False, missing as an empty cell) and pyarrow writes the rows.
+Formatting floats is most of what remains, so each distinct float of the table is formatted once
+(tests repeat their experiments' medians, and p_adjusted is often p_value).
 pyarrow quotes every string it may quote, or none at all; pandas quotes only cells that need it.
 Without quotes is right for every cell the workflow writes (names, levels, numbers); a table with
 a cell that would need them (a comma, a quote, a line break) is handed to pandas' writer, so the
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -25,17 +28,31 @@ from mpiguide.atomic import atomic_path
 _NO_QUOTES = pacsv.WriteOptions(include_header=False, quoting_style="none")
 
 
+def _is_float(column: pd.Series) -> bool:
+    return pd.api.types.is_float_dtype(column.dtype) and isinstance(column.dtype, np.dtype)
+
+
+def _float_texts(columns: list[pd.Series]) -> list[pa.Array]:
+    """Float columns as to_csv renders them: numpy's shortest round-trip repr, NaN empty. Each
+    distinct bit pattern is formatted once (bits, not values: -0.0 is written as such)."""
+    if not columns:
+        return []
+    values = np.concatenate([column.to_numpy(dtype=np.float64) for column in columns])
+    codes, distinct_bits = pd.factorize(values.view(np.int64))
+    distinct = distinct_bits.view(np.float64)
+    text = distinct.astype(str).astype(object)
+    text[np.isnan(distinct)] = ""
+    texts = pa.array(text, type=pa.string())
+    bounds = np.cumsum([0, *(len(column) for column in columns)])
+    return [texts.take(codes[begin:end]) for begin, end in itertools.pairwise(bounds)]
+
+
 def _as_arrow(column: pd.Series) -> pa.Array:
-    """The cells of `column` as pandas' to_csv renders them: integers as they are, the rest as
-    text."""
+    """The cells of a column other than a float one as pandas' to_csv renders them: integers as
+    they are, the rest as text."""
     dtype = column.dtype
     if pd.api.types.is_integer_dtype(dtype) and isinstance(dtype, np.dtype):
         return pa.array(column.to_numpy())
-    if pd.api.types.is_float_dtype(dtype) and isinstance(dtype, np.dtype):
-        values = column.to_numpy()
-        text = values.astype(str).astype(object)
-        text[np.isnan(values)] = ""
-        return pa.array(text, type=pa.string())
     if pd.api.types.is_bool_dtype(dtype) and isinstance(dtype, np.dtype):
         return pa.array(np.where(column.to_numpy(), "True", "False"), type=pa.string())
     text = column.astype(object).where(column.notna(), "").to_numpy()
@@ -53,8 +70,11 @@ def _header(columns: pd.Index) -> bytes:
 
 def write_csv_table(frame: pd.DataFrame, path: str | Path) -> None:
     """`frame` without its index to `path` (atomically), byte for byte as pandas writes it."""
-    table = pa.table([_as_arrow(frame[name]) for name in frame.columns],
-                     names=[str(name) for name in frame.columns])  # fmt: skip
+    columns = [frame.iloc[:, index] for index in range(frame.shape[1])]
+    floats = [index for index, column in enumerate(columns) if _is_float(column)]
+    texts = dict(zip(floats, _float_texts([columns[index] for index in floats]), strict=True))
+    arrays = [texts[i] if i in texts else _as_arrow(column) for i, column in enumerate(columns)]
+    table = pa.table(arrays, names=[str(name) for name in frame.columns])
     body = io.BytesIO()
     try:
         pacsv.write_csv(table, body, _NO_QUOTES)

@@ -59,3 +59,18 @@ def test_cells_that_need_quotes_are_quoted_as_pandas_does(cell: str, tmp_path: P
 def test_written_atomically(tmp_path: Path) -> None:
     write_csv_table(pd.DataFrame({"a": [1.5]}), tmp_path / "out" / "t.csv")
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["t.csv"]
+
+
+def test_floats_repeated_within_and_across_columns(tmp_path: Path) -> None:
+    """Distinct floats are formatted once for the whole table: a value's text does not depend on
+    where else it occurs, and 0.0, -0.0 and NaN stay apart."""
+    frame = pd.DataFrame(
+        {
+            "a": [0.0, -0.0, 1e-06, np.nan, 0.1, 1e-06],
+            "b": [-0.0, 0.0, 0.1, 1e-06, np.nan, 2.5],
+            "n": [1, 2, 3, 4, 5, 6],
+            "c": [np.float64(np.nan), -np.nan, np.inf, -np.inf, 1e16, 5e-324],
+        }
+    )
+    write_csv_table(frame, tmp_path / "ours.csv")
+    assert (tmp_path / "ours.csv").read_bytes() == pandas_bytes(frame, tmp_path / "pandas.csv")
