@@ -6,13 +6,15 @@ parameter — and on every key both selectors fix to the same values (`matched_k
 (not-applicable) value on either side matches any value. Tests that differ only in the varied
 parameter form a group.
 
-All comparisons are on canonical strings (`canonical_strings`), so a selector value `1` matches
-an integer column, `0` matches a float column holding 0.0, and "" is "not applicable".
+All comparisons are on canonical strings (`Experiments`: integers without decimals, also in float
+columns, missing as ""), so a selector value `1` matches an integer column, `0` matches a float
+column holding 0.0, and "" is "not applicable". The pairing itself joins their integer codes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,51 +28,66 @@ LINKED_KEYS = {"nprocs": ("nodes", "ppn"), "nodes": ("nprocs",), "ppn": ("nprocs
 PAIR_SEPARATOR = "|"
 
 
-def _canonical(values: pd.Series) -> pd.Series:
+def _canonical(values: pd.Series) -> np.ndarray:
+    """Values as strings: integers without decimals (also in float columns), missing as ""."""
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values):
         numbers = values.astype("float64")
         integral = numbers.notna() & (numbers == np.round(numbers))
         text = numbers.astype(str)
         text[integral] = numbers[integral].astype("int64").astype(str)
         text[numbers.isna()] = ""
-        return text.astype(object)
-    return values.astype(object).where(values.notna(), "").astype(str).astype(object)
+        return text.to_numpy(dtype=object)
+    return values.astype(object).where(values.notna(), "").astype(str).to_numpy(dtype=object)
 
 
-def canonical_strings(column: pd.Series) -> pd.Series:
-    """Values as strings: integers without decimals (also in float columns), missing as "".
-    Each distinct value is converted once (a parameter column holds a few)."""
-    codes, distinct = pd.factorize(column, use_na_sentinel=False)
-    text = _canonical(pd.Series(distinct)).to_numpy(dtype=object)
-    return pd.Series(text[codes], index=column.index, dtype=object)
+@dataclass(frozen=True)
+class Experiments:
+    """Experiments (rows) by their keys, as integer codes: row r's value of keys[k] is the
+    canonical string levels[k][codes[r, k]]. Each key's levels are sorted, so codes order as
+    their strings do, and "" (not applicable) is code 0 where a key has it."""
 
+    keys: tuple[str, ...]
+    codes: np.ndarray  # (rows, keys) int64
+    levels: tuple[np.ndarray, ...]  # per key: its distinct canonical strings, ascending
 
-def selector_mask(experiments: pd.DataFrame, selector: Mapping[str, Sequence[str]]) -> np.ndarray:
-    """Rows of `experiments` (canonical strings) whose values are allowed by the selector."""
-    mask = np.ones(len(experiments), dtype=bool)
-    for key, allowed in selector.items():
-        mask &= experiments[key].isin(list(allowed)).to_numpy()
-    return mask
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, keys: Sequence[str]) -> Experiments:
+        codes = np.empty((len(frame), len(keys)), dtype=np.int64)
+        levels = []
+        for index, key in enumerate(keys):
+            # each distinct value is made a string once (a parameter column holds a few)
+            factorised, distinct = pd.factorize(frame[key], use_na_sentinel=False)
+            text = _canonical(pd.Series(distinct))
+            # values with one canonical string (1 and 1.0) become one level
+            key_levels, level_of = np.unique(text, return_inverse=True)
+            codes[:, index] = level_of[factorised]
+            levels.append(key_levels)
+        return cls(tuple(keys), codes, tuple(levels))
 
+    def __len__(self) -> int:
+        return self.codes.shape[0]
 
-def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, keys) integer codes of the canonical strings of `keys` (equal strings, equal
-    codes) and whether each value is present (not ""). A categorical column's codes are used as
-    they are; any other column is factorised."""
-    shape = (len(frame), len(keys))
-    codes, present = np.empty(shape, dtype=np.int64), np.empty(shape, dtype=bool)
-    for index, key in enumerate(keys):
-        column = frame[key]
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            categories = column.cat.categories
-            codes[:, index] = column.cat.codes.to_numpy()
-            empty = categories.get_loc("") if "" in categories else -1
-        else:
-            factorised, levels = pd.factorize(column.to_numpy(dtype=object))
-            codes[:, index] = factorised
-            empty = int(np.flatnonzero(levels == "")[0]) if (levels == "").any() else -1
-        present[:, index] = codes[:, index] != empty
-    return codes, present
+    def column(self, key: str) -> int:
+        return self.keys.index(key)
+
+    def strings(self, key: str) -> np.ndarray:
+        """The canonical strings of `key`, a row each."""
+        index = self.column(key)
+        return self.levels[index][self.codes[:, index]]
+
+    def present(self, keys: Sequence[str]) -> np.ndarray:
+        """(rows, keys) whether each row has a value (not "") for each of `keys`."""
+        columns = [self.column(key) for key in keys]
+        empty = np.array([0 if self.levels[c][:1].tolist() == [""] else -1 for c in columns])
+        return self.codes[:, columns] != empty
+
+    def selected(self, selector: Mapping[str, Sequence[str]]) -> np.ndarray:
+        """Whether each row's values are allowed by the selector."""
+        mask = np.ones(len(self), dtype=bool)
+        for key, allowed in selector.items():
+            index = self.column(key)
+            mask &= np.isin(self.levels[index], list(allowed))[self.codes[:, index]]
+        return mask
 
 
 def _combination_ids(codes: np.ndarray) -> np.ndarray:
@@ -93,21 +110,24 @@ def _inner_join(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nda
     return lhs, order[np.repeat(low, count) + offset]
 
 
-def match(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """All (lhs_row, rhs_row) that agree on `keys`, an empty value on either side a wildcard.
+Pairs = tuple[np.ndarray, np.ndarray]  # (lhs rows, rhs rows) of experiments, a test each
 
-    `left`/`right` hold the keys as canonical strings (categorical columns of one frame, or
-    plain ones) and a `row` column. Rows are split by which keys they have values for (a
-    handful of patterns, set by parameter applicability); each pattern pair is one equi-join on
-    the keys both sides have: pairs in the order of the lhs rows, then of the rhs rows.
+
+def match(experiments: Experiments, left: np.ndarray, right: np.ndarray, keys: list[str]) -> Pairs:
+    """All (lhs row, rhs row), lhs from `left` and rhs from `right` (rows of `experiments`),
+    that agree on `keys`, an empty value on either side a wildcard.
+
+    Rows are split by which keys they have values for (a handful of patterns, set by parameter
+    applicability); each pattern pair is one equi-join on the keys both sides have: pairs in
+    the order of the lhs rows, then of the rhs rows.
     """
-    codes, present = key_codes(pd.concat([left[keys], right[keys]], ignore_index=True), keys)
+    rows = np.concatenate((left, right)).astype(np.int64)
+    codes = experiments.codes[rows][:, [experiments.column(key) for key in keys]]
     weights = np.left_shift(np.int64(1), np.arange(len(keys), dtype=np.int64))
-    patterns = present.astype(np.int64) @ weights
-    rows = np.concatenate((left["row"].to_numpy(), right["row"].to_numpy())).astype(np.int64)
-    left_side = np.arange(len(left))
-    right_side = np.arange(len(left), len(left) + len(right))
-    lhs_pieces, rhs_pieces = [], []
+    patterns = experiments.present(keys)[rows].astype(np.int64) @ weights
+    left_side = np.arange(left.size)
+    right_side = np.arange(left.size, rows.size)
+    lhs_pieces, rhs_pieces = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
     for left_pattern in np.unique(patterns[left_side]):
         left_part = left_side[patterns[left_side] == left_pattern]
         for right_pattern in np.unique(patterns[right_side]):
@@ -121,28 +141,25 @@ def match(left: pd.DataFrame, right: pd.DataFrame, keys: list[str]) -> pd.DataFr
                 j = np.tile(np.arange(right_part.size), left_part.size)
             lhs_pieces.append(rows[left_part[i]])
             rhs_pieces.append(rows[right_part[j]])
-    if not lhs_pieces:
-        return pd.DataFrame({"lhs_row": [], "rhs_row": []}, dtype=np.int64)
-    return pd.DataFrame(
-        {"lhs_row": np.concatenate(lhs_pieces), "rhs_row": np.concatenate(rhs_pieces)}
-    )
+    return np.concatenate(lhs_pieces), np.concatenate(rhs_pieces)
 
 
 def combined_values(
-    experiments: pd.DataFrame, lhs_rows: np.ndarray, rhs_rows: np.ndarray, keys: Sequence[str]
-) -> pd.DataFrame:
-    """Per test and key: the shared value, or "lhs|rhs" where they differ (lossless: an empty,
+    experiments: Experiments, lhs_rows: np.ndarray, rhs_rows: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per key and test: the shared value, or "lhs|rhs" where they differ (lossless: an empty,
     not-applicable side stays visible, e.g. "|LINEAR")."""
-    codes, _ = key_codes(experiments, keys)
     columns = {}
-    for index, key in enumerate(keys):
-        values = experiments[key].to_numpy(dtype=object)
-        differ = np.flatnonzero(codes[lhs_rows, index] != codes[rhs_rows, index])
-        joined = values[lhs_rows]
+    for index, key in enumerate(experiments.keys):
+        levels = experiments.levels[index]
+        lhs_codes = experiments.codes[lhs_rows, index]
+        rhs_codes = experiments.codes[rhs_rows, index]
+        joined = levels[lhs_codes]
+        differ = np.flatnonzero(lhs_codes != rhs_codes)
         if differ.size:
-            joined[differ] = joined[differ] + PAIR_SEPARATOR + values[rhs_rows[differ]]
+            joined[differ] = joined[differ] + PAIR_SEPARATOR + levels[rhs_codes[differ]]
         columns[key] = joined
-    return pd.DataFrame(columns)
+    return columns
 
 
 def _side(values: pd.Series, side: int) -> pd.Series:
@@ -185,17 +202,20 @@ def matched_keys(
 
 
 def pair_comparison(
-    experiments: pd.DataFrame,
-    keys: list[str],
+    experiments: Experiments,
     lhs: Mapping[str, Sequence[str]],
     rhs: Mapping[str, Sequence[str]],
-) -> pd.DataFrame:
-    """(lhs_row, rhs_row) of every test of one lhs/rhs comparison."""
-    left = experiments.loc[selector_mask(experiments, lhs)]
-    right = experiments.loc[selector_mask(experiments, rhs)]
-    pairs = match(left, right, matched_keys(keys, lhs, rhs))
+) -> Pairs:
+    """The tests of one lhs/rhs comparison."""
+    lhs_rows, rhs_rows = match(
+        experiments,
+        np.flatnonzero(experiments.selected(lhs)),
+        np.flatnonzero(experiments.selected(rhs)),
+        matched_keys(experiments.keys, lhs, rhs),
+    )
     # An experiment compared with itself is no test (selectors that fix nothing distinct).
-    return pairs.loc[pairs["lhs_row"] != pairs["rhs_row"]]
+    distinct = lhs_rows != rhs_rows
+    return lhs_rows[distinct], rhs_rows[distinct]
 
 
 def series_keys(keys: Sequence[str], varied: str) -> list[str]:
@@ -205,24 +225,48 @@ def series_keys(keys: Sequence[str], varied: str) -> list[str]:
 
 
 def pair_monotone(
-    experiments: pd.DataFrame,
-    keys: list[str],
-    select: Mapping[str, Sequence[str]],
-    varied: str,
-) -> pd.DataFrame:
+    experiments: Experiments, select: Mapping[str, Sequence[str]], varied: str
+) -> Pairs:
     """Consecutive points of every series along `varied`: lhs = smaller value, rhs = next."""
-    chosen = experiments.loc[selector_mask(experiments, select) & (experiments[varied] != "")]
-    fixed = series_keys(keys, varied)
-    position = pd.to_numeric(chosen[varied], errors="coerce")
-    ordered = chosen.assign(_position=position).sort_values([*fixed, "_position"])
-    rows = ordered["row"].to_numpy()
-    series = ordered.groupby(fixed, sort=False).ngroup().to_numpy()
-    same_series = series[1:] == series[:-1]
-    return pd.DataFrame({"lhs_row": rows[:-1][same_series], "rhs_row": rows[1:][same_series]})
+    varied_column = experiments.column(varied)
+    chosen = np.flatnonzero(experiments.selected(select) & experiments.present([varied])[:, 0])
+    fixed_columns = [experiments.column(key) for key in series_keys(experiments.keys, varied)]
+    fixed = experiments.codes[chosen][:, fixed_columns]
+    values = pd.to_numeric(pd.Series(experiments.levels[varied_column]), errors="coerce")
+    position = values.to_numpy(dtype=np.float64)[experiments.codes[chosen, varied_column]]
+    # By series (their keys' strings), then position; np.lexsort's last key is the first.
+    order = np.lexsort((position, *fixed.T[::-1]))
+    rows, fixed = chosen[order], fixed[order]
+    same_series = (fixed[1:] == fixed[:-1]).all(axis=1)
+    return rows[:-1][same_series], rows[1:][same_series]
 
 
-def group_ids(tests: pd.DataFrame, keys: Sequence[str], varied: str) -> np.ndarray:
-    """Group number per test: tests equal on every key but `varied` (and the keys linked to
-    it) share it (0, 1, ...)."""
-    by = ["comparison", *series_keys(keys, varied)]
-    return tests.groupby(by, sort=True).ngroup().to_numpy()
+def group_ids(
+    experiments: Experiments,
+    comparison: np.ndarray,
+    lhs_rows: np.ndarray,
+    rhs_rows: np.ndarray,
+    varied: str,
+) -> np.ndarray:
+    """Group number per test: tests of one comparison equal on every key but `varied` (and
+    the keys linked to it) share it; numbered 0, 1, ... in the order of the comparison, then of
+    the keys' combined values (combined_values) as strings."""
+    # Dense ranks of the tuples (comparison, key values so far), extended one key at a time:
+    # ranking (rank so far, rank of the key's value) pairs keeps their lexicographic order.
+    group = np.unique(np.asarray(comparison, dtype=np.int64), return_inverse=True)[1]
+    for key in series_keys(experiments.keys, varied):
+        index = experiments.column(key)
+        levels = experiments.levels[index]
+        lhs_codes = experiments.codes[lhs_rows, index]
+        rhs_codes = experiments.codes[rhs_rows, index]
+        pairs, pair_of_test = np.unique(lhs_codes * len(levels) + rhs_codes, return_inverse=True)
+        lhs_level, rhs_level = np.divmod(pairs, len(levels))
+        text = np.where(
+            lhs_level == rhs_level,
+            levels[lhs_level],
+            levels[lhs_level] + PAIR_SEPARATOR + levels[rhs_level],
+        )
+        # the rank of each test's combined value among the distinct strings (equal, equal)
+        rank = np.unique(text, return_inverse=True)[1][pair_of_test]
+        group = np.unique(group * (len(text) + 1) + rank, return_inverse=True)[1]
+    return group.astype(np.int64)

@@ -29,7 +29,7 @@ import pandas as pd
 from mpiguide.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
 from mpiguide.atomic import atomic_path
 from mpiguide.guidelines import read_medians, with_nprocs
-from mpiguide.pairing import canonical_strings, selector_mask, split_pair
+from mpiguide.pairing import Experiments, split_pair
 from mpiguide.paths import deployment_name, safe_name
 from mpiguide.plots import read_repetitions, read_tests, save_figure
 
@@ -96,13 +96,14 @@ def _selected_experiments(medians: pd.DataFrame, options: AnalysisOptions) -> pd
     """mpi, nodes, ppn, exp_id of the experiments analysis.variability selects."""
     if not options.variability:
         return pd.DataFrame(columns=EXPERIMENT_KEYS)
-    experiments = with_nprocs(medians).drop_duplicates(EXPERIMENT_KEYS)
-    text = experiments.apply(canonical_strings)
+    frame = with_nprocs(medians).drop_duplicates(EXPERIMENT_KEYS)
+    experiments = Experiments.from_frame(frame, list(frame.columns))
     mask = np.zeros(len(experiments), dtype=bool)
     for selector in options.variability:
-        if all(key in text for key in selector):
-            mask |= selector_mask(text, selector)
-    return text.loc[mask, EXPERIMENT_KEYS].astype({"exp_id": "int64"})
+        if all(key in experiments.keys for key in selector):
+            mask |= experiments.selected(selector)
+    chosen = {key: experiments.strings(key)[mask] for key in EXPERIMENT_KEYS}
+    return pd.DataFrame(chosen, columns=EXPERIMENT_KEYS).astype({"exp_id": "int64"})
 
 
 def variability_plot(

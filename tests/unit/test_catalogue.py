@@ -24,7 +24,7 @@ from mpiguide.catalogue import load_catalogue, resolve
 from mpiguide.grid import BY_TOPOLOGY, TOPOLOGIES, build_grid
 from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
 from mpiguide.operations import load_operations
-from mpiguide.pairing import canonical_strings, pair_comparison
+from mpiguide.pairing import Experiments, Pairs, pair_comparison
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOGUE_PATH = REPO / "config" / "guidelines.yaml"
@@ -36,6 +36,7 @@ CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 ID_PREFIXES = ("GL", "MONO", "TGT-", "MPINPC-", "MK-", "PARKER-", "GROPP-", "NBH-", "XLIB-",
                "BLOCKING-")  # fmt: skip
 SIZES = (8, 64)
+KEYS = [*DEPLOYMENT_KEYS, *GRID_PARAMETERS]
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -155,21 +156,19 @@ def test_lubbe_constructor_guidelines_pair_topo_create(guidelines: list[Guidelin
         [{"op": ["topo_create"], **block}, {"op": ["neighbor_alltoall"], "msg_size": [8], **block}],
         ["openmpi"],
     )
-    keys = [*DEPLOYMENT_KEYS, *GRID_PARAMETERS]
     by_id = {g.id: g for g in guidelines}
     differing = {"GL1": {"topology", "radius", "ordering", "constructor"},
                  "GL2": {"constructor"}, "GL3": {"reorder"}}  # fmt: skip
     for guideline_id, allowed in differing.items():
         (comparison,) = by_id[guideline_id].comparisons
-        pairs = pair_comparison(experiments, keys, comparison.lhs, comparison.rhs)
-        lhs = experiments.iloc[pairs["lhs_row"].to_numpy()].reset_index(drop=True)
-        rhs = experiments.iloc[pairs["rhs_row"].to_numpy()].reset_index(drop=True)
-        assert len(pairs) and set(lhs["op"]) == set(rhs["op"]) == {"topo_create"}
+        pairs = pair_comparison(experiments, comparison.lhs, comparison.rhs)
+        lhs, rhs = _frame(experiments, pairs[0]), _frame(experiments, pairs[1])
+        assert len(pairs[0]) and set(lhs["op"]) == set(rhs["op"]) == {"topo_create"}
         differ = {key for key in GRID_PARAMETERS if (lhs[key] != rhs[key]).any()}
         assert differ <= allowed, (guideline_id, differ)
     # GL1: one test per Cartesian experiment (2 ndim x 2 nfin x 2 reorder)
     (gl1,) = by_id["GL1"].comparisons
-    assert len(pair_comparison(experiments, keys, gl1.lhs, gl1.rhs)) == 8
+    assert len(pair_comparison(experiments, gl1.lhs, gl1.rhs)[0]) == 8
 
 
 def test_lubbe_entries_pair_like_with_like(guidelines: list[Guideline]) -> None:
@@ -185,16 +184,15 @@ def test_lubbe_entries_pair_like_with_like(guidelines: list[Guideline]) -> None:
         [{"op": neighbour_ops, "msg_size": [8], **block}, {"op": ["topo_create"], **block}],
         ["openmpi"],
     )
-    keys = [*DEPLOYMENT_KEYS, *GRID_PARAMETERS]
     lubbe = [g for g in guidelines if re.fullmatch(r"GL([4-9]|1[0-2])(-.*)?", g.id)]
     for guideline in lubbe:
         for comparison in guideline.comparisons:
-            pairs = pair_comparison(experiments, keys, comparison.lhs, comparison.rhs)
-            lhs = experiments["op"].to_numpy()[pairs["lhs_row"].to_numpy()]
-            rhs = experiments["op"].to_numpy()[pairs["rhs_row"].to_numpy()]
+            pairs = pair_comparison(experiments, comparison.lhs, comparison.rhs)
+            lhs = experiments.strings("op")[pairs[0]]
+            rhs = experiments.strings("op")[pairs[1]]
             assert "topo_create" not in {*lhs, *rhs}, guideline.id
             if comparison.lhs["op"] == comparison.rhs["op"]:
-                assert len(pairs) and (lhs == rhs).all(), guideline.id
+                assert len(pairs[0]) and (lhs == rhs).all(), guideline.id
 
 
 def test_contradicting_claims_are_both_recorded(guidelines: list[Guideline]) -> None:
@@ -338,18 +336,19 @@ def _block(selector: Selector) -> dict[str, Any]:
     return block
 
 
-def _experiments(blocks: list[dict[str, Any]], mpis: list[str]) -> pd.DataFrame:
-    """Grid rows of the blocks, once per MPI library, as canonical strings with a `row` index."""
+def _experiments(blocks: list[dict[str, Any]], mpis: list[str]) -> Experiments:
+    """Grid rows of the blocks, once per MPI library."""
     grid = build_grid({"nrep": 5, "experiments": blocks}, "test")
     frames = [grid.assign(mpi=mpi, nodes=1, ppn=4) for mpi in mpis]
-    experiments = pd.concat(frames, ignore_index=True).drop(columns="exp_id")
-    for key in experiments.columns:
-        experiments[key] = canonical_strings(experiments[key])
-    experiments["row"] = np.arange(len(experiments))
-    return experiments
+    return Experiments.from_frame(pd.concat(frames, ignore_index=True), KEYS)
 
 
-def _pairs(guideline: Guideline, index: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _frame(experiments: Experiments, rows: np.ndarray) -> pd.DataFrame:
+    """The experiments of `rows` as canonical strings, a row each."""
+    return pd.DataFrame({key: experiments.strings(key)[rows] for key in experiments.keys})
+
+
+def _pairs(guideline: Guideline, index: int) -> tuple[Experiments, Pairs]:
     comparison = guideline.comparisons[index]
     mpis = sorted({*comparison.lhs.get("mpi", ()), *comparison.rhs.get("mpi", ())}) or ["openmpi"]
     if "op" in comparison.lhs and "op" in comparison.rhs:
@@ -357,8 +356,7 @@ def _pairs(guideline: Guideline, index: int) -> tuple[pd.DataFrame, pd.DataFrame
     else:  # a selector on the library or deployment only: any operation will do
         blocks = [{"op": ["allgather", "bcast"], "msg_size": list(SIZES)}]
     experiments = _experiments(blocks, mpis)
-    keys = [*DEPLOYMENT_KEYS, *GRID_PARAMETERS]
-    return experiments, pair_comparison(experiments, keys, comparison.lhs, comparison.rhs)
+    return experiments, pair_comparison(experiments, comparison.lhs, comparison.rhs)
 
 
 def _comparisons_to_pair() -> list[tuple[str, int]]:
@@ -386,9 +384,8 @@ def test_comparison_pairs_experiments_of_a_grid(guidelines, guideline_id: str, i
     guideline = next(g for g in guidelines if g.id == guideline_id)
     comparison = guideline.comparisons[index]
     experiments, pairs = _pairs(guideline, index)
-    assert len(pairs) > 0, f"{guideline_id} comparison {index} pairs nothing"
-    lhs = experiments.iloc[pairs["lhs_row"].to_numpy()].reset_index(drop=True)
-    rhs = experiments.iloc[pairs["rhs_row"].to_numpy()].reset_index(drop=True)
+    assert len(pairs[0]) > 0, f"{guideline_id} comparison {index} pairs nothing"
+    lhs, rhs = _frame(experiments, pairs[0]), _frame(experiments, pairs[1])
     for key in ("msg_size", "mpi", "nodes", "ppn", "ndim", "topology"):
         if key in comparison.lhs or key in comparison.rhs:
             continue
@@ -401,8 +398,7 @@ def test_rooted_and_unrooted_operations_pair_by_wildcard() -> None:
     catalogue = load_catalogue(CATALOGUE_PATH)
     (guideline,) = resolve(["PARKER-GATHER-ALLGATHER"], catalogue, "catalogue")
     experiments, pairs = _pairs(guideline, 0)
-    lhs = experiments.iloc[pairs["lhs_row"].to_numpy()]
-    rhs = experiments.iloc[pairs["rhs_row"].to_numpy()]
+    lhs, rhs = _frame(experiments, pairs[0]), _frame(experiments, pairs[1])
     assert sorted(lhs["msg_size"]) == sorted(str(s) for s in SIZES)
     assert set(lhs["op"]) == {"gather"} and set(lhs["root"]) == {"0"}
     assert set(rhs["op"]) == {"allgather"} and set(rhs["root"]) == {""}
@@ -413,10 +409,11 @@ def test_cross_library_entry_pairs_each_experiment_across_libraries() -> None:
     catalogue = load_catalogue(CATALOGUE_PATH)
     (guideline,) = resolve(["XLIB-OPENMPI-MPICH"], catalogue, "catalogue")
     experiments, pairs = _pairs(guideline, 0)
-    lhs = experiments.iloc[pairs["lhs_row"].to_numpy()].reset_index(drop=True)
-    rhs = experiments.iloc[pairs["rhs_row"].to_numpy()].reset_index(drop=True)
+    lhs, rhs = _frame(experiments, pairs[0]), _frame(experiments, pairs[1])
     per_library = len(experiments) // 2
-    assert len(pairs) == per_library  # every experiment once, against itself on the other library
+    assert (
+        len(pairs[0]) == per_library
+    )  # every experiment once, against itself on the other library
     assert set(lhs["mpi"]) == {"openmpi"} and set(rhs["mpi"]) == {"mpich"}
     assert lhs[list(GRID_PARAMETERS)].equals(rhs[list(GRID_PARAMETERS)])
 

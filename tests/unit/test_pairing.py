@@ -1,4 +1,5 @@
-"""match: every pair that agrees on the keys, "" a wildcard, whatever the column types."""
+"""Experiments as codes; match: every pair that agrees on the keys, "" a wildcard, whatever the
+column types; groups numbered as the combined values sort."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.pairing import _inner_join, match
+from mpiguide.pairing import (
+    Experiments,
+    _inner_join,
+    combined_values,
+    group_ids,
+    match,
+    pair_monotone,
+    series_keys,
+)
 
 KEYS = ["op", "msg_size", "root", "ordering"]
 
@@ -34,11 +43,60 @@ def test_match_is_the_wildcard_join(categorical: bool, keys: list[str]) -> None:
     experiments = random_experiments(np.random.default_rng(len(keys)), 60)
     if categorical:
         experiments[KEYS] = experiments[KEYS].astype("category")
-    left, right = experiments.iloc[:25], experiments.iloc[25:]
-    pairs = match(left, right, keys)
-    found = list(zip(pairs["lhs_row"], pairs["rhs_row"], strict=True))
+    keyed = Experiments.from_frame(experiments, KEYS)
+    lhs, rhs = match(keyed, np.arange(25), np.arange(25, 60), keys)
+    found = list(zip(lhs.tolist(), rhs.tolist(), strict=True))
     assert len(found) == len(set(found))
-    assert set(found) == brute_force(left, right, keys)
+    assert set(found) == brute_force(experiments.iloc[:25], experiments.iloc[25:], keys)
+
+
+def test_experiments_are_canonical_strings_in_sorted_codes() -> None:
+    frame = pd.DataFrame(
+        {
+            "nodes": [4, 16, 4, 8],
+            "size": [1.0, np.nan, 1.5, 0.0],
+            "op": pd.Series(["b", None, "a", "b"], dtype="str"),
+        }
+    )
+    experiments = Experiments.from_frame(frame, ["nodes", "size", "op"])
+    assert experiments.strings("nodes").tolist() == ["4", "16", "4", "8"]
+    assert experiments.strings("size").tolist() == ["1", "", "1.5", "0"]
+    assert experiments.strings("op").tolist() == ["b", "", "a", "b"]
+    # codes order as the strings do: "16" < "4" < "8"
+    assert experiments.codes[:, 0].tolist() == [1, 0, 1, 2]
+    assert experiments.present(["size", "nodes"]).tolist() == [
+        [True, True], [False, True], [True, True], [True, True],
+    ]  # fmt: skip
+    assert experiments.selected({"nodes": ["4"], "size": ["1", "1.5"]}).tolist() == [
+        True, False, True, False,
+    ]  # fmt: skip
+
+
+def test_groups_number_as_pandas_groups_the_combined_values() -> None:
+    """group_ids is groupby(["comparison", *series keys], sort=True).ngroup() of the tests'
+    combined values, as strings."""
+    rng = np.random.default_rng(7)
+    experiments = Experiments.from_frame(random_experiments(rng, 80), KEYS)
+    lhs, rhs = rng.integers(0, 80, 300), rng.integers(0, 80, 300)
+    comparison = rng.integers(0, 3, 300)
+    tests = pd.DataFrame(combined_values(experiments, lhs, rhs)).assign(comparison=comparison)
+    for varied in KEYS:
+        by = ["comparison", *series_keys(KEYS, varied)]
+        expected = tests.groupby(by, sort=True).ngroup().to_numpy()
+        assert group_ids(experiments, comparison, lhs, rhs, varied).tolist() == expected.tolist()
+
+
+def test_monotone_pairs_neighbours_along_the_varied_key() -> None:
+    frame = pd.DataFrame(
+        {
+            "op": ["a", "a", "a", "b", "b", "a"],
+            "msg_size": [64, 8, 1024, 8, 64, ""],
+        }
+    ).astype(str)
+    experiments = Experiments.from_frame(frame, ["op", "msg_size"])
+    lhs, rhs = pair_monotone(experiments, {}, "msg_size")
+    # numerically along msg_size within each op; the row without a size is in no series
+    assert list(zip(lhs.tolist(), rhs.tolist(), strict=True)) == [(1, 0), (0, 2), (3, 4)]
 
 
 def test_inner_join_keeps_left_order_then_right_order() -> None:
