@@ -55,6 +55,8 @@ def _as_arrow(column: pd.Series) -> pa.Array:
         return pa.array(column.to_numpy())
     if pd.api.types.is_bool_dtype(dtype) and isinstance(dtype, np.dtype):
         return pa.array(np.where(column.to_numpy(), "True", "False"), type=pa.string())
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        return pa.array(column.array)  # the strings as they are; a missing cell is written empty
     text = column.astype(object).where(column.notna(), "").to_numpy()
     try:
         return pa.array(text, type=pa.string())
