@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.csv_table import write_csv_table
+from mpiguide.csv_table import float_reprs, write_csv_table
 
 
 def pandas_bytes(frame: pd.DataFrame, path: Path) -> bytes:
@@ -35,6 +35,12 @@ FRAMES = {
             "n": pd.array([1, None, 3], dtype="Int64"),
             "c": pd.Categorical(["low", None, "high"]),
             "t": pd.array([True, None, False], dtype="boolean"),
+        }
+    ),
+    "single and nullable floats": pd.DataFrame(
+        {
+            "single": np.array([0.1, 1e-6, np.nan], dtype=np.float32),
+            "nullable": pd.array([0.5, None, 1e-7], dtype="Float64"),
         }
     ),
     "header needing quotes": pd.DataFrame({"a,b": [1], 'say "x"': ["y"]}),
@@ -74,3 +80,29 @@ def test_floats_repeated_within_and_across_columns(tmp_path: Path) -> None:
     )
     write_csv_table(frame, tmp_path / "ours.csv")
     assert (tmp_path / "ours.csv").read_bytes() == pandas_bytes(frame, tmp_path / "pandas.csv")
+
+
+def _numpy_reprs(values: np.ndarray) -> list[str]:
+    text = values.astype(str).astype(object)
+    text[np.isnan(values)] = ""
+    return text.tolist()
+
+
+def test_float_reprs_are_numpys_at_every_magnitude() -> None:
+    rng = np.random.default_rng(3)
+    boundaries = np.array([1e-9, 1e-4, 1e-5, 1e-7, 1e15, 1e16, 1.0, 0.1])
+    near = np.concatenate(
+        [np.nextafter(boundaries, 0), boundaries, np.nextafter(boundaries, np.inf)]
+    )
+    values = np.concatenate(
+        [
+            rng.integers(0, 2**64, 200_000, dtype=np.uint64).view(np.float64),  # any bits
+            rng.random(200_000) * 10.0 ** rng.integers(-12, 20, 200_000),  # every decade
+            np.arange(-1000, 1000, dtype=np.float64),  # integral values
+            10.0 ** np.arange(-30, 30),
+            near,
+            -near,
+            [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1.7976931348623157e308],
+        ]
+    )
+    assert float_reprs(values).to_pylist() == _numpy_reprs(values)
