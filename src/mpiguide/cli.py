@@ -212,7 +212,8 @@ def cmd_partners(args: argparse.Namespace) -> None:
 
 
 def cmd_slowdown_plot(args: argparse.Namespace) -> None:
-    from mpiguide.slowdown import plot_overview, read_slowdown
+    from mpiguide.slowdown import read_slowdown
+    from mpiguide.slowdown_plot import plot_overview
 
     plot_overview(read_slowdown(args.slowdown), args.out)
 

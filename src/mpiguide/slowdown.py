@@ -6,7 +6,8 @@ S. Hunold, "Verifying Performance Guidelines for MPI Collectives at Scale" (SC-W
   the slowdown (default median / competitor median); blank where none is.
 - §4: severity "low" below a 10 % slowdown; medium, medium high, high and very high "represent a
   maximum runtime slowdown of 50 %, 100 %, 400 %, or more than 400 %".
-- Figure 3: collectives by message size, coloured by severity.
+- Figure 3: collectives by message size, coloured by severity (slowdown_plot.py, so that `check`
+  does not load matplotlib).
 
 A row per lhs experiment of the `le` tests (mpi, deployment and its own parameters); the
 competitors are the rhs experiments of its tests, significantly faster where the test is
@@ -18,18 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display; must precede pyplot
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.colors import ListedColormap
-from matplotlib.patches import Patch
 
 from mpiguide.analysis_types import DEPLOYMENT_KEYS
-from mpiguide.atomic import atomic_path
 from mpiguide.csv_table import write_csv_table
 from mpiguide.errors import DataError
 from mpiguide.operations import load_operations
@@ -40,17 +33,6 @@ from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, rhs_side
 LOW_BELOW = 1.10
 SEVERITY_BOUNDS = (1.50, 2.00, 5.00)
 SEVERITY_LABELS = ("low", "medium", "medium high", "high", "very high")
-# The overview's class where no competitor is significantly faster (Figure 3's unproblematic
-# green; the paper's figure is not in its text, so its exact palette is not known).
-NO_VIOLATION = "none"
-SEVERITY_COLOURS = {
-    NO_VIOLATION: "#1a9850",
-    "low": "#a6d96a",
-    "medium": "#fee08b",
-    "medium high": "#fdae61",
-    "high": "#f46d43",
-    "very high": "#a50026",
-}
 # Figure 2's columns; mpiguide adds `mpi` first (a campaign may measure several libraries),
 # the other parameters its lhs experiments differ in after `count`, and `severity` last.
 FIGURE2_COLUMNS = [
@@ -151,40 +133,3 @@ def read_slowdown(path: Path) -> pd.DataFrame:
         allowed = ", ".join(SEVERITY_LABELS)
         raise DataError(f"{path}: severity {unknown[0]!r}: one of {allowed}, or empty")
     return table
-
-
-def overview_classes(table: pd.DataFrame) -> pd.Series:
-    """Per row its overview class: its severity, or NO_VIOLATION."""
-    return table["severity"].where(table["severity"] != "", NO_VIOLATION)
-
-
-def plot_overview(table: pd.DataFrame, path: Path) -> None:
-    """Figure 3: per mpi and deployment a panel of collectives (rows) by message size (columns),
-    each cell coloured by its severity class. Where several experiments share a collective and
-    size (other parameters differ), the cell shows the most severe."""
-    classes = list(SEVERITY_COLOURS)
-    table = table.assign(_class=overview_classes(table).map(classes.index))
-    panels = list(table.groupby(["mpi", "N", "ppn"], sort=True)) if len(table) else []
-    figure, axes = plt.subplots(
-        max(len(panels), 1), 1, figsize=(8, 1.5 + 3.2 * max(len(panels), 1)), squeeze=False
-    )
-    cmap = ListedColormap(list(SEVERITY_COLOURS.values()))
-    for ax, ((mpi, nodes, ppn), part) in zip(axes[:, 0], panels, strict=False):
-        grid = part.pivot_table(index="collective", columns="count", values="_class", aggfunc="max")
-        ax.imshow(grid.to_numpy(dtype=float), cmap=cmap, vmin=-0.5, vmax=len(classes) - 0.5,
-                  aspect="auto")  # fmt: skip
-        ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
-        ax.set_yticks(range(len(grid.index)), list(grid.index))
-        ax.set_xlabel("message size (B)")
-        ax.set_title(f"{mpi}, {nodes} x {ppn} processes")
-    if not panels:
-        axes[0, 0].set_axis_off()
-        axes[0, 0].text(0.5, 0.5, "no le tests", ha="center", va="center")
-    figure.legend(
-        handles=[Patch(color=c, label=label) for label, c in SEVERITY_COLOURS.items()],
-        loc="lower center", ncol=len(classes), frameon=False,
-    )  # fmt: skip
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, format="png", dpi=120)
-    plt.close(figure)

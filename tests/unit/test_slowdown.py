@@ -11,13 +11,8 @@ import pandas as pd
 import pytest
 
 from mpiguide.cli import main
-from mpiguide.slowdown import (
-    plot_overview,
-    read_slowdown,
-    severity,
-    slowdown_table,
-    write_slowdown,
-)
+from mpiguide.slowdown import read_slowdown, severity, slowdown_table, write_slowdown
+from mpiguide.slowdown_plot import plot_overview
 
 KEYS = ["mpi", "nodes", "ppn", "op", "msg_size", "dtype"]
 
