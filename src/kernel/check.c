@@ -1,5 +1,6 @@
 #include "check.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,7 @@
 #include <unistd.h>
 
 /* What the rank is doing (e.g. the experiment's input line), named by every runtime failure. */
-static char failure_context[512];
+static char failure_context[PATH_MAX + 128];
 /* Files that an abort removes: the run's temporary outputs, known to every rank. */
 static char *abort_removes[2];
 

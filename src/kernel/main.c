@@ -1,6 +1,7 @@
 /* mpiguide-bench: command line and the run of all experiments (docs/kernel.md). */
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static const char usage_text[] =
 struct options {
     int nprocs, node_size, verify, dump_topology, list_ops, list_params, help;
     const char *input, *output;
-    char error[256];
+    char error[2 * PATH_MAX + 256]; /* room for the two paths a message may name */
 };
 
 /* Value of an option "--name N" or "--name=N": a positive int. */

@@ -1,6 +1,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -317,7 +318,7 @@ void output_abandon(struct output *out)
 static _Noreturn void fail_removing(struct output *out, const char *action, const char *path,
                                     int err)
 {
-    char message[4096];
+    char message[PATH_MAX + 256];
     snprintf(message, sizeof message, "cannot %s %s: %s", action, path,
              strerror(err ? err : EIO));
     output_abandon(out);
