@@ -184,7 +184,7 @@ def check(
     tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
     write_csv_table(tests, outdir / TESTS_CSV)
-    tested = set(tests["guideline"])
+    tested = set(tests["guideline"].unique())
     for guideline in guidelines:
         if guideline.id not in tested:
             print(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 # Keys that change with a process count: nodes at fixed ppn changes nprocs, and nprocs changes
 # nodes or ppn. A series or group along one of them spans these too.
@@ -144,21 +145,38 @@ def match(experiments: Experiments, left: np.ndarray, right: np.ndarray, keys: l
     return np.concatenate(lhs_pieces), np.concatenate(rhs_pieces)
 
 
+def _combined_key(
+    experiments: Experiments, index: int, lhs_rows: np.ndarray, rhs_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct combined values of keys[index] among the tests (strings: the shared value,
+    or "lhs|rhs") and which of them each test has."""
+    levels = experiments.levels[index]
+    lhs_codes = experiments.codes[lhs_rows, index]
+    rhs_codes = experiments.codes[rhs_rows, index]
+    pairs, pair_of_test = np.unique(lhs_codes * len(levels) + rhs_codes, return_inverse=True)
+    lhs_level, rhs_level = np.divmod(pairs, len(levels))
+    text = np.where(
+        lhs_level == rhs_level,
+        levels[lhs_level],
+        levels[lhs_level] + PAIR_SEPARATOR + levels[rhs_level],
+    )
+    return text, pair_of_test
+
+
+def _strings(text: Sequence[str], index: np.ndarray) -> pd.Series:
+    """text[index] as pandas' own string column, built by Arrow (not from Python objects)."""
+    return pa.array(text, pa.large_string()).take(index).to_pandas()
+
+
 def combined_values(
     experiments: Experiments, lhs_rows: np.ndarray, rhs_rows: np.ndarray
-) -> dict[str, np.ndarray]:
+) -> dict[str, pd.Series]:
     """Per key and test: the shared value, or "lhs|rhs" where they differ (lossless: an empty,
     not-applicable side stays visible, e.g. "|LINEAR")."""
     columns = {}
     for index, key in enumerate(experiments.keys):
-        levels = experiments.levels[index]
-        lhs_codes = experiments.codes[lhs_rows, index]
-        rhs_codes = experiments.codes[rhs_rows, index]
-        joined = levels[lhs_codes]
-        differ = np.flatnonzero(lhs_codes != rhs_codes)
-        if differ.size:
-            joined[differ] = joined[differ] + PAIR_SEPARATOR + levels[rhs_codes[differ]]
-        columns[key] = joined
+        text, pair_of_test = _combined_key(experiments, index, lhs_rows, rhs_rows)
+        columns[key] = _strings(text.tolist(), pair_of_test)
     return columns
 
 
@@ -166,8 +184,8 @@ def _side(values: pd.Series, side: int) -> pd.Series:
     """Per cell of a column of `combined_values`, as text, the value of one side (0: lhs,
     1: rhs). A column holds a few distinct cells: each is split once."""
     codes, cells = pd.factorize(values, use_na_sentinel=False)
-    sides = np.array([split_pair(str(cell))[side] for cell in cells], dtype=object)
-    return pd.Series(sides[codes], index=values.index).astype(str)
+    sides = [split_pair(str(cell))[side] for cell in cells]
+    return _strings(sides, codes).set_axis(values.index)
 
 
 def lhs_side(values: pd.Series) -> pd.Series:
@@ -255,17 +273,7 @@ def group_ids(
     # ranking (rank so far, rank of the key's value) pairs keeps their lexicographic order.
     group = np.unique(np.asarray(comparison, dtype=np.int64), return_inverse=True)[1]
     for key in series_keys(experiments.keys, varied):
-        index = experiments.column(key)
-        levels = experiments.levels[index]
-        lhs_codes = experiments.codes[lhs_rows, index]
-        rhs_codes = experiments.codes[rhs_rows, index]
-        pairs, pair_of_test = np.unique(lhs_codes * len(levels) + rhs_codes, return_inverse=True)
-        lhs_level, rhs_level = np.divmod(pairs, len(levels))
-        text = np.where(
-            lhs_level == rhs_level,
-            levels[lhs_level],
-            levels[lhs_level] + PAIR_SEPARATOR + levels[rhs_level],
-        )
+        text, pair_of_test = _combined_key(experiments, experiments.column(key), lhs_rows, rhs_rows)
         # the rank of each test's combined value among the distinct strings (equal, equal)
         rank = np.unique(text, return_inverse=True)[1][pair_of_test]
         group = np.unique(group * (len(text) + 1) + rank, return_inverse=True)[1]
