@@ -50,22 +50,27 @@ RANKSUM, PAIRED_T, SIGNED_RANK = "ranksum", "paired_t", "signed_rank"
 @dataclass(frozen=True)
 class RunMedians:
     """Run medians of experiment row r: values[start[r] : start[r] + count[r]], measured in
-    runs[start[r] : start[r] + count[r]] (ascending)."""
+    runs[start[r] : start[r] + count[r]] (ascending); median[r] their median."""
 
     values: np.ndarray
     runs: np.ndarray
     start: np.ndarray
     count: np.ndarray
+    median: np.ndarray
 
     @classmethod
     def from_frame(
         cls, rows: np.ndarray, runs: np.ndarray, medians: np.ndarray, n_rows: int
     ) -> RunMedians:
+        medians = np.asarray(medians, dtype=np.float64)
         order = np.lexsort((runs, rows))
         count = np.bincount(rows, minlength=n_rows)
         start = np.concatenate(([0], np.cumsum(count)[:-1]))
-        values = np.asarray(medians, dtype=np.float64)[order]
-        return cls(values, np.asarray(runs)[order], start, count)
+        # Each experiment's median once, not once per test it is in: its values in ascending
+        # order, the middle one or the mean of the two middle ones (as np.median).
+        ascending = medians[np.lexsort((medians, rows))]
+        middle = (ascending[start + (count - 1) // 2] + ascending[start + count // 2]) / 2
+        return cls(medians[order], np.asarray(runs)[order], start, count, middle)
 
     def _index(self, rows: np.ndarray, width: int) -> np.ndarray:
         return self.start[rows][:, None] + np.arange(width)
@@ -110,10 +115,8 @@ def compare(
             )
         lhs = run_medians.stack(lhs_rows[which], m)
         rhs = run_medians.stack(rhs_rows[which], n)
-        median_lhs = np.median(lhs, axis=1)
-        median_rhs = np.median(rhs, axis=1)
-        result["median_lhs"][which] = median_lhs
-        result["median_rhs"][which] = median_rhs
+        result["median_lhs"][which] = run_medians.median[lhs_rows[which]]
+        result["median_rhs"][which] = run_medians.median[rhs_rows[which]]
         unpaired = ~paired[which]
         _rank_sum(result, which[unpaired], lhs[unpaired], rhs[unpaired], alternative, confidence)
         if not unpaired.all():
@@ -136,7 +139,7 @@ def _rank_sum(
 ) -> None:
     if which.size == 0:
         return
-    result["violation_ratio"][which] = np.median(lhs, axis=1) / np.median(rhs, axis=1)
+    result["violation_ratio"][which] = result["median_lhs"][which] / result["median_rhs"][which]
     result["p_value"][which] = rank_sum_pvalues(lhs, rhs, alternative)
     _store(result, which, hodges_lehmann_ratios(lhs, rhs, confidence))
 

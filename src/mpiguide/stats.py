@@ -371,7 +371,9 @@ def paired_hodges_lehmann_ratios(log_ratios: np.ndarray, confidence: float) -> R
     for begin in range(0, tests, rows_per_chunk):
         end = min(tests, begin + rows_per_chunk)
         chunk = log_ratios[begin:end]
-        walsh = 0.5 * (chunk[:, first] + chunk[:, second])
+        walsh = np.take(chunk, first, axis=1)
+        walsh += np.take(chunk, second, axis=1)
+        walsh *= 0.5
         walsh.sort(axis=1)
         _fill_estimates(estimates, slice(begin, end), walsh, k)
     return estimates
