@@ -180,22 +180,12 @@ def combined_values(
     return columns
 
 
-def _side(values: pd.Series, side: int) -> pd.Series:
-    """Per cell of a column of `combined_values`, as text, the value of one side (0: lhs,
-    1: rhs). A column holds a few distinct cells: each is split once."""
-    codes, cells = pd.factorize(values, use_na_sentinel=False)
-    sides = [split_pair(str(cell))[side] for cell in cells]
-    return _strings(sides, codes).set_axis(values.index)
-
-
 def lhs_side(values: pd.Series) -> pd.Series:
-    """Per cell of a column of `combined_values`, the lhs experiment's value."""
-    return _side(values, 0)
-
-
-def rhs_side(values: pd.Series) -> pd.Series:
-    """Per cell of a column of `combined_values`, the rhs experiment's value."""
-    return _side(values, 1)
+    """Per cell of a column of `combined_values`, as text, the lhs experiment's value. A column
+    holds a few distinct cells: each is split once."""
+    codes, cells = pd.factorize(values, use_na_sentinel=False)
+    sides = [split_pair(str(cell))[0] for cell in cells]
+    return _strings(sides, codes).set_axis(values.index)
 
 
 def split_pair(value: str) -> tuple[str, str]:

@@ -26,7 +26,7 @@ from mpiguide.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.csv_table import write_csv_table
 from mpiguide.errors import DataError
 from mpiguide.operations import load_operations
-from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, rhs_side
+from mpiguide.pairing import PAIR_SEPARATOR, lhs_side, split_pair
 
 # Hunold 2023, §4: a slowdown below LOW_BELOW is low; each other class up to and including its
 # bound; above the last bound very high.
@@ -64,17 +64,27 @@ def mpi_names(ops: pd.Series) -> pd.Series:
 def competitor(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     """The rhs of each test: its op, and in parentheses its values where they differ from the
     lhs's other than op (e.g. `halo (constructor=nodecart)`)."""
-    differing = pd.Series("", index=tests.index, dtype=object)
-    for key in keys:
-        text = tests[key].astype(str)
-        differs = text.str.contains(PAIR_SEPARATOR, regex=False)
-        if key == "op" or not differs.any():
-            continue
-        described = key + "=" + rhs_side(text[differs])
-        so_far = differing[differs]
-        differing[differs] = so_far.where(so_far == "", so_far + " ") + described
-    bracketed = (" (" + differing + ")").where(differing != "", "")
-    return (rhs_side(tests["op"]) + bracketed).astype(object)
+    text = {key: tests[key].astype(str) for key in keys}
+    differing = [
+        key for key in keys
+        if key != "op" and text[key].str.contains(PAIR_SEPARATOR, regex=False).any()
+    ]  # fmt: skip
+    # Each distinct combination of the cells that name the rhs is described once.
+    factorised = [pd.factorize(text[key], use_na_sentinel=False) for key in ("op", *differing)]
+    codes = np.stack([key_codes for key_codes, _ in factorised], axis=1)
+    combinations, combination_of_test = np.unique(codes, axis=0, return_inverse=True)
+    names = []
+    for combination in combinations:
+        op, *others = (
+            str(cells[code]) for code, (_, cells) in zip(combination, factorised, strict=True)
+        )
+        described = [
+            f"{key}={split_pair(cell)[1]}"
+            for key, cell in zip(differing, others, strict=True)
+            if PAIR_SEPARATOR in cell
+        ]
+        names.append(split_pair(op)[1] + (f" ({' '.join(described)})" if described else ""))
+    return pd.Series(np.array(names, dtype=object)[combination_of_test.ravel()], index=tests.index)
 
 
 def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:

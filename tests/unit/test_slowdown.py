@@ -11,7 +11,13 @@ import pandas as pd
 import pytest
 
 from mpiguide.cli import main
-from mpiguide.slowdown import read_slowdown, severity, slowdown_table, write_slowdown
+from mpiguide.slowdown import (
+    competitor,
+    read_slowdown,
+    severity,
+    slowdown_table,
+    write_slowdown,
+)
 from mpiguide.slowdown_plot import plot_overview
 
 KEYS = ["mpi", "nodes", "ppn", "op", "msg_size", "dtype"]
@@ -145,3 +151,22 @@ def test_overview_plot_refuses_an_unknown_severity(tmp_path: Path) -> None:
         argv = ["slowdown-plot", "--slowdown", str(table), "--out", str(tmp_path / "x.png")]
         assert main(argv) == 2
     assert f"{table}: severity 'mild': one of low, medium" in err.getvalue()
+
+
+def test_competitor_names_the_rhs_op_and_its_differing_values_in_key_order() -> None:
+    tests = pd.DataFrame(
+        {
+            "op": ["bcast|bcast_as_hier", "bcast|bcast_as_lane", "halo", "halo"],
+            "ordering": ["FMAJ|RAND", "FMAJ", "|LINEAR", "RAND"],
+            "constructor": ["cart|nodecart", "cart", "cart", "cart"],
+            "msg_size": ["8", "8", "64", "64"],
+        },
+        index=[10, 11, 12, 13],
+    )
+    keys = ["op", "ordering", "constructor", "msg_size"]
+    assert competitor(tests, keys).to_dict() == {
+        10: "bcast_as_hier (ordering=RAND constructor=nodecart)",
+        11: "bcast_as_lane",
+        12: "halo (ordering=LINEAR)",
+        13: "halo",
+    }
