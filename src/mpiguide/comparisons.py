@@ -62,15 +62,17 @@ class RunMedians:
     def from_frame(
         cls, rows: np.ndarray, runs: np.ndarray, medians: np.ndarray, n_rows: int
     ) -> RunMedians:
-        medians = np.asarray(medians, dtype=np.float64)
         order = np.lexsort((runs, rows))
         count = np.bincount(rows, minlength=n_rows)
         start = np.concatenate(([0], np.cumsum(count)[:-1]))
-        # Each experiment's median once, not once per test it is in: its values in ascending
-        # order, the middle one or the mean of the two middle ones (as np.median).
-        ascending = medians[np.lexsort((medians, rows))]
-        middle = (ascending[start + (count - 1) // 2] + ascending[start + count // 2]) / 2
-        return cls(medians[order], np.asarray(runs)[order], start, count, middle)
+        values = np.asarray(medians, dtype=np.float64)[order]
+        # Each experiment's median once, not once per test it is in: experiments with the same
+        # number of runs are the rows of one matrix.
+        median = np.full(n_rows, np.nan)
+        for width in np.unique(count[count > 0]):
+            which = np.flatnonzero(count == width)
+            median[which] = np.median(values[start[which][:, None] + np.arange(width)], axis=1)
+        return cls(values, np.asarray(runs)[order], start, count, median)
 
     def _index(self, rows: np.ndarray, width: int) -> np.ndarray:
         return self.start[rows][:, None] + np.arange(width)
