@@ -243,13 +243,17 @@ def check(
     medians = read_medians(medians_parquet)
     tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
-    write_csv_table(tests, outdir / TESTS_CSV)
-    tested = set(tests["guideline"].unique())
-    for guideline in guidelines:
-        if guideline.id not in tested:
-            print(
-                f"mpiguide: warning: {guideline.id}: no test; no lhs experiment pairs with an "
-                f"rhs one in {medians_parquet} (summary.md lists it)",
-                file=sys.stderr,
-            )
-    write_tables(tests, guidelines, outdir, options.layout)
+    # tests.csv is written on a thread of its own, beside the tables: most of its time goes to
+    # Arrow's cast and writer, which release the GIL.
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        tests_written = writer.submit(write_csv_table, tests, outdir / TESTS_CSV)
+        tested = set(tests["guideline"].unique())
+        for guideline in guidelines:
+            if guideline.id not in tested:
+                print(
+                    f"mpiguide: warning: {guideline.id}: no test; no lhs experiment pairs with "
+                    f"an rhs one in {medians_parquet} (summary.md lists it)",
+                    file=sys.stderr,
+                )
+        write_tables(tests, guidelines, outdir, options.layout)
+        tests_written.result()

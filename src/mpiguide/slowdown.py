@@ -58,7 +58,8 @@ def mpi_names(ops: pd.Series) -> pd.Series:
         name for name, operation in load_operations().items()
         if operation.family in ("collective", "neighbor")
     }  # fmt: skip
-    return ops.map(lambda op: "MPI_" + op[:1].upper() + op[1:] if op in calls else op)
+    names = {op: "MPI_" + op[:1].upper() + op[1:] if op in calls else op for op in ops.unique()}
+    return ops.map(names)
 
 
 def competitor(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
