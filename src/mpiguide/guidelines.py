@@ -26,6 +26,7 @@ from mpiguide.csv_table import write_csv_table
 from mpiguide.errors import ConfigError, DataError
 from mpiguide.pairing import (
     Experiments,
+    combined_keys,
     combined_values,
     group_ids,
     pair_comparison,
@@ -170,8 +171,9 @@ def _tests_of(
 ) -> pd.DataFrame:
     """One row per test of the guideline: its keys, group, experiments and statistics."""
     lhs_rows, rhs_rows = pairs.lhs_rows, pairs.rhs_rows
-    tests = pd.DataFrame(combined_values(experiments, lhs_rows, rhs_rows))
-    tests["group"] = group_ids(experiments, pairs.comparison, lhs_rows, rhs_rows, options.varied)
+    combined = combined_keys(experiments, lhs_rows, rhs_rows)
+    tests = pd.DataFrame(combined_values(combined))
+    tests["group"] = group_ids(combined, pairs.comparison, options.varied)
     tests["lhs_exp_id"] = exp_ids[lhs_rows]
     tests["rhs_exp_id"] = exp_ids[rhs_rows]
     stats = pd.concat([block.result() for block in statistics], ignore_index=True)

@@ -145,22 +145,30 @@ def match(experiments: Experiments, left: np.ndarray, right: np.ndarray, keys: l
     return np.concatenate(lhs_pieces), np.concatenate(rhs_pieces)
 
 
-def _combined_key(
-    experiments: Experiments, index: int, lhs_rows: np.ndarray, rhs_rows: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct combined values of keys[index] among the tests (strings: the shared value,
-    or "lhs|rhs") and which of them each test has."""
-    levels = experiments.levels[index]
-    lhs_codes = experiments.codes[lhs_rows, index]
-    rhs_codes = experiments.codes[rhs_rows, index]
-    pairs, pair_of_test = np.unique(lhs_codes * len(levels) + rhs_codes, return_inverse=True)
-    lhs_level, rhs_level = np.divmod(pairs, len(levels))
-    text = np.where(
-        lhs_level == rhs_level,
-        levels[lhs_level],
-        levels[lhs_level] + PAIR_SEPARATOR + levels[rhs_level],
-    )
-    return text, pair_of_test
+# Per key, the distinct combined values among a set of tests (strings: the shared value, or
+# "lhs|rhs") and which of them each test has.
+CombinedKeys = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def combined_keys(
+    experiments: Experiments, lhs_rows: np.ndarray, rhs_rows: np.ndarray
+) -> CombinedKeys:
+    """The combined values of every key for the tests (lhs_rows[i], rhs_rows[i]), each distinct
+    one spelled once: the key columns of tests.csv and the groups both come from them."""
+    combined = {}
+    for index, key in enumerate(experiments.keys):
+        levels = experiments.levels[index]
+        lhs_codes = experiments.codes[lhs_rows, index]
+        rhs_codes = experiments.codes[rhs_rows, index]
+        pairs, pair_of_test = np.unique(lhs_codes * len(levels) + rhs_codes, return_inverse=True)
+        lhs_level, rhs_level = np.divmod(pairs, len(levels))
+        text = np.where(
+            lhs_level == rhs_level,
+            levels[lhs_level],
+            levels[lhs_level] + PAIR_SEPARATOR + levels[rhs_level],
+        )
+        combined[key] = (text, pair_of_test)
+    return combined
 
 
 def _strings(text: Sequence[str], index: np.ndarray) -> pd.Series:
@@ -168,16 +176,10 @@ def _strings(text: Sequence[str], index: np.ndarray) -> pd.Series:
     return pa.array(text, pa.large_string()).take(index).to_pandas()
 
 
-def combined_values(
-    experiments: Experiments, lhs_rows: np.ndarray, rhs_rows: np.ndarray
-) -> dict[str, pd.Series]:
+def combined_values(combined: CombinedKeys) -> dict[str, pd.Series]:
     """Per key and test: the shared value, or "lhs|rhs" where they differ (lossless: an empty,
     not-applicable side stays visible, e.g. "|LINEAR")."""
-    columns = {}
-    for index, key in enumerate(experiments.keys):
-        text, pair_of_test = _combined_key(experiments, index, lhs_rows, rhs_rows)
-        columns[key] = _strings(text.tolist(), pair_of_test)
-    return columns
+    return {key: _strings(text.tolist(), of_test) for key, (text, of_test) in combined.items()}
 
 
 def lhs_side(values: pd.Series) -> pd.Series:
@@ -249,21 +251,15 @@ def pair_monotone(
     return rows[:-1][same_series], rows[1:][same_series]
 
 
-def group_ids(
-    experiments: Experiments,
-    comparison: np.ndarray,
-    lhs_rows: np.ndarray,
-    rhs_rows: np.ndarray,
-    varied: str,
-) -> np.ndarray:
+def group_ids(combined: CombinedKeys, comparison: np.ndarray, varied: str) -> np.ndarray:
     """Group number per test: tests of one comparison equal on every key but `varied` (and
     the keys linked to it) share it; numbered 0, 1, ... in the order of the comparison, then of
     the keys' combined values (combined_values) as strings."""
     # Dense ranks of the tuples (comparison, key values so far), extended one key at a time:
     # ranking (rank so far, rank of the key's value) pairs keeps their lexicographic order.
     group = np.unique(np.asarray(comparison, dtype=np.int64), return_inverse=True)[1]
-    for key in series_keys(experiments.keys, varied):
-        text, pair_of_test = _combined_key(experiments, experiments.column(key), lhs_rows, rhs_rows)
+    for key in series_keys(list(combined), varied):
+        text, pair_of_test = combined[key]
         # the rank of each test's combined value among the distinct strings (equal, equal)
         rank = np.unique(text, return_inverse=True)[1][pair_of_test]
         group = np.unique(group * (len(text) + 1) + rank, return_inverse=True)[1]

@@ -12,6 +12,7 @@ import pytest
 from mpiguide.pairing import (
     Experiments,
     _inner_join,
+    combined_keys,
     combined_values,
     group_ids,
     match,
@@ -79,11 +80,12 @@ def test_groups_number_as_pandas_groups_the_combined_values() -> None:
     experiments = Experiments.from_frame(random_experiments(rng, 80), KEYS)
     lhs, rhs = rng.integers(0, 80, 300), rng.integers(0, 80, 300)
     comparison = rng.integers(0, 3, 300)
-    tests = pd.DataFrame(combined_values(experiments, lhs, rhs)).assign(comparison=comparison)
+    combined = combined_keys(experiments, lhs, rhs)
+    tests = pd.DataFrame(combined_values(combined)).assign(comparison=comparison)
     for varied in KEYS:
         by = ["comparison", *series_keys(KEYS, varied)]
         expected = tests.groupby(by, sort=True).ngroup().to_numpy()
-        assert group_ids(experiments, comparison, lhs, rhs, varied).tolist() == expected.tolist()
+        assert group_ids(combined, comparison, varied).tolist() == expected.tolist()
 
 
 def test_monotone_pairs_neighbours_along_the_varied_key() -> None:

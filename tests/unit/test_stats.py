@@ -133,7 +133,7 @@ def test_hodges_lehmann_chunks_agree_with_one_pass(monkeypatch):
     lhs = rng.lognormal(0.1, 0.3, (7, 5))
     rhs = rng.lognormal(0.0, 0.3, (7, 6))
     whole = hodges_lehmann_ratios(lhs, rhs, 0.8)
-    monkeypatch.setattr("mpiguide.stats._HL_CHUNK_ELEMENTS", 60)  # two rows per chunk
+    monkeypatch.setattr("mpiguide.stats._CHUNK_ELEMENTS", 60)  # two rows per chunk
     chunked = hodges_lehmann_ratios(lhs, rhs, 0.8)
     for name in ("ratio", "low", "high"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
