@@ -86,9 +86,9 @@ def peak_rss_mb() -> float:
 
 
 def stage_pipeline(workdir: Path) -> dict:
-    from mpiguide.aggregate import aggregate
-    from mpiguide.catalogue import load_catalogue, resolve
-    from mpiguide.guidelines import check
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.analysis.guidelines import check
+    from mpiguide.store.aggregate import aggregate
 
     raw = sorted((workdir / "raw").rglob("run*.csv"))
     start = time.perf_counter()

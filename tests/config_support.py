@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mpiguide.config import check_campaign, load_schema, validate_schema
+from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
 
 REPO = Path(__file__).resolve().parents[1]
 

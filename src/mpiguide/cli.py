@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mpiguide.errors import MpiguideError
+from mpiguide.core.errors import MpiguideError
 
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -114,15 +114,15 @@ def _raw_and_provenance(raw: Sequence[Path]) -> list[tuple[str, Path]]:
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
-    from mpiguide.config import load_campaign
+    from mpiguide.campaign.config import load_campaign
 
     load_campaign(args.config, args.catalogue, args.scale)
     print(f"{args.config}: ok")
 
 
 def cmd_grid(args: argparse.Namespace) -> None:
-    from mpiguide.config import validate_grid_spec
-    from mpiguide.grid import build_grid, write_grid
+    from mpiguide.campaign.config import validate_grid_spec
+    from mpiguide.plan.grid import build_grid, write_grid
 
     _refuse_overwriting([], [("--out", args.out)])
     spec = _json(args.config_json, "--config-json", dict)
@@ -131,14 +131,14 @@ def cmd_grid(args: argparse.Namespace) -> None:
 
 
 def cmd_inputs(args: argparse.Namespace) -> None:
-    from mpiguide.inputs import write_run_input
+    from mpiguide.plan.inputs import write_run_input
 
     _refuse_overwriting([("--grid", args.grid)], [("--out", args.out)])
     write_run_input(args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out)
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
-    from mpiguide.aggregate import aggregate
+    from mpiguide.store.aggregate import aggregate
 
     _refuse_overwriting(
         [("--grid", args.grid), *_raw_and_provenance(args.raw)],
@@ -149,8 +149,8 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> None:
-    from mpiguide.catalogue import load_catalogue, resolve
-    from mpiguide.guidelines import check
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.analysis.guidelines import check
 
     _refuse_overwriting(
         [("--medians", args.medians), ("--catalogue", args.catalogue)],
@@ -165,7 +165,7 @@ def cmd_check(args: argparse.Namespace) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> None:
-    from mpiguide.plots import plot
+    from mpiguide.reports.plots import plot
 
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     _refuse_overwriting(
@@ -177,8 +177,8 @@ def cmd_plot(args: argparse.Namespace) -> None:
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
-    from mpiguide.config import validate_models_selection
-    from mpiguide.model_fit import fit
+    from mpiguide.campaign.config import validate_models_selection
+    from mpiguide.reports.model_fit import fit
 
     selection = _json(args.models_json, "--models-json", list)
     validate_models_selection(selection, "--models-json")
@@ -187,7 +187,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 
 def cmd_variability(args: argparse.Namespace) -> None:
-    from mpiguide.variability import variability
+    from mpiguide.reports.variability import variability
 
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     variability(args.medians, args.timings, args.tests, analysis, args.outdir,
@@ -195,13 +195,13 @@ def cmd_variability(args: argparse.Namespace) -> None:
 
 
 def cmd_library_table(args: argparse.Namespace) -> None:
-    from mpiguide.library_table import write_library_table
+    from mpiguide.reports.library_table import write_library_table
 
     write_library_table(args.tests, args.varied, args.outdir)
 
 
 def cmd_partners(args: argparse.Namespace) -> None:
-    from mpiguide.partners import Grid, nodecart_note, parse_dims, partners_table
+    from mpiguide.reports.partners import Grid, nodecart_note, parse_dims, partners_table
 
     dims = parse_dims(args.dims)
     grid = Grid(dims, (args.periodic,) * len(dims), args.node_size)
@@ -212,14 +212,14 @@ def cmd_partners(args: argparse.Namespace) -> None:
 
 
 def cmd_slowdown_plot(args: argparse.Namespace) -> None:
-    from mpiguide.slowdown import read_slowdown
-    from mpiguide.slowdown_plot import plot_overview
+    from mpiguide.analysis.slowdown import read_slowdown
+    from mpiguide.reports.slowdown_plot import plot_overview
 
     plot_overview(read_slowdown(args.slowdown), args.out)
 
 
 def cmd_selftest(args: argparse.Namespace) -> None:
-    from mpiguide.selftest import run
+    from mpiguide.selftest.power import run
 
     run(args)
 
@@ -356,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--resamples",
         type=int,
         metavar="N",
-        help="draws of runs per run count (default: mpiguide.selftest.RESAMPLES)",
+        help="draws of runs per run count (default: mpiguide.selftest.power.RESAMPLES)",
     )
     return parser
 

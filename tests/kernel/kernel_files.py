@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from mpiguide.grid import COLUMNS as GRID_COLUMNS
+from mpiguide.plan.grid import COLUMNS as GRID_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
 OPERATIONS_TSV = REPO / "src" / "mpiguide" / "data" / "operations.tsv"

@@ -1,6 +1,6 @@
 """--list-ops is the single source of truth for op names: operations.tsv must equal it. The grid
 parameters are the kernel's input columns (--list-params) and the keys of a config's experiment
-block; the kernel's defaults and applicability rules (--list-params) are mpiguide.grid's."""
+block; the kernel's defaults and applicability rules (--list-params) are mpiguide.plan.grid's."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 import yaml
 from kernel_files import KERNEL_SOURCES, OPERATIONS_TSV, REPO
 
-from mpiguide.grid import APPLIES_WHEN, COLUMNS, DEFAULTS, PARAMETERS, TOPOLOGIES, applies
-from mpiguide.operations import load_operations
+from mpiguide.plan.grid import APPLIES_WHEN, COLUMNS, DEFAULTS, PARAMETERS, TOPOLOGIES, applies
+from mpiguide.plan.operations import load_operations
 
 if TYPE_CHECKING:
     from mpi_support import Kernel
@@ -77,7 +77,7 @@ def canonical(value: object) -> str:
 def test_grid_parameters_are_the_kernels_columns_and_the_schemas_keys(
     kernel_for: Callable[[str], Kernel], mpi: str
 ) -> None:
-    """One set of names, in one order: grid.csv's columns (mpiguide.grid), the kernel's input
+    """One set of names, in one order: grid.csv's columns (mpiguide.plan.grid), the kernel's input
     columns, and the keys of an experiment block (plus its `where` row filter)."""
     listed = [row["param"] for row in list_params(kernel_for(mpi))]
     assert tuple(listed) == COLUMNS

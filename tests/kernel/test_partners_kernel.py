@@ -1,6 +1,7 @@
-"""`python -m mpiguide partners` (mpiguide.partners) counts what the kernel's provenance counts:
-on-/off-node partners of every cart and nodecart grid the kernel builds here with --node-size,
-every ndim, nfin and reorder, on the dims the kernel chose. One launch per (ranks, node size)."""
+"""`python -m mpiguide partners` (mpiguide.reports.partners) counts what the kernel's provenance
+counts: on-/off-node partners of every cart and nodecart grid the kernel builds here with
+--node-size, every ndim, nfin and reorder, on the dims the kernel chose. One launch per (ranks,
+node size)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 from kernel_files import Row, read_provenance, write_input
 
-from mpiguide.partners import Grid, node_of_position, nodecart_note, partner_counts
+from mpiguide.reports.partners import Grid, node_of_position, nodecart_note, partner_counts
 
 if TYPE_CHECKING:
     from mpi_support import Kernel

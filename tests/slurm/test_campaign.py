@@ -23,10 +23,10 @@ from slurm_project import (
     snakemake,
 )
 
-from mpiguide.analysis_types import DEPLOYMENT_KEYS
-from mpiguide.columns import RAW_COLUMNS
-from mpiguide.grid import PARAMETERS
-from mpiguide.tables import SUMMARY_KEYS
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS
+from mpiguide.analysis.tables import SUMMARY_KEYS
+from mpiguide.core.columns import RAW_COLUMNS
+from mpiguide.plan.grid import PARAMETERS
 
 pytestmark = pytest.mark.slurm
 

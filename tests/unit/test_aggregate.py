@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.aggregate import PROV_OUTPUT_SHA256, aggregate, launch_factors, sha256_of
-from mpiguide.columns import MEDIAN_VALUES, TIMING_KEYS
-from mpiguide.errors import DataError
-from mpiguide.grid import COLUMNS
-from mpiguide.stats import tukey_medians
+from mpiguide.core.columns import MEDIAN_VALUES, TIMING_KEYS
+from mpiguide.core.errors import DataError
+from mpiguide.plan.grid import COLUMNS
+from mpiguide.store.aggregate import PROV_OUTPUT_SHA256, aggregate, launch_factors, sha256_of
+from mpiguide.store.tukey import tukey_medians
 from synthetic import Deployment, grid_frame, write_campaign
 
 NREP = 8

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mpiguide.atomic import atomic_path
+from mpiguide.core.atomic import atomic_path
 
 
 def test_the_file_appears_only_when_complete(tmp_path: Path) -> None:

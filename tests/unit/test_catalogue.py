@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from mpiguide.analysis_types import DEPLOYMENT_KEYS, SELECTABLE_KEYS, Guideline, Selector
-from mpiguide.catalogue import load_catalogue, resolve
-from mpiguide.grid import BY_TOPOLOGY, TOPOLOGIES, build_grid
-from mpiguide.grid import PARAMETERS as GRID_PARAMETERS
-from mpiguide.operations import load_operations
-from mpiguide.pairing import Experiments, Pairs, pair_comparison
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, SELECTABLE_KEYS, Guideline, Selector
+from mpiguide.analysis.catalogue import load_catalogue, resolve
+from mpiguide.analysis.pairing import Experiments, Pairs, pair_comparison
+from mpiguide.plan.grid import BY_TOPOLOGY, TOPOLOGIES, build_grid
+from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
+from mpiguide.plan.operations import load_operations
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOGUE_PATH = REPO / "config" / "guidelines.yaml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpiguide.comparisons import RunMedians
+from mpiguide.analysis.comparisons import RunMedians
 
 
 def test_run_medians_by_experiment_and_their_median() -> None:

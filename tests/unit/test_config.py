@@ -8,8 +8,8 @@ import pytest
 import yaml
 from snakemake.utils import validate as snakemake_validate
 
-from mpiguide.catalogue import load_catalogue
-from mpiguide.config import (
+from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.campaign.config import (
     SCHEMA,
     check_campaign,
     find_repository_file,
@@ -17,7 +17,7 @@ from mpiguide.config import (
     load_schema,
     validate_schema,
 )
-from mpiguide.errors import ConfigError
+from mpiguide.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = "c.yaml"

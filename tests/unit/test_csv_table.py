@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.csv_table import float_reprs, write_csv_table
+from mpiguide.core.csv_table import float_reprs, write_csv_table
 
 
 def pandas_bytes(frame: pd.DataFrame, path: Path) -> bytes:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from mpiguide.errors import ConfigError
-from mpiguide.grid import COLUMNS, MAX_BLOCK_PRODUCT, build_grid, expand, write_grid
-from mpiguide.operations import load_operations
+from mpiguide.core.errors import ConfigError
+from mpiguide.plan.grid import COLUMNS, MAX_BLOCK_PRODUCT, build_grid, expand, write_grid
+from mpiguide.plan.operations import load_operations
 
 DESIGN_EXAMPLE = yaml.safe_load("""
 nrep: 50

@@ -1,4 +1,4 @@
-"""mpiguide.grid owns the grid's parameters for the Python side: their names and order, values,
+"""mpiguide.plan.grid owns the grid's parameters for the Python side: their names and order, values,
 defaults and when each applies. The campaign schema restates names and values (a YAML file cannot
 import them); these tests hold it to grid.py. The kernel's --list-params prints its names,
 defaults and applicability rules; tests/kernel/test_ops_table.py holds them to grid.COLUMNS,
@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from config_support import REPO
-from mpiguide.config import load_schema
-from mpiguide.grid import (
+from mpiguide.campaign.config import load_schema
+from mpiguide.plan.grid import (
     APPLIES_WHEN,
     BY_TOPOLOGY,
     DEFAULTS,
@@ -22,7 +22,7 @@ from mpiguide.grid import (
     TOPOLOGIES,
     applies,
 )
-from mpiguide.operations import load_operations
+from mpiguide.plan.operations import load_operations
 
 SCHEMA_DEFS: dict[str, Any] = load_schema(REPO)["$defs"]
 

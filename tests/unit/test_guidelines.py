@@ -8,10 +8,10 @@ import pytest
 import yaml
 from scipy import stats as scipy_stats
 
-from mpiguide.analysis_types import AnalysisOptions, Guideline
-from mpiguide.catalogue import load_catalogue, resolve
-from mpiguide.errors import ConfigError
-from mpiguide.guidelines import evaluate
+from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline
+from mpiguide.analysis.catalogue import load_catalogue, resolve
+from mpiguide.analysis.guidelines import evaluate
+from mpiguide.core.errors import ConfigError
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "config" / "guidelines.yaml"
 RUNS = 10

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mpiguide.errors import ConfigError
-from mpiguide.inject import inject_libraries, planted_fraction
+from mpiguide.core.errors import ConfigError
+from mpiguide.selftest.inject import inject_libraries, planted_fraction
 
 CLEAN: dict[str, Any] = {"mpicc": "mpicc", "launcher": "mpirun", "env": {}}
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from mpiguide.catalogue import load_catalogue
-from mpiguide.config import check_campaign, load_schema, validate_schema
-from mpiguide.errors import ConfigError
-from mpiguide.launch import env_prefix, quoted_launcher
+from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
+from mpiguide.campaign.launch import env_prefix, quoted_launcher
+from mpiguide.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = "c.yaml"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mpiguide.errors import DataError
-from mpiguide.grid import COLUMNS, build_grid, write_grid
-from mpiguide.inputs import run_seed, write_run_input
+from mpiguide.core.errors import DataError
+from mpiguide.plan.grid import COLUMNS, build_grid, write_grid
+from mpiguide.plan.inputs import run_seed, write_run_input
 
 SPEC = {
     "nrep": 3,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mpiguide.errors import ConfigError
-from mpiguide.launch import command_words, env_prefix, quoted_launcher
+from mpiguide.campaign.launch import command_words, env_prefix, quoted_launcher
+from mpiguide.core.errors import ConfigError
 
 HOSTILE = [
     "; touch {marker}",

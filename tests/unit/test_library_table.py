@@ -5,8 +5,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mpiguide.errors import DataError
-from mpiguide.library_table import verdicts, write_library_table
+from mpiguide.core.errors import DataError
+from mpiguide.reports.library_table import verdicts, write_library_table
 
 
 def a_test(guideline, mpi, size, ppn, violated, relation="le"):

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from config_support import check_config
-from mpiguide.analysis_types import AnalysisOptions
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.cli import main
-from mpiguide.errors import ConfigError, DataError
-from mpiguide.model_fit import MODEL_COLUMNS, fit_models
-from mpiguide.models import BASES, SCHEMA, Selection, load_models
+from mpiguide.core.errors import ConfigError, DataError
+from mpiguide.reports.model_fit import MODEL_COLUMNS, fit_models
+from mpiguide.reports.models import BASES, SCHEMA, Selection, load_models
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOGUE = load_models(REPO / "config" / "models.yaml")

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from mpiguide.errors import MpiguideError
-from mpiguide.operations import _parse_row, load_operations
+from mpiguide.core.errors import MpiguideError
+from mpiguide.plan.operations import _parse_row, load_operations
 
 
 def test_every_op_has_a_kernel_name_and_table_order_is_kept() -> None:

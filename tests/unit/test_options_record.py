@@ -2,7 +2,7 @@
 
 import os
 
-from mpiguide.options_record import record
+from mpiguide.campaign.options_record import record
 
 
 def test_a_record_changes_only_with_its_text(tmp_path):

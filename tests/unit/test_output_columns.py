@@ -1,14 +1,14 @@
 """The public column contracts of docs/analysis.md (and /work/shared's design), spelled out once
-here; every other test imports the owners (mpiguide.columns, comparisons, tables). The grid's
-parameters (grid.csv, and every table after `ppn`) are mpiguide.grid's, held to the kernel and
+here; every other test imports the owners (mpiguide.core.columns, comparisons, tables). The grid's
+parameters (grid.csv, and every table after `ppn`) are mpiguide.plan.grid's, held to the kernel and
 the config schema in test_grid_parameters.py."""
 
 from __future__ import annotations
 
-from mpiguide.analysis_types import AnalysisOptions
-from mpiguide.columns import MEDIAN_VALUES, RAW_COLUMNS, TIMING_KEYS
-from mpiguide.grid import COLUMNS, PARAMETERS
-from mpiguide.guidelines import evaluate
+from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.guidelines import evaluate
+from mpiguide.core.columns import MEDIAN_VALUES, RAW_COLUMNS, TIMING_KEYS
+from mpiguide.plan.grid import COLUMNS, PARAMETERS
 from synthetic import grid_frame
 
 

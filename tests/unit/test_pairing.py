@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.pairing import (
+from mpiguide.analysis.pairing import (
     Experiments,
     _inner_join,
     combined_keys,

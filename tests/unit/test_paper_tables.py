@@ -7,20 +7,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mpiguide.aggregate import aggregate
-from mpiguide.catalogue import load_catalogue, resolve
-from mpiguide.config import load_campaign
-from mpiguide.grid import build_grid
-from mpiguide.guidelines import check
-from mpiguide.paper_tables import (
+from mpiguide.analysis.catalogue import load_catalogue, resolve
+from mpiguide.analysis.guidelines import check
+from mpiguide.analysis.paper_tables import (
     LAYOUTS,
     LUBBE_TABLE3,
     LUBBE_TABLE4,
     labelled_summary,
     row_labels,
 )
-from mpiguide.strict_yaml import load_yaml
-from mpiguide.tables import table3_markdown
+from mpiguide.analysis.tables import table3_markdown
+from mpiguide.campaign.config import load_campaign
+from mpiguide.core.strict_yaml import load_yaml
+from mpiguide.plan.grid import build_grid
+from mpiguide.store.aggregate import aggregate
 from synthetic import Deployment, write_campaign
 
 ROOT = Path(__file__).resolve().parents[2]

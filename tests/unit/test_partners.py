@@ -1,4 +1,4 @@
-"""Gropp 2018, Table 3 offline (mpiguide.partners, `python -m mpiguide partners`), and the
+"""Gropp 2018, Table 3 offline (mpiguide.reports.partners, `python -m mpiguide partners`), and the
 kernel's nodecart factorisation against the greedy one of Gropp's §2.1."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from mpiguide.cli import main
-from mpiguide.errors import MpiguideError
-from mpiguide.partners import COLUMNS, Grid, node_box, partner_counts, partners_table
+from mpiguide.core.errors import MpiguideError
+from mpiguide.reports.partners import COLUMNS, Grid, node_box, partner_counts, partners_table
 
 # Gropp 2018, Table 3 (16 processes per node): constructor, dims, on min/max/avg, off min/max/avg.
 # The paper's 3D size "32 x 32 x 16" is dims 16,32,32 in MPI's row-major rank order (the last

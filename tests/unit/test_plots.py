@@ -3,12 +3,12 @@
 import pandas as pd
 import pytest
 
-from mpiguide.aggregate import aggregate
-from mpiguide.catalogue import resolve
-from mpiguide.errors import DataError
-from mpiguide.guidelines import check
-from mpiguide.paths import safe_name
-from mpiguide.plots import _repetitions, plot
+from mpiguide.analysis.catalogue import resolve
+from mpiguide.analysis.guidelines import check
+from mpiguide.core.errors import DataError
+from mpiguide.core.paths import safe_name
+from mpiguide.reports.plots import _repetitions, plot
+from mpiguide.store.aggregate import aggregate
 from synthetic import Deployment, grid_frame, write_campaign
 
 GUIDELINES = {

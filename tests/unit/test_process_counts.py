@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 
 from config_support import check_config
-from mpiguide.analysis_types import AnalysisOptions
-from mpiguide.catalogue import resolve
-from mpiguide.errors import ConfigError
-from mpiguide.guidelines import evaluate
-from mpiguide.plots import plot
+from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.catalogue import resolve
+from mpiguide.analysis.guidelines import evaluate
+from mpiguide.core.errors import ConfigError
+from mpiguide.reports.plots import plot
 
 RUNS = 10
 NODES = (16, 32, 64, 128, 256)

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 import yaml
 
+from mpiguide.campaign.config import load_campaign, load_schema, validate_schema
+from mpiguide.campaign.scale import apply_scale
 from mpiguide.cli import main
-from mpiguide.config import load_campaign, load_schema, validate_schema
-from mpiguide.errors import ConfigError
-from mpiguide.grid import expand
-from mpiguide.scale import apply_scale
+from mpiguide.core.errors import ConfigError
+from mpiguide.plan.grid import expand
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL_MPI = REPO / "config" / "local-mpi.yaml"

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.analysis_types import AnalysisOptions
-from mpiguide.errors import ConfigError, DataError
-from mpiguide.grid import COLUMNS
-from mpiguide.inject import ANNOUNCEMENT, mpi_function, planted_fraction
-from mpiguide.selftest import check_injection_logs, planted_guidelines, power_table, selftest
+from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.core.errors import ConfigError, DataError
+from mpiguide.plan.grid import COLUMNS
+from mpiguide.selftest.inject import ANNOUNCEMENT, mpi_function, planted_fraction
+from mpiguide.selftest.power import check_injection_logs, planted_guidelines, power_table, selftest
 from synthetic import grid_frame
 
 CLEAN: dict[str, Any] = {"mpicc": "mpicc", "launcher": "mpirun", "env": {}}

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpiguide.shapiro import MAX_SIZE, shapiro_pvalues
-from mpiguide.stats import NORMALITY_ALPHA
+from mpiguide.analysis.shapiro import MAX_SIZE, shapiro_pvalues
+from mpiguide.analysis.stats import NORMALITY_ALPHA
 
 
 def scipy_pvalues(samples: np.ndarray) -> np.ndarray:

@@ -10,15 +10,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mpiguide.cli import main
-from mpiguide.slowdown import (
+from mpiguide.analysis.slowdown import (
     competitor,
     read_slowdown,
     severity,
     slowdown_table,
     write_slowdown,
 )
-from mpiguide.slowdown_plot import plot_overview
+from mpiguide.cli import main
+from mpiguide.reports.slowdown_plot import plot_overview
 
 KEYS = ["mpi", "nodes", "ppn", "op", "msg_size", "dtype"]
 

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from mpiguide.stats import (
+from mpiguide.analysis.stats import (
     NORMALITY_ALPHA,
     _rank_sum_ci_rank,
     _rank_sum_null_cdf,
@@ -19,8 +19,8 @@ from mpiguide.stats import (
     paired_pvalues,
     rank_sum_pvalues,
     signed_rank_pvalues,
-    tukey_medians,
 )
+from mpiguide.store.tukey import tukey_medians
 
 
 def test_tukey_filter_hand_computed_case():
@@ -133,7 +133,7 @@ def test_hodges_lehmann_chunks_agree_with_one_pass(monkeypatch):
     lhs = rng.lognormal(0.1, 0.3, (7, 5))
     rhs = rng.lognormal(0.0, 0.3, (7, 6))
     whole = hodges_lehmann_ratios(lhs, rhs, 0.8)
-    monkeypatch.setattr("mpiguide.stats._CHUNK_ELEMENTS", 60)  # two rows per chunk
+    monkeypatch.setattr("mpiguide.analysis.stats._CHUNK_ELEMENTS", 60)  # two rows per chunk
     chunked = hodges_lehmann_ratios(lhs, rhs, 0.8)
     for name in ("ratio", "low", "high"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mpiguide.errors import ConfigError
-from mpiguide.strict_yaml import load_package_yaml, load_yaml
+from mpiguide.core.errors import ConfigError
+from mpiguide.core.strict_yaml import load_package_yaml, load_yaml
 
 
 @pytest.mark.parametrize(

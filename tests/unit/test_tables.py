@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from mpiguide.catalogue import resolve
-from mpiguide.tables import UNTESTED_NOTE, summarise, table3_markdown, write_tables
+from mpiguide.analysis.catalogue import resolve
+from mpiguide.analysis.tables import UNTESTED_NOTE, summarise, table3_markdown, write_tables
 
 KEYS = ["op", "msg_size", "mpi", "nodes", "ppn"]
 

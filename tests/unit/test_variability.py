@@ -5,12 +5,12 @@ import pandas as pd
 import pytest
 
 from config_support import check_config
-from mpiguide.analysis_types import AnalysisOptions
-from mpiguide.catalogue import resolve
+from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.catalogue import resolve
+from mpiguide.analysis.guidelines import evaluate
 from mpiguide.cli import main
-from mpiguide.errors import ConfigError
-from mpiguide.guidelines import evaluate
-from mpiguide.variability import runs, spread
+from mpiguide.core.errors import ConfigError
+from mpiguide.reports.variability import runs, spread
 
 RUNS = 8
 REPS = 5

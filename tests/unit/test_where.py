@@ -2,8 +2,8 @@
 
 import pytest
 
-from mpiguide.errors import ConfigError
-from mpiguide.where import compile_where
+from mpiguide.core.errors import ConfigError
+from mpiguide.plan.where import compile_where
 
 NAMES = ("op", "ndim", "nfin", "ordering", "msg_size")
 KEY = "c.yaml: experiments[3].where"

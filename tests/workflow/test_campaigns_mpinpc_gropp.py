@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from mpiguide.catalogue import load_catalogue
-from mpiguide.operations import load_operations
+from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.plan.operations import load_operations
 from workflow_project import REPO, new_project, scheduled_jobs, snakemake, validate_campaign
 
 CAMPAIGNS = {"mpinpc": "Hunold", "gropp-nodecart": "Gropp"}

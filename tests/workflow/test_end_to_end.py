@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mpiguide.columns import RAW_COLUMNS
+from mpiguide.core.columns import RAW_COLUMNS
 from workflow_project import DEPLOYMENT, N_EXPERIMENTS, TINY_CAMPAIGN, snakemake
 
 pytestmark = pytest.mark.workflow

@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from mpiguide.config import load_campaign
-from mpiguide.paper_tables import LUBBE_TABLE4
-from mpiguide.scale import apply_scale
+from mpiguide.analysis.paper_tables import LUBBE_TABLE4
+from mpiguide.campaign.config import load_campaign
+from mpiguide.campaign.scale import apply_scale
 from workflow_project import REPO, new_project, scheduled_jobs, snakemake
 
 CAMPAIGNS_DIR = REPO / "config" / "campaigns"

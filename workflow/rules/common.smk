@@ -12,13 +12,13 @@ from pathlib import Path
 from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import validate
 
-from mpiguide.catalogue import load_catalogue
-from mpiguide.config import check_campaign, scaled_campaign, validate_schema
-from mpiguide.errors import MpiguideError
-from mpiguide.inject import inject_libraries
-from mpiguide.launch import env_prefix, quoted_launcher
-from mpiguide.options_record import record
-from mpiguide.paths import (
+from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.campaign.config import check_campaign, scaled_campaign, validate_schema
+from mpiguide.core.errors import MpiguideError
+from mpiguide.selftest.inject import inject_libraries
+from mpiguide.campaign.launch import env_prefix, quoted_launcher
+from mpiguide.campaign.options_record import record
+from mpiguide.core.paths import (
     DEPLOYMENT_RUN_PATTERN,
     GUIDELINE_FILES,
     RUN_PATTERN,
@@ -30,7 +30,7 @@ from mpiguide.paths import (
     labels_of_plot,
     run_path,
 )
-from mpiguide.strict_yaml import load_yaml
+from mpiguide.core.strict_yaml import load_yaml
 
 
 # The config files are --configfile's, or the demo campaign that profiles/default names when
@@ -121,7 +121,7 @@ def grid_config_json() -> str:
 def options_record(name: str, value) -> str:
     """`results/<campaign>/options/<name>.json`, rewritten only when `value` changes: as a rule
     input it re-runs the rule on a change even without .snakemake/ metadata (a fresh clone,
-    copied results), where params alone would not (mpiguide.options_record)."""
+    copied results), where params alone would not (mpiguide.campaign.options_record)."""
     return record(f"{RESULTS}/options/{name}.json", as_json(value))
 
 
@@ -225,7 +225,7 @@ SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
 
 
 def plot_labels(wildcards) -> dict[str, str]:
-    """Report labels of one plot file (mpiguide.paths names the plots)."""
+    """Report labels of one plot file (mpiguide.core.paths names the plots)."""
     return labels_of_plot(wildcards.name)
 
 

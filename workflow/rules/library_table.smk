@@ -1,7 +1,7 @@
 # Table 2 of Manwade & Kulkarni 2018 (guideline x MPI library x size: holds / violated), from
 # tests.csv. Only analysis.varied reaches it, so it re-runs with the analysis, never a benchmark.
 
-from mpiguide.library_table import OUTPUTS as LIBRARY_TABLE_NAMES
+from mpiguide.reports.library_table import OUTPUTS as LIBRARY_TABLE_NAMES
 
 LIBRARY_TABLE = {name: f"{RESULTS}/guidelines/{name}" for name in LIBRARY_TABLE_NAMES}
 

@@ -2,7 +2,7 @@
 # Analysis only: they read medians/timings and see `models:` and `analysis:`, so editing them
 # never re-runs a benchmark.
 
-from mpiguide.models import MODELS
+from mpiguide.reports.models import MODELS
 
 MODELS_CATALOGUE = str(MODELS)
 MODEL_DIR = f"{RESULTS}/models"

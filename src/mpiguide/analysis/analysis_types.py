@@ -1,0 +1,153 @@
+"""The types the analysis shares: a guideline and its comparisons, the analysis options, and the
+keys that name a deployment.
+
+Catalogue loading (catalogue.py), testing (guidelines.py), tables, plots and the config checks all
+use them; this module imports no statistics and nothing of theirs, so any of them may import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from mpiguide.analysis.paper_tables import LAYOUTS
+from mpiguide.core.errors import ConfigError
+from mpiguide.core.strict_yaml import load_package_yaml
+from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
+
+if TYPE_CHECKING:
+    from mpiguide.analysis.stats import Correction
+
+Relation = Literal["le", "approx", "monotone"]
+Selector = dict[str, tuple[str, ...]]
+
+CONFIG_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
+SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
+# Process counts that may be the varied parameter; nprocs = nodes x ppn is derived, not stored.
+PROCESS_COUNT_KEYS = ("nprocs", "nodes", "ppn")
+VARIED_KEYS = (*GRID_PARAMETERS, *PROCESS_COUNT_KEYS)
+CORRECTIONS = ("none", "holm", "bh")
+TESTS = ("paired", "ranksum", "auto")
+# absolute: least squares of the latencies; relative: of the relative errors (weights 1/l²)
+MODEL_WEIGHTINGS = ("absolute", "relative")
+
+
+def canonical_value(value: object) -> str:
+    """A selector value as the text pairing compares with (integral floats without ".0")."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def selector_of(raw: Mapping[str, Any]) -> Selector:
+    """A selector as written (a value or a list per key) as canonical texts per key."""
+    return {
+        key: tuple(canonical_value(v) for v in (value if isinstance(value, list) else [value]))
+        for key, value in raw.items()
+    }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    lhs: Selector
+    rhs: Selector
+
+
+@dataclass(frozen=True)
+class Guideline:
+    """One guideline; a monotone guideline has one comparison with lhs == rhs == its select."""
+
+    id: str
+    source: str
+    text: str
+    relation: Relation
+    comparisons: tuple[Comparison, ...]
+
+
+@cache
+def analysis_defaults() -> dict[str, Any]:
+    """The default of every `analysis:` key, as the campaign schema states it (its one owner)."""
+    properties = load_package_yaml(CONFIG_SCHEMA)["properties"]["analysis"]["properties"]
+    return {key: spec["default"] for key, spec in properties.items()}
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """The campaign's `analysis:` options; every default is the campaign schema's."""
+
+    varied: str
+    p_thres: float
+    v_thres: float
+    correction: Correction
+    confidence: float
+    test: str
+    layout: str
+    variability: tuple[Selector, ...]
+    run_band: float
+    model_tolerance: float
+    model_weighting: str
+
+    @classmethod
+    def with_defaults(cls, **changes: Any) -> AnalysisOptions:
+        """The schema's defaults, `changes` applied (validated like a config's block)."""
+        return cls.from_mapping(changes, "analysis options")
+
+    @classmethod
+    def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
+        """Options from the config's `analysis:` block, defaults for missing keys."""
+        unknown = set(analysis) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(
+                f"{source}: analysis.{sorted(unknown)[0]} is not an option; allowed: "
+                f"{', '.join(cls.__dataclass_fields__)}"
+            )
+        options = cls(**{**analysis_defaults(), **analysis, "variability": ()})
+        checks = [
+            ("varied", isinstance(options.varied, str) and options.varied in VARIED_KEYS,
+             f"one of {', '.join(VARIED_KEYS)}"),
+            ("p_thres", _is_number(options.p_thres) and 0 < options.p_thres < 1,
+             "a number in (0, 1)"),
+            ("v_thres", _is_number(options.v_thres) and options.v_thres >= 1, "a number >= 1"),
+            ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
+            ("confidence", _is_number(options.confidence) and 0 < options.confidence < 1,
+             "a number in (0, 1)"),
+            ("test", options.test in TESTS, f"one of {', '.join(TESTS)}"),
+            ("layout", options.layout in LAYOUTS, f"one of {', '.join(LAYOUTS)}"),
+            ("run_band", _is_number(options.run_band) and 0 < options.run_band < 1,
+             "a number in (0, 1)"),
+            ("model_tolerance",
+             _is_number(options.model_tolerance) and options.model_tolerance > 0,
+             "a number > 0"),
+            ("model_weighting", options.model_weighting in MODEL_WEIGHTINGS,
+             f"one of {', '.join(MODEL_WEIGHTINGS)}"),
+        ]  # fmt: skip
+        for key, valid, allowed in checks:
+            if not valid:
+                raise ConfigError(
+                    f"{source}: analysis.{key} is {getattr(options, key)!r}; allowed: {allowed}"
+                )
+        selectors = _variability_selectors(analysis.get("variability", []), source)
+        return replace(options, variability=selectors)
+
+
+def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:
+    """analysis.variability: a list of selectors (mappings of selectable keys or nprocs)."""
+    allowed_keys = (*SELECTABLE_KEYS, "nprocs")
+    if not isinstance(raw, list) or not all(isinstance(item, Mapping) for item in raw):
+        raise ConfigError(f"{source}: analysis.variability must be a list of selectors")
+    for index, selector in enumerate(raw):
+        for key in selector:
+            if key not in allowed_keys:
+                raise ConfigError(
+                    f"{source}: analysis.variability[{index}].{key}: not a parameter; "
+                    f"allowed: {', '.join(allowed_keys)}"
+                )
+    return tuple(selector_of(selector) for selector in raw)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

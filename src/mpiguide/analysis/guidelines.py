@@ -1,0 +1,261 @@
+"""The check of guidelines on run medians (the catalogue itself: catalogue.py).
+
+`check` pairs experiments for every guideline (pairing.py), tests every pair on the run
+medians (comparisons.py), applies the violation rule with the analysis options and writes
+tests.csv plus the tables (tables.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
+from mpiguide.analysis.comparisons import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
+from mpiguide.analysis.pairing import (
+    Experiments,
+    combined_keys,
+    combined_values,
+    group_ids,
+    pair_comparison,
+    pair_monotone,
+)
+from mpiguide.analysis.stats import Alternative, adjust_pvalues
+from mpiguide.analysis.tables import write_tables
+from mpiguide.core.columns import MEDIAN_VALUES
+from mpiguide.core.csv_table import write_csv_table
+from mpiguide.core.errors import ConfigError, DataError
+from mpiguide.core.paths import TESTS_CSV
+
+MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
+# Columns of medians.parquet that are not parameters of the experiment.
+NOT_PARAMETERS = ("exp_id", "run", *MEDIAN_VALUES)
+
+
+def read_medians(medians_parquet: Path) -> pd.DataFrame:
+    if not medians_parquet.is_file():
+        raise DataError(f"{medians_parquet}: no such file (written by `mpiguide aggregate`)")
+    try:
+        # Arrow's columns handed to pandas one by one, each freed once converted: pandas'
+        # read_parquet consolidates them into 2-D blocks, fresh memory the kernel must zero.
+        table = pq.read_table(medians_parquet)
+        medians = table.to_pandas(split_blocks=True, self_destruct=True)
+    except (OSError, ValueError) as error:
+        raise DataError(f"{medians_parquet}: cannot read the run medians: {error}") from None
+    missing = [c for c in (*MEDIAN_COLUMNS, *DEPLOYMENT_KEYS) if c not in medians.columns]
+    if missing:
+        raise DataError(f"{medians_parquet}: column {missing[0]!r} missing")
+    if medians.empty:
+        raise DataError(f"{medians_parquet}: holds no run medians")
+    times = pd.to_numeric(medians["median_s"], errors="coerce")
+    bad = ~(times >= 0)  # NaN, missing or negative: not a duration
+    if bad.any():
+        row = medians.loc[bad].iloc[0]
+        where = ", ".join(f"{key}={row[key]}" for key in (*DEPLOYMENT_KEYS, "run", "exp_id"))
+        raise DataError(
+            f"{medians_parquet}: median_s {row['median_s']} at {where} is not a duration "
+            f"({int(bad.sum())} such rows); was the file written by `mpiguide aggregate`?"
+        )
+    return medians
+
+
+def with_nprocs(medians: pd.DataFrame) -> pd.DataFrame:
+    """`medians` with the derived column nprocs = nodes x ppn after ppn."""
+    if "nprocs" in medians.columns:
+        return medians
+    frame = medians.copy()
+    nprocs = frame["nodes"].astype("int64") * frame["ppn"].astype("int64")
+    frame.insert(frame.columns.get_loc("ppn") + 1, "nprocs", nprocs)
+    return frame
+
+
+def _experiments(medians: pd.DataFrame) -> tuple[Experiments, np.ndarray, np.ndarray]:
+    """One experiment per (mpi, nodes, ppn, exp_id), keyed by every column that is not a
+    measured value; its exp_id; the experiment of every median."""
+    keys = [c for c in medians.columns if c not in NOT_PARAMETERS]
+    rows = medians.groupby([*DEPLOYMENT_KEYS, "exp_id"], sort=True, observed=True).ngroup()
+    rows = rows.to_numpy()
+    first = np.unique(rows, return_index=True)[1]
+    experiments = Experiments.from_frame(medians.iloc[first], keys)
+    return experiments, medians["exp_id"].to_numpy()[first], rows
+
+
+def _may_pair(
+    experiments: Experiments, lhs_rows: np.ndarray, rhs_rows: np.ndarray, options: AnalysisOptions
+) -> np.ndarray:
+    """Per test: whether `analysis.test` lets it be paired run by run (compare pairs it only if
+    both sides hold the same runs). `auto`: where both sides were measured in the same
+    launches, i.e. share mpi entry and deployment (a run index names one launch of each)."""
+    if options.test != "auto":
+        return np.full(lhs_rows.size, options.test == "paired")
+    same = np.ones(lhs_rows.size, dtype=bool)
+    for key in DEPLOYMENT_KEYS:
+        codes = experiments.codes[:, experiments.column(key)]
+        same &= codes[lhs_rows] == codes[rhs_rows]
+    return same
+
+
+# Tests are decided in blocks of this many, spread over the cores: most of a block's time goes
+# to numpy sorts and scipy statistics that release the GIL, and equal blocks keep every core busy
+# whatever the sizes of the guidelines (one guideline per thread left a core idle).
+TESTS_PER_BLOCK = 4096
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The tests of one guideline: the experiment row of each side, and which comparison."""
+
+    lhs_rows: np.ndarray
+    rhs_rows: np.ndarray
+    comparison: np.ndarray
+
+
+def _pairs_of(guideline: Guideline, experiments: Experiments, options: AnalysisOptions) -> _Pairs:
+    pairs = [
+        pair_monotone(experiments, comparison.lhs, options.varied)
+        if guideline.relation == "monotone"
+        else pair_comparison(experiments, comparison.lhs, comparison.rhs)
+        for comparison in guideline.comparisons
+    ]
+    return _Pairs(
+        np.concatenate([lhs for lhs, _ in pairs]),
+        np.concatenate([rhs for _, rhs in pairs]),
+        np.repeat(np.arange(len(pairs)), [lhs.size for lhs, _ in pairs]),
+    )
+
+
+def _compare_in_blocks(
+    pool: ThreadPoolExecutor,
+    guideline: Guideline,
+    pairs: _Pairs,
+    experiments: Experiments,
+    run_medians: RunMedians,
+    options: AnalysisOptions,
+) -> list[Future[pd.DataFrame]]:
+    """The statistics of a guideline's tests, a block at a time on the pool (at least one block,
+    so that a guideline without tests gets its empty statistics)."""
+    alternative: Alternative = "two-sided" if guideline.relation == "approx" else "greater"
+    may_pair = _may_pair(experiments, pairs.lhs_rows, pairs.rhs_rows, options)
+    starts = range(0, max(pairs.lhs_rows.size, 1), TESTS_PER_BLOCK)
+    blocks = [slice(begin, begin + TESTS_PER_BLOCK) for begin in starts]
+    return [
+        pool.submit(
+            compare,
+            run_medians,
+            pairs.lhs_rows[block],
+            pairs.rhs_rows[block],
+            alternative,
+            options.confidence,
+            may_pair[block],
+        )
+        for block in blocks
+    ]
+
+
+def _tests_of(
+    guideline: Guideline,
+    pairs: _Pairs,
+    statistics: list[Future[pd.DataFrame]],
+    experiments: Experiments,
+    exp_ids: np.ndarray,
+    options: AnalysisOptions,
+) -> pd.DataFrame:
+    """One row per test of the guideline: its keys, group, experiments and statistics."""
+    lhs_rows, rhs_rows = pairs.lhs_rows, pairs.rhs_rows
+    combined = combined_keys(experiments, lhs_rows, rhs_rows)
+    tests = pd.DataFrame(combined_values(combined))
+    tests["group"] = group_ids(combined, pairs.comparison, options.varied)
+    tests["lhs_exp_id"] = exp_ids[lhs_rows]
+    tests["rhs_exp_id"] = exp_ids[rhs_rows]
+    stats = pd.concat([block.result() for block in statistics], ignore_index=True)
+    tests = pd.concat([tests, stats], axis=1)
+    tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)
+    ratio = tests["violation_ratio"]
+    if guideline.relation == "approx":
+        ratio = np.maximum(ratio, 1 / ratio)
+    tests["violated"] = (tests["p_adjusted"] <= options.p_thres) & (ratio >= options.v_thres)
+    tests.insert(0, "relation", guideline.relation)
+    tests.insert(0, "guideline", guideline.id)
+    return tests
+
+
+def evaluate(
+    medians: pd.DataFrame, guidelines: Sequence[Guideline], options: AnalysisOptions, source: str
+) -> pd.DataFrame:
+    """One row per test of every guideline (columns: see docs/analysis.md)."""
+    if options.varied == "nprocs":
+        medians = with_nprocs(medians)
+    experiments, exp_ids, rows = _experiments(medians)
+    keys = list(experiments.keys)
+    if options.varied not in keys:
+        raise ConfigError(f"{source}: analysis.varied {options.varied!r} is not in the data")
+    for guideline in guidelines:
+        for comparison in guideline.comparisons:
+            for key in (*comparison.lhs, *comparison.rhs):
+                if key not in keys:
+                    raise ConfigError(
+                        f"{source}: guideline {guideline.id} selects on {key!r}, which the "
+                        f"data lack; parameters: {', '.join(keys)}"
+                    )
+    run_medians = RunMedians.from_frame(
+        rows, medians["run"].to_numpy(), medians["median_s"].to_numpy(), len(experiments)
+    )
+    pairs = [_pairs_of(guideline, experiments, options) for guideline in guidelines]
+    # The statistics run on the pool while this thread builds the tables' key columns.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        statistics = [
+            _compare_in_blocks(pool, guideline, guideline_pairs, experiments, run_medians, options)
+            for guideline, guideline_pairs in zip(guidelines, pairs, strict=True)
+        ]
+        tests = [
+            _tests_of(guideline, guideline_pairs, blocks, experiments, exp_ids, options)
+            for guideline, guideline_pairs, blocks in zip(
+                guidelines, pairs, statistics, strict=True
+            )
+        ]
+    columns = ["guideline", "relation", *keys, "group", "lhs_exp_id", "rhs_exp_id"]
+    columns += [*STAT_COLUMNS[:6], "p_adjusted", TEST_COLUMN, *STAT_COLUMNS[6:], "violated"]
+    if not tests:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(tests, ignore_index=True)[columns]
+
+
+def check(
+    medians_parquet: str | Path,
+    guidelines: Sequence[Guideline],
+    analysis: Mapping[str, Any],
+    outdir: str | Path,
+    source: str = "config",
+) -> None:
+    """Test every guideline on the run medians; write tests.csv and the tables into outdir.
+
+    `source` names the config the analysis options come from, for error messages.
+    """
+    medians_parquet, outdir = Path(medians_parquet), Path(outdir)
+    options = AnalysisOptions.from_mapping(analysis, source)
+    medians = read_medians(medians_parquet)
+    tests = evaluate(medians, guidelines, options, str(medians_parquet))
+    outdir.mkdir(parents=True, exist_ok=True)
+    # tests.csv is written on a thread of its own, beside the tables: most of its time goes to
+    # Arrow's cast and writer, which release the GIL.
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        tests_written = writer.submit(write_csv_table, tests, outdir / TESTS_CSV)
+        tested = set(tests["guideline"].unique())
+        for guideline in guidelines:
+            if guideline.id not in tested:
+                print(
+                    f"mpiguide: warning: {guideline.id}: no test; no lhs experiment pairs with "
+                    f"an rhs one in {medians_parquet} (summary.md lists it)",
+                    file=sys.stderr,
+                )
+        write_tables(tests, guidelines, outdir, options.layout)
+        tests_written.result()

@@ -1,0 +1,315 @@
+"""Statistics of the method (docs/analysis.md), vectorised over many groups or tests at once.
+
+- `rank_sum_pvalues`: Wilcoxon rank-sum (Mann-Whitney U) p-values of many tests of one shape.
+- `hodges_lehmann_ratios`: Hodges-Lehmann estimate of the ratio lhs/rhs with a
+  distribution-free confidence interval, for many tests of one shape.
+- `signed_rank_pvalues`: Wilcoxon signed-rank p-values of many paired tests (per run the
+  log-ratio of the two run medians) of one shape.
+- `paired_pvalues`: the paired test of many rows: a t-test on the log-ratios where they pass a
+  normality check, the signed-rank test where they do not.
+- `paired_hodges_lehmann_ratios`: the one-sample Hodges-Lehmann estimate of the per-run ratio
+  with its distribution-free confidence interval, for many paired tests of one shape.
+- `adjust_pvalues`: Holm or Benjamini-Hochberg adjustment across a family of tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from mpiguide.analysis.shapiro import shapiro_pvalues
+
+Correction = Literal["none", "holm", "bh"]
+Alternative = Literal["greater", "two-sided"]
+
+# scipy.stats.mannwhitneyu's 'auto': exact p-values when either sample has at most this many
+# values and there are no ties.
+EXACT_MAX_SIZE = 8
+
+# scipy.stats.wilcoxon's 'auto': the exact null distribution up to this many pairs (without
+# zeros or ties), the normal approximation above it.
+SIGNED_RANK_EXACT_MAX_SIZE = 50
+# scipy.stats.wilcoxon's 'auto' with zeros or ties: all 2**n sign patterns up to this many pairs.
+SIGNED_RANK_PATTERNS_MAX_SIZE = 13
+
+# The paired t-test is used on log-ratios that the Shapiro-Wilk test does not reject as normal at
+# this level (a rejected sample goes to the signed-rank test), given at least this many runs.
+NORMALITY_ALPHA = 0.05
+NORMALITY_MIN_SIZE = 5
+
+# statsmodels' names of the corrections offered in `analysis: correction`.
+_MULTITEST_METHOD = {"holm": "holm", "bh": "fdr_bh"}
+
+# Upper bound of the values (pairwise differences, Walsh averages, sign patterns) each chunk of
+# rows of a test holds at once: 512 KiB. Chunks this small are served again and again from the
+# allocator's free memory; chunks of 32 MB were fresh pages every time, which the kernel zeroes,
+# and a fresh `check` of 29 520 tests spent a fifth of its time there (1.34 s -> 1.14 s).
+_CHUNK_ELEMENTS = 65_536
+
+
+def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative) -> np.ndarray:
+    """p-values of the Wilcoxon rank-sum test per row: lhs (T, m) against rhs (T, n).
+
+    `greater`: lhs is shifted to the right of rhs (lhs slower). Each row gets the p-value that
+    `scipy.stats.mannwhitneyu` gives that test alone: exact when a sample has at most
+    EXACT_MAX_SIZE values and the row has no ties, else the normal approximation with tie
+    correction. scipy's own 'auto' decides once per call, so one tied row would move every row
+    of a small shape to the approximation; here the rows are split by ties, one call per part.
+    """
+    tests = lhs.shape[0]
+    if tests == 0:
+        return np.empty(0)
+    if lhs.shape[1] > EXACT_MAX_SIZE and rhs.shape[1] > EXACT_MAX_SIZE:
+        tied = np.ones(tests, dtype=bool)  # the approximation for every row, as scipy would
+    else:
+        both = np.sort(np.concatenate((lhs, rhs), axis=1), axis=1)
+        tied = (both[:, 1:] == both[:, :-1]).any(axis=1)
+    pvalues = np.empty(tests)
+    for method, rows in (("asymptotic", tied), ("exact", ~tied)):
+        if rows.any():
+            result = stats.mannwhitneyu(
+                lhs[rows], rhs[rows], axis=1, alternative=alternative, method=method
+            )
+            pvalues[rows] = result.pvalue
+    return pvalues
+
+
+@lru_cache(maxsize=256)
+def _rank_sum_null_cdf(m: int, n: int) -> np.ndarray:
+    """P(U <= u) for u = 0 .. m*n under the null hypothesis (no ties), U = Mann-Whitney U.
+
+    Counts by the recurrence on the largest of the m+n values: if it belongs to the first
+    sample it beats all j values of the second, so f(i, j) = q^j f(i-1, j) + f(i, j-1).
+    Floats keep the large counts finite; only their ratios matter.
+    """
+    size = m * n + 1
+    # previous[j] = counts of U for (i-1, j); built row by row over i.
+    previous = [np.eye(1, size).ravel() for _ in range(n + 1)]
+    for _ in range(1, m + 1):
+        current = [np.eye(1, size).ravel()]
+        for j in range(1, n + 1):
+            counts = current[j - 1].copy()
+            counts[j:] += previous[j][: size - j]
+            current.append(counts)
+        previous = current
+    counts = previous[n]
+    return np.cumsum(counts) / counts.sum()
+
+
+def _rank_sum_ci_rank(m: int, n: int, confidence: float) -> int:
+    """k such that the k-th smallest and k-th largest of the m*n pairwise differences bound a
+    distribution-free confidence interval of level >= `confidence` for the shift.
+
+    k is the largest integer with P(U <= k-1) <= (1 - confidence)/2; 0 means the samples are
+    too small for an interval of that level.
+    """
+    cdf = _rank_sum_null_cdf(m, n)
+    alpha_half = (1.0 - confidence) / 2.0
+    # k = number of cdf entries <= alpha_half (cdf[k-1] <= alpha_half < cdf[k]); the factor
+    # keeps an entry equal to alpha_half but for rounding from falling out
+    return int(np.searchsorted(cdf, alpha_half * (1 + 1e-12), side="right"))
+
+
+@dataclass(frozen=True)
+class RatioEstimates:
+    ratio: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -> RatioEstimates:
+    """Hodges-Lehmann estimate of the ratio lhs/rhs per row, with a confidence interval.
+
+    On logarithms the Hodges-Lehmann shift is the median of all m*n pairwise differences
+    log lhs_i - log rhs_j; its exponential is the median of the pairwise ratios. The interval
+    takes the k-th smallest and largest pairwise ratios with k from the exact null distribution
+    of the rank-sum statistic (Hollander & Wolfe, Nonparametric Statistical Methods, §4.3).
+    Without enough data for the level, the interval is (0, inf).
+    """
+    tests, m = lhs.shape
+    n = rhs.shape[1]
+    estimates = RatioEstimates(np.empty(tests), np.empty(tests), np.empty(tests))
+    k = _rank_sum_ci_rank(m, n, confidence)
+    pairs = m * n
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(pairs, 1))
+    log_lhs = np.log(lhs)
+    log_rhs = np.log(rhs)
+    for begin in range(0, tests, rows_per_chunk):
+        end = min(tests, begin + rows_per_chunk)
+        diffs = (log_lhs[begin:end, :, None] - log_rhs[begin:end, None, :]).reshape(-1, pairs)
+        diffs.sort(axis=1)
+        _fill_estimates(estimates, slice(begin, end), diffs, k)
+    return estimates
+
+
+def _fill_estimates(
+    estimates: RatioEstimates, rows: slice, sorted_logs: np.ndarray, k: int
+) -> None:
+    """Per row of ascending log-ratios: the ratio (exp of their median) and the interval (exp of
+    the k-th smallest and k-th largest); (0, inf) when k is 0."""
+    count = sorted_logs.shape[1]
+    # The median of sorted rows, read off (np.median would partition them again).
+    middle = (sorted_logs[:, (count - 1) // 2] + sorted_logs[:, count // 2]) / 2
+    estimates.ratio[rows] = np.exp(middle)
+    if k >= 1:
+        estimates.low[rows] = np.exp(sorted_logs[:, k - 1])
+        estimates.high[rows] = np.exp(sorted_logs[:, count - k])
+    else:
+        estimates.low[rows] = 0.0
+        estimates.high[rows] = np.inf
+
+
+def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.ndarray:
+    """p-values of the Wilcoxon signed-rank test per row of per-run log-ratios (T, n).
+
+    `greater`: the log-ratios lie above 0 (lhs slower). Each row gets the p-value that
+    `scipy.stats.wilcoxon` gives that row alone (zeros dropped, 'auto' method): without zeros or
+    ties the exact null distribution up to SIGNED_RANK_EXACT_MAX_SIZE pairs; with them (common:
+    the clock's resolution makes equal run medians) the exact distribution of the tied ranks
+    over all 2**n sign patterns up to SIGNED_RANK_PATTERNS_MAX_SIZE pairs (scipy's permutation
+    test, which enumerates them all), else the normal approximation with tie correction. The
+    exact one-sided p-value of n pairs cannot go below 2**-n: all n in one direction. scipy's
+    'auto' decides once per call, so each kind of row gets a call (or enumeration) of its own.
+    """
+    tests, size = log_ratios.shape
+    if tests == 0:
+        return np.empty(0)
+    magnitude = np.sort(np.abs(log_ratios), axis=1)
+    irregular = (magnitude[:, :1] == 0).any(axis=1) | (magnitude[:, 1:] == magnitude[:, :-1]).any(
+        axis=1
+    )
+    # No difference in any run: no evidence either way (scipy: nan, with a warning).
+    pvalues = np.ones(tests)
+    no_difference = magnitude[:, -1] == 0
+    irregular &= ~no_difference
+    regular = ~irregular & ~no_difference
+    if regular.any():
+        method = "exact" if size <= SIGNED_RANK_EXACT_MAX_SIZE else "asymptotic"
+        pvalues[regular] = stats.wilcoxon(
+            log_ratios[regular], axis=1, alternative=alternative, method=method
+        ).pvalue
+    if irregular.any():
+        if size <= SIGNED_RANK_PATTERNS_MAX_SIZE:
+            pvalues[irregular] = _signed_rank_tied_exact(log_ratios[irregular], alternative)
+        else:
+            pvalues[irregular] = stats.wilcoxon(
+                log_ratios[irregular], axis=1, alternative=alternative, method="asymptotic"
+            ).pvalue
+    return pvalues
+
+
+def _signed_rank_tied_exact(log_ratios: np.ndarray, alternative: Alternative) -> np.ndarray:
+    """Exact signed-rank p-values of rows with zeros or ties: the statistic (the sum of the
+    average ranks of the positive differences, zeros ranked 0) over all 2**n sign patterns."""
+    tests, size = log_ratios.shape
+    magnitude = np.where(log_ratios == 0, np.nan, np.abs(log_ratios))
+    ranks = np.nan_to_num(stats.rankdata(magnitude, axis=1, nan_policy="omit"), nan=0.0)
+    observed = (ranks * (log_ratios > 0)).sum(axis=1)
+    patterns = (np.arange(2**size)[:, None] >> np.arange(size)) & 1
+    # Ranks are multiples of 1/2: sums are exact, the tolerance only guards the comparison.
+    tolerance = 1e-9
+    pvalues = np.empty(tests)
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // patterns.shape[0])
+    for begin in range(0, tests, rows_per_chunk):
+        end = min(tests, begin + rows_per_chunk)
+        null = ranks[begin:end] @ patterns.T
+        greater = (null >= observed[begin:end, None] - tolerance).mean(axis=1)
+        if alternative == "greater":
+            pvalues[begin:end] = greater
+        else:
+            less = (null <= observed[begin:end, None] + tolerance).mean(axis=1)
+            pvalues[begin:end] = np.minimum(1.0, 2 * np.minimum(greater, less))
+    return pvalues
+
+
+@dataclass(frozen=True)
+class PairedPvalues:
+    pvalue: np.ndarray
+    t_test: np.ndarray  # bool: decided by the t-test (else by the signed-rank test)
+
+
+def paired_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> PairedPvalues:
+    """p-values of the paired test per row of per-run log-ratios (T, n), and which test gave it.
+
+    The one-sample t-test on the log-ratios (scipy.stats.ttest_1samp, mean 0) where they look
+    normal: at least NORMALITY_MIN_SIZE values, not all equal, and the Shapiro-Wilk test
+    (scipy.stats.shapiro's, vectorised: mpiguide.analysis.shapiro) does not reject normality at
+    NORMALITY_ALPHA. Elsewhere the signed-rank test, which assumes only
+    symmetry but whose exact p cannot go below 2**-n (one-sided; twice that two-sided).
+    """
+    tests, size = log_ratios.shape
+    normal = np.zeros(tests, dtype=bool)
+    if size >= NORMALITY_MIN_SIZE and tests:
+        varying = np.ptp(log_ratios, axis=1) > 0
+        if varying.any():
+            normality = shapiro_pvalues(log_ratios[varying])
+            normal[varying] = normality > NORMALITY_ALPHA
+    pvalues = np.empty(tests)
+    if normal.any():
+        pvalues[normal] = stats.ttest_1samp(
+            log_ratios[normal], 0.0, axis=1, alternative=alternative
+        ).pvalue
+    if not normal.all():
+        pvalues[~normal] = signed_rank_pvalues(log_ratios[~normal], alternative)
+    return PairedPvalues(pvalues, normal)
+
+
+@lru_cache(maxsize=64)
+def _signed_rank_null_cdf(n: int) -> np.ndarray:
+    """P(T+ <= t) for t = 0 .. n(n+1)/2 under the null hypothesis (no zeros, no ties).
+
+    T+ is the sum of the ranks of the positive differences; each rank is in it or not with
+    probability 1/2, so the counts are those of the subset sums of {1, .., n}.
+    """
+    size = n * (n + 1) // 2 + 1
+    counts = np.eye(1, size).ravel()
+    for rank in range(1, n + 1):
+        counts[rank:] = counts[rank:] + counts[: size - rank].copy()
+    return np.cumsum(counts) / counts.sum()
+
+
+def _signed_rank_ci_rank(n: int, confidence: float) -> int:
+    """k such that the k-th smallest and k-th largest Walsh averages of n differences bound a
+    distribution-free confidence interval of level >= `confidence` for their centre (0: none)."""
+    cdf = _signed_rank_null_cdf(n)
+    alpha_half = (1.0 - confidence) / 2.0
+    return int(np.searchsorted(cdf, alpha_half * (1 + 1e-12), side="right"))
+
+
+def paired_hodges_lehmann_ratios(log_ratios: np.ndarray, confidence: float) -> RatioEstimates:
+    """One-sample Hodges-Lehmann estimate of the per-run ratio per row, with an interval.
+
+    The estimate is the exponential of the median of the n(n+1)/2 Walsh averages
+    (d_i + d_j)/2, i <= j, of the per-run log-ratios d; the interval takes the k-th smallest and
+    largest Walsh averages with k from the exact null distribution of the signed-rank statistic
+    (Hollander & Wolfe, Nonparametric Statistical Methods, §3.2). Without enough runs for the
+    level, the interval is (0, inf).
+    """
+    tests, n = log_ratios.shape
+    first, second = np.triu_indices(n)
+    walsh_count = first.size
+    k = _signed_rank_ci_rank(n, confidence)
+    estimates = RatioEstimates(np.empty(tests), np.empty(tests), np.empty(tests))
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(walsh_count, 1))
+    for begin in range(0, tests, rows_per_chunk):
+        end = min(tests, begin + rows_per_chunk)
+        chunk = log_ratios[begin:end]
+        walsh = np.take(chunk, first, axis=1)
+        walsh += np.take(chunk, second, axis=1)
+        walsh *= 0.5
+        walsh.sort(axis=1)
+        _fill_estimates(estimates, slice(begin, end), walsh, k)
+    return estimates
+
+
+def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
+    """p-values adjusted for multiple testing across one family (`none` returns a copy)."""
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    if correction == "none" or pvalues.size == 0:
+        return pvalues.copy()
+    return multipletests(pvalues, method=_MULTITEST_METHOD[correction])[1]

@@ -1,0 +1,147 @@
+"""Tables from tests.csv: summary.csv, summary.md (Table 3 layout) and slowdown.csv
+(mpiguide.analysis.slowdown).
+
+summary.md follows Table 3 of Lübbe's neighbourhood paper: one cell per guideline and
+deployment, "violated tests/tests (violated groups/groups)"; analysis.layout can give it the
+rows of one of the paper's tables (paper_tables.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS
+from mpiguide.analysis.pairing import PAIR_SEPARATOR
+from mpiguide.analysis.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
+from mpiguide.analysis.slowdown import write_slowdown
+from mpiguide.core.atomic import atomic_path
+from mpiguide.core.paths import SLOWDOWN_CSV, SUMMARY_CSV, SUMMARY_MD, deployment_name
+
+if TYPE_CHECKING:
+    from mpiguide.analysis.analysis_types import Guideline
+
+SUMMARY_KEYS = ["guideline", *DEPLOYMENT_KEYS]
+NO_TESTS = "-"
+
+
+def parameter_columns(tests: pd.DataFrame) -> list[str]:
+    """The key columns of tests.csv: mpi, nodes, ppn and the grid parameters, between
+    `relation` and `group`."""
+    return list(tests.columns[2 : tests.columns.get_loc("group")])
+
+
+def effect_ratio(tests: pd.DataFrame) -> pd.Series:
+    """How far each test is from its relation: v for le, max(v, 1/v) for approx."""
+    ratio = tests["violation_ratio"]
+    return ratio.where(tests["relation"] != "approx", np.maximum(ratio, 1 / ratio))
+
+
+def summarise(tests: pd.DataFrame) -> pd.DataFrame:
+    """Per guideline, mpi and deployment: tests, violated, groups, violated groups, and the
+    worst violation (largest effect ratio) with its Hodges-Lehmann ratio and interval."""
+    frame = tests.assign(_effect=effect_ratio(tests))
+    summary = frame.groupby(SUMMARY_KEYS, sort=False).agg(
+        tests=("violated", "size"),
+        violated=("violated", "sum"),
+        groups=("group", "nunique"),
+    )
+    violated = frame.loc[frame["violated"].astype(bool)]
+    by_deployment = violated.groupby(SUMMARY_KEYS, sort=False)
+    summary["violated_groups"] = (
+        by_deployment["group"].nunique().reindex(summary.index, fill_value=0).astype(int)
+    )
+    worst = violated.loc[by_deployment["_effect"].idxmax()].set_index(SUMMARY_KEYS)
+    worst = worst[["_effect", "hl_ratio", "hl_low", "hl_high"]]
+    worst.columns = ["worst_ratio", "worst_hl_ratio", "worst_hl_low", "worst_hl_high"]
+    return summary.join(worst).reset_index()
+
+
+def deployment_label(nodes: object, ppn: object) -> str:
+    """`nodes`x`ppn`; a "|" (lhs|rhs when a guideline compares deployments) escaped for Markdown."""
+    return deployment_name(str(nodes), str(ppn)).replace(PAIR_SEPARATOR, "\\" + PAIR_SEPARATOR)
+
+
+def table3_markdown(
+    summary: pd.DataFrame, guideline_ids: Sequence[str], layout: str = GUIDELINE_LAYOUT
+) -> str:
+    """One Markdown table per mpi: guidelines by deployments, "vio/tests (vioGroups/groups)";
+    rows and their labels as `layout` says (paper_tables.row_labels)."""
+    rows = row_labels(layout, list(guideline_ids))
+    heading = title(layout)
+    lines = [
+        "# Guideline violations",
+        *(["", heading] if heading else []),
+        "",
+        "Each cell: violated tests/tests (violated groups/groups); "
+        f"{NO_TESTS} where the campaign has no test of the guideline.",
+    ]
+    summary = summary.assign(
+        deployment=[
+            deployment_label(n, p) for n, p in zip(summary["nodes"], summary["ppn"], strict=True)
+        ],
+        cell=[
+            f"{v}/{t} ({vg}/{g})"
+            for v, t, vg, g in zip(
+                summary["violated"],
+                summary["tests"],
+                summary["violated_groups"],
+                summary["groups"],
+                strict=True,
+            )
+        ],
+    )
+    for mpi, part in summary.groupby("mpi", sort=True):
+        deployments = sorted(part["deployment"].unique(), key=_deployment_order)
+        cells = part.pivot(index="guideline", columns="deployment", values="cell")
+        lines += ["", f"## {mpi}", "", "| Guideline | " + " | ".join(deployments) + " |"]
+        lines.append("|---|" + "---|" * len(deployments))
+        for label, guideline_id in rows:
+            row = [
+                cells.at[guideline_id, d]
+                if guideline_id in cells.index and isinstance(cells.at[guideline_id, d], str)
+                else NO_TESTS
+                for d in deployments
+            ]
+            lines.append(f"| {label} | " + " | ".join(row) + " |")
+    untested = untested_guidelines(summary, guideline_ids)
+    if untested:
+        lines += ["", f"{UNTESTED_NOTE}: {', '.join(untested)}"]
+    return "\n".join(lines) + "\n"
+
+
+UNTESTED_NOTE = "Guidelines without any test (no lhs experiment pairs with an rhs one in this data)"
+
+
+def untested_guidelines(summary: pd.DataFrame, guideline_ids: Sequence[str]) -> list[str]:
+    """Selected guidelines that produced no test at all: reported, never silently dropped."""
+    tested = set(summary["guideline"])
+    return [guideline_id for guideline_id in guideline_ids if guideline_id not in tested]
+
+
+def _deployment_order(label: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in label.split("x"))
+
+
+def write_tables(
+    tests: pd.DataFrame,
+    guidelines: Sequence[Guideline],
+    outdir: Path,
+    layout: str = GUIDELINE_LAYOUT,
+) -> None:
+    """summary.csv, summary.md and slowdown.csv of `tests` into outdir; summary.* in `layout`
+    (analysis.layout)."""
+    keys = parameter_columns(tests)
+    summary = summarise(tests)
+    ids = [g.id for g in guidelines]
+    table = summary if layout == GUIDELINE_LAYOUT else labelled_summary(summary, layout, ids)
+    with atomic_path(outdir / SUMMARY_CSV) as temporary:
+        table.to_csv(temporary, index=False)
+    markdown = table3_markdown(summary, ids, layout)
+    with atomic_path(outdir / SUMMARY_MD) as temporary:
+        temporary.write_text(markdown)
+    write_slowdown(tests, keys, outdir / SLOWDOWN_CSV)

@@ -1,0 +1,490 @@
+"""Campaign config: loading, schema validation (defaults filled in) and the semantic checks a
+schema cannot express. Every error names the config file and the key path and says what is
+allowed.
+
+The schema is workflow/schemas/config.schema.yaml, the file common.smk validates with, found
+from the config file's checkout or else from the package's (src/mpiguide → repository root):
+there is one schema, never a packaged copy that could drift from it.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+
+from mpiguide.analysis.analysis_types import (
+    PROCESS_COUNT_KEYS,
+    AnalysisOptions,
+    Guideline,
+    Selector,
+    canonical_value,
+)
+from mpiguide.analysis.catalogue import load_catalogue, resolve
+from mpiguide.campaign.launch import command_words
+from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
+from mpiguide.core.errors import ConfigError
+from mpiguide.core.paths import deployment_name
+from mpiguide.core.schema_messages import describe
+from mpiguide.core.strict_yaml import load_yaml
+from mpiguide.plan.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
+from mpiguide.plan.grid import describe as describe_row
+from mpiguide.plan.operations import load_operations
+from mpiguide.reports.models import MODELS, Model, load_models, resolve_models
+from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS, inject_libraries
+
+SCHEMA = Path("workflow/schemas/config.schema.yaml")
+# Bounds of the kernel (src/kernel): --nprocs (main.c), the bytes of one buffer and the offsets of
+# a stencil neighbourhood (input.c MAX_BUFFER_BYTES, MAX_STENCIL_OFFSETS).
+MAX_RANKS = 1 << 30
+MAX_BUFFER_BYTES = (1 << 31) - 1
+MAX_STENCIL_OFFSETS = 1 << 20
+# Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
+# `$` and its recipes' shell the rest.
+BUILT_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
+CATALOGUE = Path("config/guidelines.yaml")
+MAX_REPORTED_ERRORS = 10
+
+
+def find_repository_file(relative: Path, start: Path) -> Path:
+    """`relative` in the nearest checkout holding `start` (a file or directory), else in the
+    package's checkout."""
+    package_root = Path(__file__).resolve().parents[3]
+    start = start.resolve()
+    for directory in (start, *start.parents, package_root):
+        if (directory / relative).is_file():
+            return directory / relative
+    raise ConfigError(
+        f"cannot find {relative} above {start} nor in the mpiguide checkout {package_root}"
+    )
+
+
+def key_path(path: Iterable[str | int]) -> str:
+    """['experiments', 0, 'op', 1] → 'experiments[0].op[1]'."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text or "(top level)"
+
+
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """An integer as written: jsonschema counts 1.0 as one, but `seed: 1.0` reaches the CLI as
+    '1.0' and `runs: 8.0` names run files 8.0 apart."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _default_filling_validator() -> type[jsonschema.protocols.Validator]:
+    """Draft 2020-12 validator that fills `default:` values in as it goes, as
+    snakemake.utils.validate does (python-jsonschema FAQ recipe), and whose integers are
+    integers as written (_is_integer)."""
+    base = jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+    )
+    validate_properties = base.VALIDATORS["properties"]
+
+    def properties_with_defaults(
+        validator: Any, properties: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]
+    ) -> Iterator[jsonschema.ValidationError]:
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema:
+                    instance.setdefault(name, copy.deepcopy(subschema["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(base, {"properties": properties_with_defaults})
+
+
+def validate_schema(config: Any, schema: Mapping[str, Any], source: str) -> None:
+    """Validate `config` against the campaign schema, filling in defaults."""
+    validator = _default_filling_validator()(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [
+            f"{source}: {key_path(e.absolute_path)}: {describe(e)}"
+            for e in errors[:MAX_REPORTED_ERRORS]
+        ]
+        if len(errors) > MAX_REPORTED_ERRORS:
+            lines.append(f"{source}: ... and {len(errors) - MAX_REPORTED_ERRORS} more errors")
+        raise ConfigError("\n".join(lines))
+
+
+def load_schema(start: Path) -> dict[str, Any]:
+    return load_yaml(find_repository_file(SCHEMA, start))
+
+
+def validate_grid_spec(spec: Any, source: str) -> None:
+    """Validate the grid keys of a config (GRID_KEYS) against their part of the schema."""
+    schema = load_schema(Path.cwd())
+    spec_schema = {
+        "$schema": schema["$schema"],
+        "$defs": schema["$defs"],
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(GRID_KEYS),
+        "properties": {key: schema["properties"][key] for key in GRID_KEYS},
+    }
+    validate_schema(spec, spec_schema, source)
+
+
+def validate_models_selection(selection: Any, source: str) -> None:
+    """Validate a campaign's `models:` value (given alone, e.g. on the command line) against
+    its part of the schema."""
+    schema = load_schema(Path.cwd())
+    part = {
+        "$schema": schema["$schema"],
+        "$defs": schema["$defs"],
+        "type": "object",
+        "properties": {"models": schema["properties"]["models"]},
+    }
+    validate_schema({"models": selection}, part, source)
+
+
+def _check_commands(config: Mapping[str, Any], source: str) -> None:
+    for name, entry in config["mpi"].items():
+        for key in ("mpicc", "launcher", "srun"):
+            command_words(entry[key], f"{source}: mpi.{name}.{key}")
+
+
+def _check_deployments(config: Mapping[str, Any], source: str) -> None:
+    seen: dict[tuple[int, int], int] = {}
+    for index, deployment in enumerate(config["deployments"]):
+        nodes, ppn = deployment["nodes"], deployment["ppn"]
+        name = deployment_name(nodes, ppn)
+        if nodes * ppn > MAX_RANKS:
+            raise ConfigError(
+                f"{source}: deployments[{index}]: {name} is {nodes * ppn} ranks; the "
+                f"kernel runs at most {MAX_RANKS}"
+            )
+        if nodes * ppn < 2:
+            raise ConfigError(
+                f"{source}: deployments[{index}]: {name} is {nodes * ppn} rank; "
+                "a measurement needs at least 2 ranks (nodes x ppn >= 2)"
+            )
+        node_size = deployment.get("node_size")
+        if node_size is not None and node_size > nodes * ppn:
+            raise ConfigError(
+                f"{source}: deployments[{index}].node_size: {node_size} is more than the "
+                f"deployment's {nodes * ppn} ranks; allowed: 1 to {nodes * ppn}"
+            )
+        if (nodes, ppn) in seen:
+            raise ConfigError(
+                f"{source}: deployments[{index}]: {name} repeats deployments[{seen[nodes, ppn]}]"
+            )
+        seen[nodes, ppn] = index
+
+
+def _check_roots(config: Mapping[str, Any], source: str) -> None:
+    ranks = min(d["nodes"] * d["ppn"] for d in config["deployments"])
+    for index, block in enumerate(config["experiments"]):
+        roots = block.get("root", [])
+        for root in roots if isinstance(roots, list) else [roots]:
+            if root >= ranks:
+                raise ConfigError(
+                    f"{source}: experiments[{index}].root: {root} is not a rank of the smallest "
+                    f"deployment ({ranks} ranks: 0 to {ranks - 1})"
+                )
+
+
+def _neighbours(row: Mapping[str, Any], ranks: int) -> int:
+    """The kernel's bound on a row's neighbour count (topology.c topology_max_degree)."""
+    if row["topology"] in STENCIL_TOPOLOGIES:
+        return (2 * row["radius"] + 1) ** row["ndim"] - 1
+    match row["topology"]:
+        case "cart":
+            return 2 * row["ndim"]
+        case "full":
+            return ranks
+    return 0
+
+
+def _check_kernel_limits(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+) -> None:
+    """What the kernel refuses for a run's shape (input.c check_limits), in every deployment:
+    a stencil's offsets, and the bytes of one buffer."""
+    operations = load_operations()
+    for deployment in config["deployments"]:
+        ranks = deployment["nodes"] * deployment["ppn"]
+        node = deployment.get("node_size") or deployment["ppn"]
+        shape = deployment_name(deployment["nodes"], deployment["ppn"])
+        for row in rows:
+            where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
+            degree = _neighbours(row, ranks)
+            if row["topology"] in STENCIL_TOPOLOGIES and degree > MAX_STENCIL_OFFSETS:
+                raise ConfigError(
+                    f"{where}: radius {row['radius']} in {row['ndim']} dimensions gives more "
+                    f"than {MAX_STENCIL_OFFSETS} neighbours, the kernel's limit"
+                )
+            kind = operations[row["op"]].msg_size
+            if kind == "none":
+                continue
+            blocks = {"per_neighbor": degree, "per_process": ranks}.get(kind, 1)
+            if operations[row["op"]].node_vectors:
+                blocks *= node
+            if blocks and row["msg_size"] * blocks > MAX_BUFFER_BYTES:
+                raise ConfigError(
+                    f"{where}: msg_size {row['msg_size']} x {blocks} blocks ({shape}) exceeds "
+                    f"the kernel's {MAX_BUFFER_BYTES} bytes per buffer"
+                )
+
+
+def _check_preload(config: Mapping[str, Any], source: str) -> None:
+    """Every library an entry preloads exists, or is one the workflow builds at a path that
+    reaches make and a shell as plain characters (inject.inject_libraries)."""
+    built = inject_libraries(config["mpi"], source)
+    for name, entry in config["mpi"].items():
+        value = entry["env"].get("LD_PRELOAD")
+        if value is None:
+            continue
+        where = f"{source}: mpi.{name}.env.LD_PRELOAD"
+        if value in built:
+            if not BUILT_PATH.fullmatch(value):
+                raise ConfigError(
+                    f"{where}: {value!r}: a library the workflow builds needs a path of "
+                    "letters, digits and _ . / + - only"
+                )
+            continue
+        for library in re.split(f"[{''.join(LD_PRELOAD_SEPARATORS)}]", value):
+            if library and not Path(library).is_file():
+                raise ConfigError(
+                    f"{where}: {library!r}: no such file (relative paths are taken from the "
+                    "directory snakemake runs in)"
+                )
+
+
+class _Measured:
+    """What a campaign measures, in the canonical form of selector values
+    (catalogue.canonical_value): experiments, and deployments, on every mpi entry."""
+
+    def __init__(self, config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
+        self.experiments = [
+            {p: None if row[p] is None else canonical_value(row[p]) for p in PARAMETERS}
+            for row in rows
+        ]
+        self.deployments = [
+            {"nodes": canonical_value(d["nodes"]), "ppn": canonical_value(d["ppn"])}
+            for d in config["deployments"]
+        ]
+        self.values: dict[str, set[str]] = {
+            p: {value for e in self.experiments if (value := e[p]) is not None} for p in PARAMETERS
+        }
+        self.values["mpi"] = set(config["mpi"])
+        for key in ("nodes", "ppn"):
+            self.values[key] = {d[key] for d in self.deployments}
+
+    def unmatched(self, selector: Selector, where: str) -> str | None:
+        """Why the selector matches nothing measured, or None if it matches."""
+        for parameter, allowed in selector.items():
+            if not self.values[parameter].intersection(allowed):
+                present = ", ".join(sorted(self.values[parameter])) or "none, it never applies"
+                wanted = allowed[0] if len(allowed) == 1 else list(allowed)
+                return (
+                    f"{where}.{parameter}: {wanted!r} is not in this campaign "
+                    f"(its values of {parameter}: {present})"
+                )
+        # each value occurs somewhere; do they occur together in one experiment / deployment?
+        kinds = (
+            ("experiment", PARAMETERS, self.experiments),
+            ("deployment", ("nodes", "ppn"), self.deployments),
+        )
+        for kind, keys, candidates in kinds:
+            fixed = {k: v for k, v in selector.items() if k in keys}
+            if fixed and not any(
+                all(candidate[k] in allowed for k, allowed in fixed.items())
+                for candidate in candidates
+            ):
+                wanted = ", ".join(f"{k}={'|'.join(v)}" for k, v in fixed.items())
+                return f"{where}: no {kind} of this campaign has {wanted}"
+        return None
+
+
+def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
+    """Each comparison of a guideline as key path inside its catalogue entry → selector."""
+    for index, comparison in enumerate(guideline.comparisons):
+        if guideline.relation == "monotone":
+            yield {"select": comparison.lhs}
+        elif len(guideline.comparisons) > 1:
+            yield {f"pairs[{index}].lhs": comparison.lhs, f"pairs[{index}].rhs": comparison.rhs}
+        else:
+            yield {"lhs": comparison.lhs, "rhs": comparison.rhs}
+
+
+def _check_guidelines(
+    config: Mapping[str, Any],
+    catalogue: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    source: str,
+) -> None:
+    """Ids, inline entries and selector keys are checked by guidelines.resolve; here every
+    selected guideline needs a comparison whose selectors may all match (a family such as
+    GL11 may hold comparisons that this campaign does not measure)."""
+    measured = _Measured(config, rows)
+    for index, guideline in enumerate(resolve(config["guidelines"], catalogue, source)):
+        where = f"{source}: guidelines[{index}] ({guideline.id})"
+        reasons = [
+            [measured.unmatched(selector, f"{where}.{side}") for side, selector in sides.items()]
+            for sides in _comparison_sides(guideline)
+        ]
+        if all(any(comparison) for comparison in reasons):
+            first = next(reason for reason in reasons[0] if reason)
+            raise ConfigError(f"{first}; the guideline matches no experiment of this campaign")
+
+
+def _check_analysis(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+) -> None:
+    """The options as the analysis reads them (guidelines.AnalysisOptions), and a varied
+    parameter that varies in this campaign."""
+    options = AnalysisOptions.from_mapping(config["analysis"], source)
+    _check_variability_selectors(config, rows, options.variability, source)
+    varied = config["analysis"]["varied"]
+    if varied in PROCESS_COUNT_KEYS:
+        _check_process_count(config["deployments"], varied, source)
+        return
+    varying = [p for p in PARAMETERS if len({row[p] for row in rows} - {None}) > 1]
+    if varied not in varying:
+        raise ConfigError(
+            f"{source}: analysis.varied: '{varied}' takes one value only in this campaign; "
+            f"parameters that vary: {', '.join(varying) or 'none'}"
+        )
+
+
+def _check_variability_selectors(
+    config: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    selectors: Sequence[Selector],
+    source: str,
+) -> None:
+    """Each selector of analysis.variability picks something this campaign measures: a typo
+    would otherwise plot nothing without a word."""
+    measured = _Measured(config, rows)
+    counts = {canonical_value(d["nodes"] * d["ppn"]) for d in config["deployments"]}
+    for index, selector in enumerate(selectors):
+        where = f"{source}: analysis.variability[{index}]"
+        if "nprocs" in selector and not counts.intersection(selector["nprocs"]):
+            raise ConfigError(
+                f"{where}.nprocs: {list(selector['nprocs'])} is not in this campaign (its "
+                f"process counts: {', '.join(sorted(counts, key=int))})"
+            )
+        reason = measured.unmatched({k: v for k, v in selector.items() if k != "nprocs"}, where)
+        if reason:
+            raise ConfigError(reason)
+
+
+def _check_process_count(
+    deployments: Sequence[Mapping[str, Any]], varied: str, source: str
+) -> None:
+    """A process count to vary along must take two values among the deployments; along nprocs,
+    two deployments with the same count (1x4, 2x2) would be two points at one x."""
+    counts = [d["nodes"] * d["ppn"] if varied == "nprocs" else d[varied] for d in deployments]
+    if len(set(counts)) < 2:
+        raise ConfigError(
+            f"{source}: analysis.varied: '{varied}' takes one value only in this campaign's "
+            f"deployments ({counts[0]}); list deployments with at least two"
+        )
+    if varied == "nprocs" and len(set(counts)) < len(counts):
+        same = [
+            deployment_name(d["nodes"], d["ppn"])
+            for d, c in zip(deployments, counts, strict=True)
+            if counts.count(c) > 1
+        ]
+        raise ConfigError(
+            f"{source}: analysis.varied: 'nprocs' is ambiguous: deployments "
+            f"{', '.join(same)} have the same number of processes; vary nodes or ppn instead"
+        )
+
+
+def _check_models(
+    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+) -> None:
+    """Each selected model exists and each of its ops is measured, with a msg_size where the
+    model depends on n."""
+    if not config["models"]:
+        return
+    catalogue = load_models(find_repository_file(MODELS, Path.cwd()))
+    measured = {row["op"]: row["msg_size"] is not None for row in rows}
+    for index, selection in enumerate(resolve_models(config["models"], catalogue, source)):
+        for position, op in enumerate(selection.ops):
+            where = f"{source}: models[{index}].ops[{position}]"
+            if op not in measured:
+                raise ConfigError(
+                    f"{where}: {op!r} is not measured in this campaign "
+                    f"(its ops: {', '.join(sorted(measured))})"
+                )
+            if selection.model.uses_n and not measured[op]:
+                raise ConfigError(
+                    f"{where}: {selection.model.id} depends on the message size n, which "
+                    f"{op!r} does not have"
+                )
+            _check_determined(selection.model, op, rows, config["deployments"], where)
+
+
+def _check_determined(
+    model: Model,
+    op: str,
+    rows: Sequence[Mapping[str, Any]],
+    deployments: Sequence[Mapping[str, Any]],
+    where: str,
+) -> None:
+    """The sizes and process counts the campaign measures `op` at can determine every
+    coefficient of `model` — known before anything is measured."""
+    sizes = sorted({row["msg_size"] or 0 for row in rows if row["op"] == op})
+    counts = sorted({d["nodes"] * d["ppn"] for d in deployments})
+    n, p = (grid.ravel() for grid in np.meshgrid(sizes, counts))
+    if not model.determined_by(n, p):
+        measured = f"p in {counts}" + (f" and n in {sizes}" if model.uses_n else "")
+        raise ConfigError(
+            f"{where}: {model.id} ({model.text}) cannot be fitted to {op} measured at "
+            f"{measured}: too few process counts or message sizes for its "
+            f"{len(model.terms)} coefficients"
+        )
+
+
+def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: str) -> None:
+    """Semantic checks of a schema-valid config (defaults filled in); `source` is the config
+    file named in every ConfigError."""
+    _check_commands(config, source)
+    _check_deployments(config, source)
+    if not config["analysis_only"]:
+        _check_preload(config, source)
+    rows = expand(config, source)
+    _check_roots(config, source)
+    _check_kernel_limits(config, rows, source)
+    _check_guidelines(config, catalogue, rows, source)
+    _check_analysis(config, rows, source)
+    _check_models(config, rows, source)
+
+
+def scaled_campaign(
+    config: dict[str, Any], schema: Mapping[str, Any], source: str, start: Path
+) -> dict[str, Any]:
+    """The schema-valid config to run: its `local:` block applied at `scale: local`
+    (mpiguide.campaign.scale), and schema-validated again, so the local MPI entries get their
+    defaults."""
+    scaled = apply_scale(config, find_repository_file(LOCAL_MPI, start), source)
+    if scaled["scale"] == "local":
+        validate_schema(scaled, schema, source)
+    return scaled
+
+
+def load_campaign(
+    path: Path, catalogue_path: Path | None = None, scale: str | None = None
+) -> dict[str, Any]:
+    """Read, schema-validate (defaults filled in), scale (`scale` overrides the file's
+    `scale:`) and check a campaign config file."""
+    source = str(path)
+    config = load_yaml(path)
+    if scale is not None and isinstance(config, dict):
+        config["scale"] = scale
+    schema = load_schema(path)
+    validate_schema(config, schema, source)
+    config = scaled_campaign(config, schema, source, path)
+    catalogue_file = catalogue_path or find_repository_file(CATALOGUE, path)
+    check_campaign(config, load_catalogue(catalogue_file), source)
+    return config

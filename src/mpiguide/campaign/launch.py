@@ -1,0 +1,36 @@
+"""Shell words for launching runs: the mpi entry's env and launcher, quoted for a shell.
+
+Config strings never reach a shell unquoted: env values become one `K=V` word each, and a
+launcher with arguments ("mpirun.openmpi --oversubscribe") is split like a shell would split
+it, then every word is quoted again, so `;`, `$(...)`, backticks and newlines stay literal.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+
+from mpiguide.core.errors import ConfigError
+
+
+def env_prefix(env: Mapping[str, str]) -> str:
+    """`env K=V ...` with every assignment one quoted word; empty for an empty env."""
+    if not env:
+        return ""
+    return "env " + " ".join(shlex.quote(f"{key}={value}") for key, value in env.items())
+
+
+def command_words(command: str, key_path: str) -> list[str]:
+    """The words of a command string; `key_path` names the config key in errors."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"{key_path}: cannot split {command!r} into words: {exc}") from None
+    if not words:
+        raise ConfigError(f"{key_path}: {command!r} holds no command")
+    return words
+
+
+def quoted_launcher(command: str, key_path: str = "launcher") -> str:
+    """The command re-quoted word by word, ready to paste into a shell command line."""
+    return shlex.join(command_words(command, key_path))

@@ -1,0 +1,81 @@
+"""Shuffled kernel inputs: one per (mpi, deployment, run), each holding every experiment.
+
+The order is a permutation drawn by numpy's Generator seeded with a SHA-256 digest of
+(seed, mpi, nodes, ppn, run) — never Python's salted `hash` — so an input depends on its own
+coordinates only: adding runs or deployments never changes an existing input.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from mpiguide.core.atomic import atomic_path
+from mpiguide.core.errors import DataError
+from mpiguide.core.paths import deployment_name
+from mpiguide.plan.grid import COLUMNS
+
+RANK = re.compile(r"[0-9]+")
+
+
+def run_seed(seed: int, mpi: str, nodes: int, ppn: int, run: int) -> int:
+    """A 128-bit seed that is stable across processes, platforms and Python versions."""
+    key = json.dumps([seed, mpi, nodes, ppn, run]).encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:16], "little")
+
+
+def read_grid_cells(grid_csv: str | Path) -> dict[int, dict[str, str]]:
+    """grid.csv rows by line number, cells as written (empty = not applicable). The kernel checks
+    the values; here the file's shape: every column, and as many cells per row as columns (a
+    short or long row would reach the kernel as a silently shifted experiment)."""
+    grid_csv = Path(grid_csv)
+    try:
+        with grid_csv.open(newline="", encoding="utf-8") as stream:
+            reader = csv.reader(stream)
+            header = next(reader, [])
+            missing = [c for c in COLUMNS if c not in header]
+            if missing:
+                raise DataError(f"{grid_csv}:1: missing columns {', '.join(missing)}")
+            rows = {}
+            for cells in reader:
+                if not cells:
+                    continue  # a blank line
+                if len(cells) != len(header):
+                    raise DataError(
+                        f"{grid_csv}:{reader.line_num}: {len(cells)} cells, the header has "
+                        f"{len(header)}"
+                    )
+                rows[reader.line_num] = dict(zip(header, cells, strict=True))
+    except OSError as exc:
+        raise DataError(f"{grid_csv}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{grid_csv}: not a grid.csv: not UTF-8 text ({exc.reason})") from None
+    if not rows:
+        raise DataError(f"{grid_csv}: holds no experiment")
+    return rows
+
+
+def write_run_input(
+    grid_csv: str | Path, seed: int, mpi: str, nodes: int, ppn: int, run: int, out: str | Path
+) -> None:
+    """Write the shuffled input of one run atomically, columns in the kernel's order."""
+    rows_by_line = read_grid_cells(grid_csv)
+    ranks = nodes * ppn
+    for line, row in rows_by_line.items():
+        root = row["root"]
+        if root and not (RANK.fullmatch(root) and int(root) < ranks):
+            raise DataError(
+                f"{grid_csv}:{line}: root {root} is not a rank of "
+                f"{deployment_name(nodes, ppn)} (0 to {ranks - 1})"
+            )
+    rows = list(rows_by_line.values())
+    order = np.random.default_rng(run_seed(seed, mpi, nodes, ppn, run)).permutation(len(rows))
+    with atomic_path(out) as temporary, temporary.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows[i] for i in order)

@@ -1,0 +1,177 @@
+"""Run-to-run variability: how far the runs (launches) of one experiment spread, and which
+runs were slow as a whole — Parker et al. 2018, Figure 10 and "Impact of network congestion".
+
+A single experiment far from its other runs may be the library; a run in which every
+experiment is slow points at the machine (congestion, a noisy neighbour), not at the library.
+Outputs in the output directory:
+
+- spread.csv: per experiment and deployment: runs, min_s, max_s, median_of_medians_s, cv
+  (coefficient of variation of the run medians: standard deviation / mean) and runs_outside
+  (run medians more than analysis.run_band away from the median of medians);
+- runs.csv: per run: experiments, outside (its run medians outside the band), run_ratio (median
+  over its experiments of run median / median of medians), launch_factor (from medians.parquet
+  when present, else empty) and `flagged` when run_ratio lies outside the band;
+- plots/<mpi>-<nodes>x<ppn>-exp<NNNNNN>.png: Figure 10 of Parker et al.: one box per run of the
+  experiment's repetitions, the median of medians and ±5 % and ±10 % around it — for the lhs and
+  rhs experiment at the most violated point of every violated group, and for every experiment
+  that a selector of analysis.variability picks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
+from mpiguide.analysis.guidelines import read_medians, with_nprocs
+from mpiguide.analysis.pairing import Experiments, split_pair
+from mpiguide.core.atomic import atomic_path
+from mpiguide.core.paths import deployment_name, safe_name
+from mpiguide.reports.plots import read_repetitions, read_tests, save_figure
+
+EXPERIMENT_KEYS = [*DEPLOYMENT_KEYS, "exp_id"]
+RUN_KEYS = [*DEPLOYMENT_KEYS, "run"]
+# Parker's Figure 10 draws these bands around the median of medians.
+FIGURE_BANDS = (0.05, 0.10)
+LAUNCH_FACTOR = "launch_factor"  # per-run column of medians.parquet (aggregation), optional
+
+
+def with_ratios(medians: pd.DataFrame) -> pd.DataFrame:
+    """`medians` with the median of its experiment's run medians and each run's ratio to it."""
+    by_experiment = medians.groupby(EXPERIMENT_KEYS, observed=True, sort=False)["median_s"]
+    centre = by_experiment.transform("median")
+    return medians.assign(median_of_medians_s=centre, ratio=medians["median_s"] / centre)
+
+
+def spread(medians: pd.DataFrame, band: float) -> pd.DataFrame:
+    """One row per experiment and deployment (see the module docstring)."""
+    frame = with_ratios(medians).assign(_outside=lambda f: np.abs(f["ratio"] - 1) > band)
+    by_experiment = frame.groupby(EXPERIMENT_KEYS, observed=True, sort=True)
+    table = by_experiment.agg(
+        runs=("median_s", "size"),
+        min_s=("median_s", "min"),
+        max_s=("median_s", "max"),
+        median_of_medians_s=("median_of_medians_s", "first"),
+        mean_s=("median_s", "mean"),
+        std_s=("median_s", "std"),
+        runs_outside=("_outside", "sum"),
+    )
+    table["cv"] = table["std_s"] / table["mean_s"]
+    return table.drop(columns=["mean_s", "std_s"]).reset_index()
+
+
+def runs(medians: pd.DataFrame, band: float) -> pd.DataFrame:
+    """One row per run (see the module docstring)."""
+    frame = with_ratios(medians).assign(_outside=lambda f: np.abs(f["ratio"] - 1) > band)
+    by_run = frame.groupby(RUN_KEYS, observed=True, sort=True)
+    table = by_run.agg(
+        experiments=("ratio", "size"), outside=("_outside", "sum"), run_ratio=("ratio", "median")
+    )
+    table[LAUNCH_FACTOR] = by_run[LAUNCH_FACTOR].first() if LAUNCH_FACTOR in frame else np.nan
+    table["flagged"] = np.abs(table["run_ratio"] - 1) > band
+    return table.reset_index()
+
+
+def _violated_experiments(tests_csv: Path) -> pd.DataFrame:
+    """mpi, nodes, ppn, exp_id of the lhs and rhs experiments at the most violated test of every
+    violated group."""
+    tests = read_tests(tests_csv)
+    if tests.empty or not tests["violated"].any():
+        return pd.DataFrame(columns=EXPERIMENT_KEYS)
+    violated = tests.loc[tests["violated"]].sort_values("violation_ratio", ascending=False)
+    worst = violated.drop_duplicates(["guideline", "group"])
+    rows = []
+    for _, test in worst.iterrows():
+        for index, side in enumerate(("lhs", "rhs")):
+            deployment = [split_pair(test[key])[index] for key in DEPLOYMENT_KEYS]
+            rows.append([*deployment, int(test[f"{side}_exp_id"])])
+    return pd.DataFrame(rows, columns=EXPERIMENT_KEYS)
+
+
+def _selected_experiments(medians: pd.DataFrame, options: AnalysisOptions) -> pd.DataFrame:
+    """mpi, nodes, ppn, exp_id of the experiments analysis.variability selects."""
+    if not options.variability:
+        return pd.DataFrame(columns=EXPERIMENT_KEYS)
+    frame = with_nprocs(medians).drop_duplicates(EXPERIMENT_KEYS)
+    experiments = Experiments.from_frame(frame, list(frame.columns))
+    mask = np.zeros(len(experiments), dtype=bool)
+    for selector in options.variability:
+        if all(key in experiments.keys for key in selector):
+            mask |= experiments.selected(selector)
+    chosen = {key: experiments.strings(key)[mask] for key in EXPERIMENT_KEYS}
+    return pd.DataFrame(chosen, columns=EXPERIMENT_KEYS).astype({"exp_id": "int64"})
+
+
+def variability_plot(
+    repetitions: pd.DataFrame, run_medians: pd.Series, title: str, path: Path
+) -> None:
+    """Parker's Figure 10: a box per run, the median of medians and ±5 % / ±10 % lines."""
+    import matplotlib.pyplot as plt  # after mpiguide.reports.plots has chosen the Agg backend
+    import seaborn as sns
+
+    centre = float(np.median(run_medians))
+    figure, axes = plt.subplots(figsize=(max(6, 0.45 * repetitions["run"].nunique() + 2), 4.5))
+    # Outliers left out and a log axis: one congested run must not flatten the others' boxes.
+    sns.boxplot(data=repetitions, x="run", y="time_s", color="lightsteelblue", showfliers=False,
+                ax=axes)  # fmt: skip
+    axes.set_yscale("log")
+    axes.axhline(centre, color="black", linewidth=1.2, label="median of run medians")
+    for band, style in zip(FIGURE_BANDS, (":", "--"), strict=True):
+        for sign in (-1, 1):
+            axes.axhline(centre * (1 + sign * band), color="grey", linewidth=0.8, linestyle=style,
+                         label=f"±{band:.0%}" if sign > 0 else None)  # fmt: skip
+    axes.set_ylabel("time per repetition [s]")
+    axes.set_title(title, fontsize=9)
+    axes.legend(fontsize=8)
+    save_figure(figure, path)
+
+
+def _describe(medians: pd.DataFrame, key: tuple[str, str, str, int]) -> str:
+    mpi, nodes, ppn, exp_id = key
+    row = medians.loc[medians["exp_id"] == exp_id].iloc[0]
+    parameters = " ".join(
+        f"{name}={canonical_value(value)}"
+        for name, value in row.items()
+        if name in ("op", "msg_size", "dtype", "topology", "root") and pd.notna(value)
+    )
+    return f"{mpi} {deployment_name(nodes, ppn)} exp {exp_id}: {parameters}"
+
+
+def variability(
+    medians_parquet: str | Path,
+    timings_parquet: str | Path,
+    tests_csv: str | Path,
+    analysis: Mapping[str, Any],
+    outdir: str | Path,
+    source: str = "config",
+) -> None:
+    """Write spread.csv, runs.csv and plots/ into outdir."""
+    outdir = Path(outdir)
+    options = AnalysisOptions.from_mapping(analysis, source)
+    medians = read_medians(Path(medians_parquet))
+    (outdir / "plots").mkdir(parents=True, exist_ok=True)
+    for name, table in (("spread.csv", spread), ("runs.csv", runs)):
+        with atomic_path(outdir / name) as temporary:
+            table(medians, options.run_band).to_csv(temporary, index=False)
+    chosen = pd.concat(
+        [_violated_experiments(Path(tests_csv)), _selected_experiments(medians, options)]
+    ).astype(str)
+    chosen = chosen.drop_duplicates()
+    if chosen.empty:
+        return
+    repetitions = read_repetitions(Path(timings_parquet), set(chosen["exp_id"].astype(int)))
+    text_medians = medians.assign(**{k: medians[k].astype(str) for k in DEPLOYMENT_KEYS})
+    for _, experiment in chosen.iterrows():
+        key = (experiment["mpi"], experiment["nodes"], experiment["ppn"], int(experiment["exp_id"]))
+        mask = np.ones(len(repetitions), dtype=bool)
+        run_mask = np.ones(len(text_medians), dtype=bool)
+        for name, value in zip(EXPERIMENT_KEYS, key, strict=True):
+            mask &= (repetitions[name] == value).to_numpy()
+            run_mask &= (text_medians[name] == value).to_numpy()
+        name = safe_name(key[0], deployment_name(key[1], key[2]), f"exp{key[3]:06d}") + ".png"
+        variability_plot(repetitions.loc[mask], text_medians.loc[run_mask, "median_s"],
+                         _describe(medians, key), outdir / "plots" / name)  # fmt: skip

@@ -1,0 +1,371 @@
+"""The self-test: how often the guideline check cries wolf, and how small a slowdown it sees.
+
+A self-test campaign (config/campaigns/selftest.yaml) measures one MPI entry, an identical copy
+of it, and copies slowed down by libmpiguide-inject (src/inject) by a planted fraction of some
+or all calls' durations. Its guidelines compare entries by `mpi` selectors, optionally fixing
+an operation (or any other parameter): a guideline whose lhs operation is not slowed is a null
+comparison, and any test it flags is a false positive; a guideline whose lhs operation is slowed
+should be flagged, and the share of its groups that are is the power to detect that slowdown.
+The planted slowdown of a guideline is read from its lhs entry's MPIGUIDE_INJECT (for the MPI
+function of its lhs operation, MPI_<Op>, when it fixes one), so the campaign config alone
+defines the experiment. A guideline whose two sides are one mpi entry compares measurements of
+the same launches; one between two entries compares different launches.
+
+Each rate is computed as the campaign's own analysis computes verdicts (guidelines.evaluate,
+same thresholds), once with each test (`analysis.test` paired and ranksum), on subsets of the
+runs: for every run count of the power table, the runs of each entry are drawn without
+replacement, many times, and the rates are averaged over the draws. A draw numbers its runs of
+every entry 0, 1, ... in drawn order, so that `paired` pairs runs of different entries at random
+(the runs of one entry stay paired with themselves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
+from mpiguide.analysis.catalogue import resolve
+from mpiguide.core.atomic import atomic_path
+from mpiguide.core.errors import ConfigError, DataError
+from mpiguide.core.paths import run_path
+from mpiguide.selftest.inject import ANNOUNCEMENT, INJECT_VARIABLE, mpi_function, planted_fraction
+
+RUN_COUNTS = (5, 10, 20, 30)
+RESAMPLES = 100
+ALL_OPS = "all"
+# The tests compared side by side (values of analysis.test).
+TESTS = ("paired", "ranksum")
+# Values of the `launches` column: both sides of a guideline measured in the same launches or not.
+SAME_LAUNCHES, DIFFERENT_LAUNCHES = "same", "different"
+COLUMNS = [
+    "slowdown_pct", "launches", "test", "op", "runs", "resamples", "guidelines", "tests",
+    "groups", "significant_test_rate", "flagged_test_rate", "detected_group_rate",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PlantedGuideline:
+    """A guideline of the self-test and the slowdown its lhs entry carries (0 for the null)."""
+
+    guideline: Guideline
+    lhs_mpi: str
+    rhs_mpi: str
+    slowdown: float
+
+    @property
+    def launches(self) -> str:
+        return SAME_LAUNCHES if self.lhs_mpi == self.rhs_mpi else DIFFERENT_LAUNCHES
+
+
+def _single_value(guideline: Guideline, side: str, key: str) -> set[str]:
+    return {
+        value
+        for comparison in guideline.comparisons
+        for value in getattr(comparison, side).get(key, ())
+    }
+
+
+def _single_mpi(guideline: Guideline, side: str, entries: Mapping[str, Any], source: str) -> str:
+    names = _single_value(guideline, side, "mpi")
+    if len(names) != 1 or not names <= set(entries):
+        raise ConfigError(
+            f"{source}: guideline {guideline.id}: the self-test needs {side}: {{mpi: NAME}} "
+            f"naming one mpi entry of the campaign, not {sorted(names) or 'none'}"
+        )
+    return names.pop()
+
+
+def _side_fraction(
+    guideline: Guideline, side: str, mpi: str, entries: Mapping[str, Any], source: str
+) -> float:
+    """The fraction planted in what one side of a guideline measures: in the MPI function of
+    the operation it fixes, or in the whole entry."""
+    ops = _single_value(guideline, side, "op")
+    if len(ops) > 1:
+        raise ConfigError(
+            f"{source}: guideline {guideline.id}: {side} selects operations {sorted(ops)}; the "
+            "self-test needs one operation per side (or none), so that it knows what is slowed"
+        )
+    function = mpi_function(ops.pop()) if ops else None
+    return planted_fraction(mpi, entries[mpi], source, function)
+
+
+def planted_guidelines(config: Mapping[str, Any], source: str) -> list[PlantedGuideline]:
+    """The campaign's guidelines with the slowdown each one plants (checked: rhs is clean)."""
+    entries = config["mpi"]
+    selection = config.get("guidelines", [])
+    catalogue_ids = [item for item in selection if isinstance(item, str)]
+    if catalogue_ids:
+        raise ConfigError(
+            f"{source}: guidelines: {catalogue_ids[0]!r}: a self-test compares mpi entries with "
+            "inline guidelines ({id: ..., lhs: {mpi: ...}, rhs: {mpi: ...}}), not catalogue ids"
+        )
+    planted = []
+    for guideline in resolve(selection, {}, source):
+        if guideline.relation != "le":
+            raise ConfigError(f"{source}: guideline {guideline.id}: the self-test needs le")
+        lhs = _single_mpi(guideline, "lhs", entries, source)
+        rhs = _single_mpi(guideline, "rhs", entries, source)
+        if _side_fraction(guideline, "rhs", rhs, entries, source) != 0.0:
+            raise ConfigError(
+                f"{source}: guideline {guideline.id}: rhs entry {rhs!r} is slowed down; the "
+                "reference of a self-test comparison must be a clean entry (or operation)"
+            )
+        slowdown = _side_fraction(guideline, "lhs", lhs, entries, source)
+        planted.append(PlantedGuideline(guideline, lhs, rhs, slowdown))
+    if not any(p.slowdown == 0.0 for p in planted):
+        raise ConfigError(f"{source}: guidelines: no null comparison between two clean entries")
+    return planted
+
+
+def check_injection_logs(
+    config: Mapping[str, Any], medians: pd.DataFrame, run_logs: Path, source: str
+) -> None:
+    """Every run of an entry with MPIGUIDE_INJECT announced the injection, and no other run did.
+
+    LD_PRELOAD of a missing library is only a warning of the dynamic loader: without this check
+    a misplaced library would turn a planted slowdown into a silent null comparison.
+    """
+    unknown = sorted(set(medians["mpi"].astype(str)) - set(config["mpi"]))
+    if unknown:
+        raise DataError(
+            f"the run medians hold mpi entries {unknown} that {source} does not define: "
+            "medians and config come from different campaigns"
+        )
+    runs = medians[[*DEPLOYMENT_KEYS, "run"]].drop_duplicates()
+    for row in runs.itertuples(index=False):
+        log = run_logs / f"{run_path(str(row.mpi), row.nodes, row.ppn, int(row.run))}.log"
+        try:
+            announced = ANNOUNCEMENT in log.read_text(errors="replace")
+        except OSError as error:
+            raise DataError(f"{log}: cannot read the run's log: {error}") from None
+        injected = INJECT_VARIABLE in config["mpi"][row.mpi].get("env", {})
+        if injected and not announced:
+            raise DataError(
+                f"{log}: mpi entry {row.mpi!r} sets {INJECT_VARIABLE} but libmpiguide-inject did "
+                "not announce itself in this run: is env.LD_PRELOAD the built library "
+                "(make -C src/inject)? The run measured an unslowed library."
+            )
+        if announced and not injected:
+            raise DataError(f"{log}: libmpiguide-inject was active in clean entry {row.mpi!r}")
+
+
+def _draws(
+    medians: pd.DataFrame,
+    mpis: Iterable[str],
+    n_runs: int,
+    draw_ids: range,
+    rng: np.random.Generator,
+) -> pd.DataFrame:
+    """Subsets of the medians, one per draw id, each with `n_runs` runs of every (mpi,
+    deployment) drawn without replacement and numbered 0 .. n_runs-1 in drawn order, stacked for
+    one evaluate call: the `draw` column is a parameter, so tests pair experiments of the same
+    draw only, and exp_ids are offset per draw, so that each draw's experiments are experiments
+    of their own."""
+
+    medians = medians[medians["mpi"].isin(list(mpis))]
+    offset = int(medians["exp_id"].max()) + 1
+    pieces = []
+    for draw in draw_ids:
+        for _, entry in medians.groupby(list(DEPLOYMENT_KEYS), observed=True):
+            chosen = rng.choice(np.unique(entry["run"].to_numpy()), size=n_runs, replace=False)
+            piece = entry[entry["run"].isin(chosen)]
+            position = pd.Series(np.arange(n_runs), index=chosen)
+            pieces.append(
+                piece.assign(
+                    draw=draw,
+                    exp_id=piece["exp_id"] + draw * offset,
+                    run=position[piece["run"].to_numpy()].to_numpy(),
+                )
+            )
+    return pd.concat(pieces, ignore_index=True)
+
+
+def _rates(
+    tests: pd.DataFrame, planted: Sequence[PlantedGuideline], options: AnalysisOptions
+) -> pd.DataFrame:
+    """Per slowdown, kind of comparison (same or different launches) and op (and over all ops):
+    the share of tests significant (p alone), of tests flagged and of groups with a flagged
+    test, averaged over the draws."""
+
+    from mpiguide.analysis.pairing import lhs_side
+
+    by_id = {p.guideline.id: p for p in planted}
+    tests = tests.assign(
+        slowdown=tests["guideline"].map({i: p.slowdown for i, p in by_id.items()}),
+        launches=tests["guideline"].map({i: p.launches for i, p in by_id.items()}),
+        op=lhs_side(tests["op"]),
+        significant=tests["p_adjusted"] <= options.p_thres,
+    )
+    levels = ["slowdown", "launches"]
+    groups = tests.groupby([*levels, "draw", "guideline", "group"], observed=True).agg(
+        op=("op", "first"), detected=("violated", "any")
+    )
+    rows = []
+    for op_filter in (None, *sorted(tests["op"].unique())):
+        chosen_tests = tests if op_filter is None else tests[tests["op"] == op_filter]
+        chosen_groups = groups if op_filter is None else groups[groups["op"] == op_filter]
+        per_draw = chosen_tests.groupby([*levels, "draw"]).agg(
+            size=("violated", "size"),
+            significant=("significant", "mean"),
+            flagged=("violated", "mean"),
+        )
+        per_group = chosen_groups.groupby([*levels, "draw"])["detected"].agg(["size", "mean"])
+        per_group = per_group.groupby(levels)
+        for level, test_counts in per_draw.groupby(levels):
+            group_counts = per_group.get_group(level)
+            rows.append(
+                {
+                    "slowdown_pct": round(100 * level[0], 6),
+                    "launches": level[1],
+                    "op": op_filter or ALL_OPS,
+                    "tests": int(test_counts["size"].iloc[0]),
+                    "groups": int(group_counts["size"].iloc[0]),
+                    "significant_test_rate": test_counts["significant"].mean(),
+                    "flagged_test_rate": test_counts["flagged"].mean(),
+                    "detected_group_rate": group_counts["mean"].mean(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def power_table(
+    medians: pd.DataFrame,
+    planted: Sequence[PlantedGuideline],
+    options: AnalysisOptions,
+    run_counts: Sequence[int] = RUN_COUNTS,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """selftest.csv: false-positive and detection rates per slowdown, kind of comparison, test,
+    op and number of runs.
+
+    A run count above the runs measured is left out; at exactly the runs measured there is one
+    possible draw, so the rates are those of the campaign's own verdicts.
+    """
+    import dataclasses
+
+    from mpiguide.analysis.guidelines import evaluate
+
+    mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
+    # An entry without runs would silently drop its guidelines' rows from the table.
+    unmeasured = sorted(mpis - set(medians["mpi"].astype(str)))
+    if unmeasured:
+        raise DataError(f"the run medians hold no runs of mpi entries {unmeasured}")
+    runs_per_entry = medians[medians["mpi"].isin(list(mpis))].groupby(list(DEPLOYMENT_KEYS))
+    measured = int(runs_per_entry["run"].nunique().min())
+    guidelines = [p.guideline for p in planted]
+    label = ",".join(p.guideline.id for p in planted)
+    rng = np.random.default_rng(seed)
+    tables = []
+    for n_runs in (n for n in run_counts if n <= measured):
+        draws = 1 if n_runs == measured else resamples
+        # A multiple-testing correction spans the tests of one evaluation: then one draw each.
+        batch = draws if options.correction == "none" else 1
+        samples = [
+            _draws(medians, mpis, n_runs, range(first, min(first + batch, draws)), rng)
+            for first in range(0, draws, batch)
+        ]
+        for test in TESTS:
+            test_options = dataclasses.replace(options, test=test)
+            tests = [evaluate(sample, guidelines, test_options, label) for sample in samples]
+            rates = _rates(pd.concat(tests, ignore_index=True), planted, options)
+            tables.append(rates.assign(runs=n_runs, resamples=draws, test=test))
+    if not tables:
+        raise DataError(
+            f"the campaign measured {measured} runs per entry; the power table needs at least "
+            f"{min(run_counts)}"
+        )
+    table = pd.concat(tables, ignore_index=True)
+    ids = {
+        (round(100 * level, 6), launches): ",".join(
+            p.guideline.id for p in planted if (p.slowdown, p.launches) == (level, launches)
+        )
+        for level, launches in {(p.slowdown, p.launches) for p in planted}
+    }
+    table["guidelines"] = [
+        ids[key] for key in zip(table["slowdown_pct"], table["launches"], strict=True)
+    ]
+    order = ["launches", "test", "slowdown_pct", "op", "runs"]
+    return table.sort_values(order, ignore_index=True)[COLUMNS]
+
+
+def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> None:
+    """Detected share of groups against the planted slowdown, one line per number of runs; one
+    panel per test (columns) and kind of comparison (rows)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    overall = table[table["op"] == ALL_OPS]
+    panels = overall.groupby(["launches", "test"], sort=True)
+    rows = sorted(overall["launches"].unique())
+    figure, axes = plt.subplots(
+        len(rows), len(TESTS), figsize=(6.0 * len(TESTS), 3.6 * len(rows)), squeeze=False
+    )
+    for (launches, test), panel in panels:
+        ax = axes[rows.index(launches), TESTS.index(test)]
+        for n_runs, lines in panel.groupby("runs"):
+            ax.plot(lines["slowdown_pct"], 100 * lines["detected_group_rate"], marker="o",
+                    label=n_runs)  # fmt: skip
+        ax.axhline(95, color="grey", linestyle=":", linewidth=1)
+        ax.set_title(f"{test}, {launches} launches")
+        ax.set_xlabel("planted slowdown (%); 0 = nothing planted (false positives)")
+        ax.set_ylabel("groups flagged (%)")
+        ax.set_ylim(-3, 103)
+        ax.legend(title="runs per entry")
+    figure.suptitle(f"self-test: p ≤ {options.p_thres:g}, ratio ≥ {options.v_thres:g}")
+    figure.tight_layout()
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format=path.suffix.lstrip(".") or "png", dpi=120)
+    plt.close(figure)
+
+
+def selftest(
+    config: Mapping[str, Any],
+    medians_parquet: Path,
+    run_logs: Path,
+    csv_path: Path,
+    plot_path: Path,
+    resamples: int = RESAMPLES,
+    source: str = "config",
+) -> pd.DataFrame:
+    """Check the injection took effect, compute the power table, write the CSV and the plot."""
+
+    options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
+    planted = planted_guidelines(config, source)
+    try:
+        medians = pd.read_parquet(medians_parquet)
+    except (OSError, ValueError) as error:
+        raise DataError(f"{medians_parquet}: cannot read the run medians: {error}") from None
+    check_injection_logs(config, medians, run_logs, source)
+    table = power_table(medians, planted, options, resamples=resamples, seed=config.get("seed", 0))
+    with atomic_path(csv_path) as temporary:
+        table.to_csv(temporary, index=False, float_format="%.4f")
+    plot_power(table, options, plot_path)
+    return table
+
+
+def run(args: argparse.Namespace) -> None:
+    """`python -m mpiguide selftest` (options in cli.py): the rates of the campaign in
+    `--config-json`."""
+    resamples = RESAMPLES if args.resamples is None else args.resamples
+    if resamples < 1:
+        raise ConfigError(f"--resamples must be at least 1, not {resamples}")
+    try:
+        config = json.loads(args.config_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"--config-json: invalid JSON: {error}") from None
+    if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
+        raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
+    source = str(config.get("campaign", "--config-json"))
+    selftest(config, args.medians, args.run_logs, args.csv, args.plot, resamples, source)
