@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+
 # The synthetic campaign writer is test support (tests/synthetic.py), shared with this benchmark.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from synthetic import Deployment, grid_frame, write_campaign
@@ -43,7 +45,7 @@ SIZES = tuple(2**k for k in range(3, 13))
 DEPLOYMENTS = tuple(Deployment("openmpi", nodes, 8) for nodes in (4, 8, 16))
 NREP = 50
 GUIDELINES = ["GL4", "GL5", "GL6", "GL9", "GL10", "GL11", "GL12"]
-CATALOGUE = Path(__file__).resolve().parents[1] / "config" / "guidelines.yaml"
+CATALOGUE = GUIDELINE_CATALOGUE
 
 
 def topologies() -> list[dict]:

@@ -13,5 +13,5 @@ REPO = Path(__file__).resolve().parents[1]
 
 def check_config(config: dict[str, Any], catalogue: dict[str, Any], source: str) -> None:
     """validate_schema, then check_campaign, as every real caller does."""
-    validate_schema(config, load_schema(REPO), source)
+    validate_schema(config, load_schema(), source)
     check_campaign(config, catalogue, source)

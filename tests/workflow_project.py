@@ -1,7 +1,7 @@
 """Helpers of the workflow tests: tiny campaign projects and snakemake runs in them.
 
 A project is a directory holding what the workflow reads relative to its working directory
-(Snakefile, workflow/, profiles/, config/guidelines.yaml, the kernel sources) plus a campaign
+(Snakefile, workflow/, profiles/, config/local-mpi.yaml, the kernel sources) plus a campaign
 config; the mpiguide package comes from the venv running the tests.
 """
 
@@ -23,9 +23,7 @@ PROJECT_FILES = (
     "Snakefile",
     "workflow",
     "profiles",
-    "config/guidelines.yaml",
     "config/local-mpi.yaml",
-    "config/models.yaml",
     "src/kernel",
     "src/inject",
 )

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -241,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--catalogue",
         type=Path,
         metavar="FILE",
-        help="guideline catalogue (default: config/guidelines.yaml of the config's checkout)",
+        help=f"guideline catalogue (default: the package's, {GUIDELINE_CATALOGUE})",
     )
     sub.add_argument(
         "--scale",
@@ -274,7 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("check", cmd_check, "test the selected guidelines on the run medians")
     sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
-    sub.add_argument("--catalogue", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--catalogue", type=_existing_file, default=GUIDELINE_CATALOGUE,
+                     metavar="FILE",
+                     help=f"guideline catalogue (default: {GUIDELINE_CATALOGUE})")  # fmt: skip
     sub.add_argument("--guidelines-json", required=True, metavar="JSON")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
@@ -287,8 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("fit", cmd_fit, "fit latency models to the run medians")
     sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
-    sub.add_argument("--models", type=_existing_file, required=True, metavar="FILE",
-                     help="model catalogue (config/models.yaml)")  # fmt: skip
+    sub.add_argument("--models", type=_existing_file, default=MODEL_CATALOGUE, metavar="FILE",
+                     help=f"model catalogue (default: {MODEL_CATALOGUE})")  # fmt: skip
     sub.add_argument("--models-json", required=True, metavar="JSON",
                      help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
     sub.add_argument("--analysis-json", default="{}", metavar="JSON",

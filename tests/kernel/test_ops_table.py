@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 import yaml
-from kernel_files import KERNEL_SOURCES, OPERATIONS_TSV, REPO
+from kernel_files import KERNEL_SOURCES, OPERATIONS_TSV
 
+from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.plan.grid import APPLIES_WHEN, COLUMNS, DEFAULTS, PARAMETERS, TOPOLOGIES, applies
 from mpiguide.plan.operations import load_operations
 
@@ -81,7 +82,7 @@ def test_grid_parameters_are_the_kernels_columns_and_the_schemas_keys(
     columns, and the keys of an experiment block (plus its `where` row filter)."""
     listed = [row["param"] for row in list_params(kernel_for(mpi))]
     assert tuple(listed) == COLUMNS
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = yaml.safe_load(CONFIG_SCHEMA.read_text())
     assert set(schema["$defs"]["block"]["properties"]) == {*PARAMETERS, "where"}
 
 

@@ -1,6 +1,6 @@
-"""The guideline catalogue (config/guidelines.yaml) as data: every entry parses with the analysis
-package's loader, names existing operations and parameters with values they can take, its
-selectors pair real experiments of a grid, and docs/guidelines.md lists it.
+"""The guideline catalogue (src/mpiguide/data/guidelines.yaml) as data: every entry parses with
+the analysis package's loader, names existing operations and parameters with values they can
+take, its selectors pair real experiments of a grid, and docs/guidelines.md lists it.
 
 Run as a script to rewrite docs/guidelines.md from the catalogue:
     .venv/bin/python tests/unit/test_catalogue.py
@@ -22,14 +22,14 @@ import yaml
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, SELECTABLE_KEYS, Guideline, Selector
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.pairing import Experiments, Pairs, pair_comparison
+from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 from mpiguide.plan.grid import BY_TOPOLOGY, TOPOLOGIES, build_grid
 from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
 from mpiguide.plan.operations import load_operations
 
 REPO = Path(__file__).resolve().parents[2]
-CATALOGUE_PATH = REPO / "config" / "guidelines.yaml"
+CATALOGUE_PATH = GUIDELINE_CATALOGUE
 DOCS_PATH = REPO / "docs" / "guidelines.md"
-CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
 # Families of ids: Lübbe's GL1-GL12 (and GL11-*/GL12-* as the paper tests them), the others by
 # paper or kind.
@@ -430,7 +430,8 @@ def render_docs(catalogue: Mapping[str, Any]) -> str:
     lines = [
         "# Guideline catalogue",
         "",
-        "Every entry of [`config/guidelines.yaml`](../config/guidelines.yaml), in file order.",
+        "Every entry of [`src/mpiguide/data/guidelines.yaml`]"
+        "(../src/mpiguide/data/guidelines.yaml), in file order.",
         "A campaign selects entries by id under `guidelines:` (docs/config.md); `le` means",
         "lhs ≼ rhs (lhs not slower), `approx` neither slower, `monotone` not faster with more",
         "data. The `source` column says where each claim comes from and how far it was verified.",

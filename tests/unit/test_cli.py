@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from mpiguide.cli import main
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
 REPO = Path(__file__).resolve().parents[2]
-CATALOGUE = REPO / "config" / "guidelines.yaml"
+CATALOGUE = GUIDELINE_CATALOGUE
 SPEC = {"nrep": 4, "experiments": [{"op": ["allgather", "bcast"], "msg_size": [8, 64]}]}
 
 

@@ -10,14 +10,15 @@ from snakemake.utils import validate as snakemake_validate
 
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.campaign.config import (
-    SCHEMA,
     check_campaign,
     find_repository_file,
     load_campaign,
     load_schema,
     validate_schema,
 )
+from mpiguide.campaign.scale import LOCAL_MPI
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = "c.yaml"
@@ -40,12 +41,12 @@ MINIMAL: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
-    return load_schema(REPO)
+    return load_schema()
 
 
 @pytest.fixture(scope="module")
 def catalogue() -> dict[str, Any]:
-    return load_catalogue(REPO / "config" / "guidelines.yaml")
+    return load_catalogue(GUIDELINE_CATALOGUE)
 
 
 def checked(config: dict[str, Any], schema: dict[str, Any], catalogue: dict[str, Any]) -> None:
@@ -62,7 +63,7 @@ def variant(**changes: Any) -> dict[str, Any]:
 def test_defaults_are_filled_as_snakemake_fills_them(schema: dict[str, Any]) -> None:
     ours, theirs = variant(), variant()
     validate_schema(ours, schema, SOURCE)
-    snakemake_validate(theirs, str(REPO / SCHEMA))
+    snakemake_validate(theirs, str(CONFIG_SCHEMA))
     assert ours == theirs
     assert ours["mpi"]["openmpi"] == {
         "mpicc": "mpicc", "launcher": "mpirun", "srun": "srun --mpi=pmix", "env": {},
@@ -82,14 +83,14 @@ def test_the_demo_campaign_is_valid() -> None:
     assert config["campaign"] == "demo"
 
 
-def test_schema_is_found_from_the_config_checkout_or_the_package(tmp_path: Path) -> None:
-    other_checkout_schema = tmp_path / "checkout" / SCHEMA
-    other_checkout_schema.parent.mkdir(parents=True)
-    other_checkout_schema.write_text("{}")
+def test_local_mpi_is_found_from_the_config_checkout_or_the_package(tmp_path: Path) -> None:
+    other_checkout = tmp_path / "checkout" / LOCAL_MPI
+    other_checkout.parent.mkdir(parents=True)
+    other_checkout.write_text("{}")
     config = tmp_path / "checkout" / "config" / "c.yaml"
-    assert find_repository_file(SCHEMA, config) == other_checkout_schema
-    assert find_repository_file(SCHEMA, tmp_path / "checkout") == other_checkout_schema
-    assert find_repository_file(SCHEMA, tmp_path / "c.yaml") == REPO / SCHEMA
+    assert find_repository_file(LOCAL_MPI, config) == other_checkout
+    assert find_repository_file(LOCAL_MPI, tmp_path / "checkout") == other_checkout
+    assert find_repository_file(LOCAL_MPI, tmp_path / "c.yaml") == REPO / LOCAL_MPI
 
 
 @pytest.mark.parametrize(

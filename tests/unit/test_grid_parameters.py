@@ -11,7 +11,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-from config_support import REPO
 from mpiguide.campaign.config import load_schema
 from mpiguide.plan.grid import (
     APPLIES_WHEN,
@@ -24,7 +23,7 @@ from mpiguide.plan.grid import (
 )
 from mpiguide.plan.operations import load_operations
 
-SCHEMA_DEFS: dict[str, Any] = load_schema(REPO)["$defs"]
+SCHEMA_DEFS: dict[str, Any] = load_schema()["$defs"]
 
 
 def test_an_experiment_block_has_the_grid_parameters_in_grid_order() -> None:

@@ -1,7 +1,5 @@
 """Guideline catalogue, pairing and verdicts on synthetic run medians with known answers."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,8 +10,9 @@ from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.guidelines import evaluate
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
-CATALOGUE = Path(__file__).resolve().parents[2] / "config" / "guidelines.yaml"
+CATALOGUE = GUIDELINE_CATALOGUE
 RUNS = 10
 SIZES = (256, 1024, 4096)
 

@@ -18,6 +18,7 @@ from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
 from mpiguide.campaign.launch import env_prefix, quoted_launcher
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = "c.yaml"
@@ -38,8 +39,8 @@ BASE: dict[str, Any] = {
 
 
 def validated(config: dict[str, Any]) -> dict[str, Any]:
-    validate_schema(config, load_schema(REPO), SOURCE)
-    check_campaign(config, load_catalogue(REPO / "config" / "guidelines.yaml"), SOURCE)
+    validate_schema(config, load_schema(), SOURCE)
+    check_campaign(config, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
     return config
 
 

@@ -14,11 +14,12 @@ from config_support import check_config
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.cli import main
 from mpiguide.core.errors import ConfigError, DataError
+from mpiguide.core.package_data import MODEL_CATALOGUE, MODELS_SCHEMA
 from mpiguide.reports.model_fit import MODEL_COLUMNS, fit_models
-from mpiguide.reports.models import BASES, SCHEMA, Selection, load_models
+from mpiguide.reports.models import BASES, Selection, load_models
 
 REPO = Path(__file__).resolve().parents[2]
-CATALOGUE = load_models(REPO / "config" / "models.yaml")
+CATALOGUE = load_models(MODEL_CATALOGUE)
 NODES = [16, 32, 64, 128, 256, 512, 1024, 2048]  # Parker's Figure 5
 SIZES = [4, 64, 1024, 16384, 262144, 1048576]
 RUNS = 10
@@ -98,7 +99,7 @@ def test_coefficients_the_data_cannot_determine_are_an_error():
 
 
 def test_bases_are_those_the_schema_allows():
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = yaml.safe_load(MODELS_SCHEMA.read_text())
     allowed = schema["$defs"]["model"]["properties"]["terms"]["items"]["properties"]["basis"]
     assert allowed["enum"] == list(BASES)
 
@@ -137,7 +138,7 @@ def test_fit_command_writes_tables_and_plots(tmp_path, capsys):
     medians.to_parquet(tmp_path / "medians.parquet")
     selection = json.dumps([{"model": "parker-allreduce", "ops": ["allreduce"]}])
     status = main(["fit", "--medians", str(tmp_path / "medians.parquet"),
-                   "--models", str(REPO / "config" / "models.yaml"),
+                   "--models", str(MODEL_CATALOGUE),
                    "--models-json", selection, "--out", str(tmp_path / "models")])  # fmt: skip
     assert status == 0, capsys.readouterr().err
     table = pd.read_csv(tmp_path / "models" / "models.csv")
@@ -156,7 +157,7 @@ def test_fit_command_writes_tables_and_plots(tmp_path, capsys):
 def test_fit_command_refuses_a_bad_selection(tmp_path, capsys, models_json, message):
     synthetic_medians("parker-barrier", "barrier", None).to_parquet(tmp_path / "m.parquet")
     status = main(["fit", "--medians", str(tmp_path / "m.parquet"),
-                   "--models", str(REPO / "config" / "models.yaml"),
+                   "--models", str(MODEL_CATALOGUE),
                    "--models-json", models_json, "--out", str(tmp_path / "out")])  # fmt: skip
     assert status == 2
     assert re.search(message, capsys.readouterr().err)

@@ -18,6 +18,7 @@ from mpiguide.analysis.paper_tables import (
 )
 from mpiguide.analysis.tables import table3_markdown
 from mpiguide.campaign.config import load_campaign
+from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.plan.grid import build_grid
 from mpiguide.store.aggregate import aggregate
@@ -66,7 +67,7 @@ def analyse(campaign: str, tmp_path: Path, extra: tuple[str, ...] = ()) -> tuple
     raw = write_campaign(tmp_path, grid, typical, deployments, runs=2, sigma=0.05, seed=1)
     aggregate(tmp_path / "grid.csv", raw, tmp_path / "raw", tmp_path / "inputs",
               tmp_path / "timings.parquet", tmp_path / "medians.parquet")  # fmt: skip
-    catalogue = load_catalogue(ROOT / "config" / "guidelines.yaml")
+    catalogue = load_catalogue(GUIDELINE_CATALOGUE)
     guidelines = resolve([*config["guidelines"], *extra], catalogue, str(path))
     check(tmp_path / "medians.parquet", guidelines, config["analysis"], tmp_path / "out")
     summary = pd.read_csv(tmp_path / "out" / "summary.csv", dtype={"nodes": str, "ppn": str})
@@ -102,9 +103,9 @@ def test_published_campaign_gives_the_papers_counts(campaign, table, layout, tmp
 
 
 def test_layouts_are_the_schemas_and_name_catalogue_entries():
-    schema = load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    schema = load_yaml(CONFIG_SCHEMA)
     assert tuple(schema["properties"]["analysis"]["properties"]["layout"]["enum"]) == LAYOUTS
-    catalogue = load_catalogue(ROOT / "config" / "guidelines.yaml")
+    catalogue = load_catalogue(GUIDELINE_CATALOGUE)
     for table in (LUBBE_TABLE3, LUBBE_TABLE4):
         assert all(guideline_id in catalogue for _, guideline_id in table.rows)
 

@@ -11,6 +11,7 @@ from mpiguide.campaign.config import load_campaign, load_schema, validate_schema
 from mpiguide.campaign.scale import apply_scale
 from mpiguide.cli import main
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.grid import expand
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,7 +45,7 @@ PAPER: dict[str, Any] = {
 
 def valid(scale: str, **changes: Any) -> dict[str, Any]:
     config = copy.deepcopy(PAPER) | {"scale": scale} | copy.deepcopy(changes)
-    validate_schema(config, load_schema(REPO), SOURCE)
+    validate_schema(config, load_schema(), SOURCE)
     return config
 
 
@@ -109,7 +110,7 @@ def test_validate_checks_a_campaign_at_either_scale(
 ) -> None:
     path = tmp_path / "paper.yaml"
     path.write_text(yaml.safe_dump(PAPER, sort_keys=False))
-    catalogue = REPO / "config" / "guidelines.yaml"
+    catalogue = GUIDELINE_CATALOGUE
     assert load_campaign(path, catalogue)["campaign"] == "paper"
     local = load_campaign(path, catalogue, "local")
     # the local entries got the schema's defaults, like any entry

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml, load_yaml
 
 
@@ -66,7 +67,7 @@ def test_numbers_read_as_they_look_are_kept(tmp_path):
     assert load_yaml(path) == {"a": [0, 10, -3, 1000, 16, 2.5, 1000.0, "1:30", "010"]}
 
 
-SCHEMAS = sorted((Path(__file__).resolve().parents[2] / "workflow" / "schemas").glob("*.yaml"))
+SCHEMAS = sorted(CONFIG_SCHEMA.parent.glob("*.yaml"))
 
 
 @pytest.mark.parametrize("schema", SCHEMAS, ids=[path.name for path in SCHEMAS])

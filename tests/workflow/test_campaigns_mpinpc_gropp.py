@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.operations import load_operations
 from workflow_project import REPO, new_project, scheduled_jobs, snakemake, validate_campaign
 
@@ -104,7 +105,7 @@ def test_mpinpc_is_section_4() -> None:
         assert sizes <= {"buffer", "per_process"} and len(sizes) == 1
         assert block["msg_size"] == [10**k for k in range(top + 1)]
     # every competitor of every selected guideline is measured, and nothing else
-    catalogue = load_catalogue(REPO / "config" / "guidelines.yaml")
+    catalogue = load_catalogue(GUIDELINE_CATALOGUE)
     compared = set()
     for guideline_id in config["guidelines"]:
         entry = catalogue[guideline_id]

@@ -15,6 +15,7 @@ from snakemake.utils import validate
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.campaign.config import check_campaign, scaled_campaign, validate_schema
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 from mpiguide.selftest.inject import inject_libraries
 from mpiguide.campaign.launch import env_prefix, quoted_launcher
 from mpiguide.campaign.options_record import record
@@ -43,12 +44,12 @@ if not CONFIG_FILES:
         "config/config.yaml unless --workflow-profile replaces it)"
     )
 CONFIG_SOURCE = ", ".join(CONFIG_FILES)
-CATALOGUE = "config/guidelines.yaml"
+CATALOGUE = str(GUIDELINE_CATALOGUE)
 
 # Schema first (types, required keys, defaults filled in), then what a schema cannot express
 # (op names, where expressions, guideline ids, selectors, the varied parameter, ranks >= 2).
 # Snakemake's schema error dumps the schema; the package's names "file: key: problem".
-SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = CONFIG_SCHEMA
 try:
     # Snakemake has read the config files already, keeping the last of two equal keys (a second
     # `mpi` entry of the same name replaces the first); reading them again with the package's

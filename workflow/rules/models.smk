@@ -2,9 +2,9 @@
 # Analysis only: they read medians/timings and see `models:` and `analysis:`, so editing them
 # never re-runs a benchmark.
 
-from mpiguide.reports.models import MODELS
+from mpiguide.core.package_data import MODEL_CATALOGUE
 
-MODELS_CATALOGUE = str(MODELS)
+MODELS_CATALOGUE = str(MODEL_CATALOGUE)
 MODEL_DIR = f"{RESULTS}/models"
 VARIABILITY_DIR = f"{RESULTS}/variability"
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mpiguide.analysis.paper_tables import LAYOUTS
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml
 from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 Relation = Literal["le", "approx", "monotone"]
 Selector = dict[str, tuple[str, ...]]
 
-CONFIG_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
 # Process counts that may be the varied parameter; nprocs = nodes x ppn is derived, not stored.

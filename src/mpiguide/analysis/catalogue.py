@@ -17,15 +17,14 @@ import jsonschema
 
 from mpiguide.analysis.analysis_types import SELECTABLE_KEYS, Comparison, Guideline, selector_of
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import GUIDELINES_SCHEMA
 from mpiguide.core.schema_messages import describe, readable_pattern
 from mpiguide.core.strict_yaml import load_package_yaml, load_yaml
-
-SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "guidelines.schema.yaml"
 
 
 @cache
 def _schema() -> dict[str, Any]:
-    return load_package_yaml(SCHEMA)
+    return load_package_yaml(GUIDELINES_SCHEMA)
 
 
 @cache

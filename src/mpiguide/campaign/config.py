@@ -2,9 +2,8 @@
 schema cannot express. Every error names the config file and the key path and says what is
 allowed.
 
-The schema is workflow/schemas/config.schema.yaml, the file common.smk validates with, found
-from the config file's checkout or else from the package's (src/mpiguide → repository root):
-there is one schema, never a packaged copy that could drift from it.
+The schema is the package's data/schemas/config.schema.yaml, the one file common.smk validates
+with too (mpiguide.core.package_data).
 """
 
 from __future__ import annotations
@@ -29,16 +28,16 @@ from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.campaign.launch import command_words
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import deployment_name
 from mpiguide.core.schema_messages import describe
 from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.plan.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
 from mpiguide.plan.operations import load_operations
-from mpiguide.reports.models import MODELS, Model, load_models, resolve_models
+from mpiguide.reports.models import Model, load_models, resolve_models
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS, inject_libraries
 
-SCHEMA = Path("workflow/schemas/config.schema.yaml")
 # Bounds of the kernel (src/kernel): --nprocs (main.c), the bytes of one buffer and the offsets of
 # a stencil neighbourhood (input.c MAX_BUFFER_BYTES, MAX_STENCIL_OFFSETS).
 MAX_RANKS = 1 << 30
@@ -47,7 +46,6 @@ MAX_STENCIL_OFFSETS = 1 << 20
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
 # `$` and its recipes' shell the rest.
 BUILT_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
-CATALOGUE = Path("config/guidelines.yaml")
 MAX_REPORTED_ERRORS = 10
 
 
@@ -114,13 +112,13 @@ def validate_schema(config: Any, schema: Mapping[str, Any], source: str) -> None
         raise ConfigError("\n".join(lines))
 
 
-def load_schema(start: Path) -> dict[str, Any]:
-    return load_yaml(find_repository_file(SCHEMA, start))
+def load_schema() -> dict[str, Any]:
+    return load_yaml(CONFIG_SCHEMA)
 
 
 def validate_grid_spec(spec: Any, source: str) -> None:
     """Validate the grid keys of a config (GRID_KEYS) against their part of the schema."""
-    schema = load_schema(Path.cwd())
+    schema = load_schema()
     spec_schema = {
         "$schema": schema["$schema"],
         "$defs": schema["$defs"],
@@ -135,7 +133,7 @@ def validate_grid_spec(spec: Any, source: str) -> None:
 def validate_models_selection(selection: Any, source: str) -> None:
     """Validate a campaign's `models:` value (given alone, e.g. on the command line) against
     its part of the schema."""
-    schema = load_schema(Path.cwd())
+    schema = load_schema()
     part = {
         "$schema": schema["$schema"],
         "$defs": schema["$defs"],
@@ -407,7 +405,7 @@ def _check_models(
     model depends on n."""
     if not config["models"]:
         return
-    catalogue = load_models(find_repository_file(MODELS, Path.cwd()))
+    catalogue = load_models(MODEL_CATALOGUE)
     measured = {row["op"]: row["msg_size"] is not None for row in rows}
     for index, selection in enumerate(resolve_models(config["models"], catalogue, source)):
         for position, op in enumerate(selection.ops):
@@ -467,7 +465,10 @@ def scaled_campaign(
     """The schema-valid config to run: its `local:` block applied at `scale: local`
     (mpiguide.campaign.scale), and schema-validated again, so the local MPI entries get their
     defaults."""
-    scaled = apply_scale(config, find_repository_file(LOCAL_MPI, start), source)
+    # This machine's MPI entries (config/local-mpi.yaml) are site configuration: looked up
+    # beside the campaign only when the campaign runs at local scale.
+    local_mpi = find_repository_file(LOCAL_MPI, start) if config["scale"] == "local" else LOCAL_MPI
+    scaled = apply_scale(config, local_mpi, source)
     if scaled["scale"] == "local":
         validate_schema(scaled, schema, source)
     return scaled
@@ -482,9 +483,9 @@ def load_campaign(
     config = load_yaml(path)
     if scale is not None and isinstance(config, dict):
         config["scale"] = scale
-    schema = load_schema(path)
+    schema = load_schema()
     validate_schema(config, schema, source)
     config = scaled_campaign(config, schema, source, path)
-    catalogue_file = catalogue_path or find_repository_file(CATALOGUE, path)
+    catalogue_file = catalogue_path or GUIDELINE_CATALOGUE
     check_campaign(config, load_catalogue(catalogue_file), source)
     return config

@@ -9,11 +9,11 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.package_data import OPERATIONS_TABLE
 
-TABLE = "operations.tsv"
+TABLE = OPERATIONS_TABLE.name
 COLUMNS = (
     "op",
     "family",
@@ -76,7 +76,7 @@ def _parse_row(row: dict[str, str], where: str) -> Operation:
 @cache
 def load_operations() -> dict[str, Operation]:
     """All operations of the kernel by name, in table order."""
-    text = resources.files("mpiguide").joinpath("data", TABLE).read_text(encoding="utf-8")
+    text = OPERATIONS_TABLE.read_text(encoding="utf-8")
     reader = csv.DictReader(text.splitlines(), delimiter="\t")
     if tuple(reader.fieldnames or ()) != COLUMNS:
         raise MpiguideError(f"{TABLE}: header must be {' '.join(COLUMNS)}")

@@ -1,4 +1,4 @@
-"""The latency-model catalogue (config/models.yaml) and a campaign's selection of models.
+"""The latency-model catalogue (data/models.yaml) and a campaign's selection of models.
 
 A model is linear in its coefficients: latency = sum of coefficient * basis(n, p), each basis one of
 the functions of `BASES` (n = message size in bytes, p = processes). Models are data: nothing
@@ -18,11 +18,9 @@ import jsonschema
 import numpy as np
 
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import MODELS_SCHEMA
 from mpiguide.core.schema_messages import describe
 from mpiguide.core.strict_yaml import load_package_yaml, load_yaml
-
-SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "models.schema.yaml"
-MODELS = Path("config/models.yaml")
 
 Basis = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -89,7 +87,7 @@ class Selection:
 
 @cache
 def _validator() -> jsonschema.Validator:
-    return jsonschema.Draft202012Validator(load_package_yaml(SCHEMA))
+    return jsonschema.Draft202012Validator(load_package_yaml(MODELS_SCHEMA))
 
 
 def _model(model_id: str, entry: Mapping[str, Any], where: str) -> Model:
