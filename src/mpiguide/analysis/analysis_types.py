@@ -16,6 +16,7 @@ from mpiguide.analysis.paper_tables import LAYOUTS
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml
+from mpiguide.core.values import canonical_value
 from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
 
 if TYPE_CHECKING:
@@ -33,13 +34,6 @@ CORRECTIONS = ("none", "holm", "bh")
 TESTS = ("paired", "ranksum", "auto")
 # absolute: least squares of the latencies; relative: of the relative errors (weights 1/l²)
 MODEL_WEIGHTINGS = ("absolute", "relative")
-
-
-def canonical_value(value: object) -> str:
-    """A selector value as the text pairing compares with (integral floats without ".0")."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def selector_of(raw: Mapping[str, Any]) -> Selector:

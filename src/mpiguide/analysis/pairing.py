@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from mpiguide.core.values import canonical_values
+
 # Keys that change with a process count: nodes at fixed ppn changes nprocs, and nprocs changes
 # nodes or ppn. A series or group along one of them spans these too.
 LINKED_KEYS = {"nprocs": ("nodes", "ppn"), "nodes": ("nprocs",), "ppn": ("nprocs",)}
@@ -27,18 +29,6 @@ LINKED_KEYS = {"nprocs": ("nodes", "ppn"), "nodes": ("nprocs",), "ppn": ("nprocs
 # Separates the lhs and rhs values of a key where they differ: fixed differently by the
 # selectors ("1|0" for reorder), or not applicable on one side ("|LINEAR").
 PAIR_SEPARATOR = "|"
-
-
-def _canonical(values: pd.Series) -> np.ndarray:
-    """Values as strings: integers without decimals (also in float columns), missing as ""."""
-    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values):
-        numbers = values.astype("float64")
-        integral = numbers.notna() & (numbers == np.round(numbers))
-        text = numbers.astype(str)
-        text[integral] = numbers[integral].astype("int64").astype(str)
-        text[numbers.isna()] = ""
-        return text.to_numpy(dtype=object)
-    return values.astype(object).where(values.notna(), "").astype(str).to_numpy(dtype=object)
 
 
 @dataclass(frozen=True)
@@ -58,7 +48,7 @@ class Experiments:
         for index, key in enumerate(keys):
             # each distinct value is made a string once (a parameter column holds a few)
             factorised, distinct = pd.factorize(frame[key], use_na_sentinel=False)
-            text = _canonical(pd.Series(distinct))
+            text = canonical_values(pd.Series(distinct))
             # values with one canonical string (1 and 1.0) become one level
             key_levels, level_of = np.unique(text, return_inverse=True)
             codes[:, index] = level_of[factorised]

@@ -22,7 +22,6 @@ from mpiguide.analysis.analysis_types import (
     AnalysisOptions,
     Guideline,
     Selector,
-    canonical_value,
 )
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.campaign.launch import command_words
@@ -32,6 +31,7 @@ from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE, MODEL
 from mpiguide.core.paths import deployment_name
 from mpiguide.core.schema_messages import describe
 from mpiguide.core.strict_yaml import load_yaml
+from mpiguide.core.values import canonical_value
 from mpiguide.plan.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
 from mpiguide.plan.operations import load_operations
@@ -258,7 +258,7 @@ def _check_preload(config: Mapping[str, Any], source: str) -> None:
 
 class _Measured:
     """What a campaign measures, in the canonical form of selector values
-    (catalogue.canonical_value): experiments, and deployments, on every mpi entry."""
+    (mpiguide.core.values.canonical_value): experiments, and deployments, on every mpi entry."""
 
     def __init__(self, config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
         self.experiments = [

@@ -19,6 +19,7 @@ import pandas as pd
 from mpiguide.analysis.pairing import PAIR_SEPARATOR
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
+from mpiguide.core.values import canonical_value
 
 OUTPUTS = ("library_table.csv", "library_table.md")
 HOLDS, VIOLATED = "holds", "violated"
@@ -49,11 +50,7 @@ def verdicts(tests: pd.DataFrame, varied: str) -> pd.DataFrame:
 
 
 def _label(value: object) -> str:
-    if pd.isna(value):
-        return NOT_APPLICABLE
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return NOT_APPLICABLE if pd.isna(value) else canonical_value(value)
 
 
 def _escape(text: str) -> str:

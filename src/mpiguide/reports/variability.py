@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, canonical_value
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions
 from mpiguide.analysis.guidelines import read_medians, with_nprocs
 from mpiguide.analysis.pairing import Experiments, split_pair
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import deployment_name, safe_name
+from mpiguide.core.values import canonical_value
 from mpiguide.reports.plots import read_repetitions, read_tests, save_figure
 
 EXPERIMENT_KEYS = [*DEPLOYMENT_KEYS, "exp_id"]

@@ -1,0 +1,27 @@
+"""The one text form of a parameter value that selectors, pairing, the config checks and the
+tables compare and print: integral numbers without decimals (`8`, also for 8.0 from a float
+column), anything else as `str` gives it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def canonical_value(value: object) -> str:
+    """One value's canonical text."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def canonical_values(values: pd.Series) -> np.ndarray:
+    """A column's canonical texts (the rule of `canonical_value`), missing values as ""."""
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values):
+        numbers = values.astype("float64")
+        integral = numbers.notna() & (numbers == np.round(numbers))
+        text = numbers.astype(str)
+        text[integral] = numbers[integral].astype("int64").astype(str)
+        text[numbers.isna()] = ""
+        return text.to_numpy(dtype=object)
+    return values.astype(object).where(values.notna(), "").astype(str).to_numpy(dtype=object)
