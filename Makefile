@@ -33,6 +33,7 @@ lint: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint
 
 clean:

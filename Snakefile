@@ -35,6 +35,7 @@ localrules:
 # a deleted run is measured again (and everything built on it redone), and in analysis-only
 # mode the invocation stops naming the missing files.
 rule all:
+    default_target: True
     input:
         GUIDELINE_OUTPUTS.values(),
         LIBRARY_TABLE.values(),
@@ -43,4 +44,3 @@ rule all:
         ACROSS_PROCESS_COUNTS_OUTPUTS,
         raw_csvs,
         raw_jsons,
-    default_target: True

@@ -13,13 +13,13 @@ rule aggregate:
     output:
         timings=f"{RESULTS}/timings.parquet",
         medians=f"{RESULTS}/medians.parquet",
-    params:
-        raw_root=f"{RESULTS}/raw",
-        inputs_root=f"{RESULTS}/inputs",
     log:
         f"{RESULTS}/logs/aggregate.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        raw_root=f"{RESULTS}/raw",
+        inputs_root=f"{RESULTS}/inputs",
     shell:
         "python -m mpiguide aggregate --grid {input.grid:q}"
         " --raw-root {params.raw_root:q} --inputs-root {params.inputs_root:q}"

@@ -27,14 +27,14 @@ rule check_guidelines:
             category="Tables",
             labels={"table": "slowdown"},
         ),
-    params:
-        guidelines=as_json(config["guidelines"]),
-        analysis=as_json(config["analysis"]),
-        outdir=output_dir,
     log:
         f"{RESULTS}/logs/check_guidelines.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        guidelines=as_json(config["guidelines"]),
+        analysis=as_json(config["analysis"]),
+        outdir=output_dir,
     shell:
         "python -m mpiguide check --medians {input.medians:q} --catalogue {input.catalogue:q}"
         " --guidelines-json {params.guidelines:q} --analysis-json {params.analysis:q}"

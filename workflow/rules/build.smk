@@ -10,15 +10,15 @@ for build_mpi, build_entry in MPI.items():
             KERNEL_SOURCES,
         output:
             kernel_binary(build_mpi),
+        log:
+            f"{RESULTS}/logs/build/{build_mpi}.log",
+        conda:
+            kernel_conda_env(build_mpi)
+        envmodules:
+            *build_entry["modules"],
         params:
             mpicc=build_entry["mpicc"],
             builddir=output_dir,
-        log:
-            f"{RESULTS}/logs/build/{build_mpi}.log",
-        envmodules:
-            *build_entry["modules"],
-        conda:
-            kernel_conda_env(build_mpi)
         # make runs in src/kernel: BUILD must be absolute, but built at run time so that moving
         # the project does not change params and trigger a rebuild. MPICC goes in the
         # environment, where make never expands it (src/kernel/Makefile).

@@ -33,7 +33,6 @@ from mpiguide.core.paths import (
 )
 from mpiguide.core.strict_yaml import load_yaml
 
-
 # The config files are --configfile's, or the demo campaign that profiles/default names when
 # none is given (a --configfile replaces it rather than merging into it). Their names are in the
 # run's ConfigSettings; there is no `configfile:` directive.
@@ -72,7 +71,9 @@ except MpiguideError as err:
 
 RESULTS = f"results/{config['campaign']}"
 MPI = config["mpi"]
-DEPLOYMENT_BY_NAME = {deployment_name(d["nodes"], d["ppn"]): d for d in config["deployments"]}
+DEPLOYMENT_BY_NAME = {
+    deployment_name(d["nodes"], d["ppn"]): d for d in config["deployments"]
+}
 
 # Analysis-only mode: raw files copied from elsewhere are plain inputs; the build and run rules
 # are not defined, so nothing can rebuild the kernel or re-measure (docs/workflow.md).
@@ -86,9 +87,13 @@ LAUNCH_KEY = {"local": "launcher", "slurm": "srun"}[config["launch"]]
 # package from this checkout; otherwise the venv running Snakemake, which has mpiguide installed,
 # whether or not it is activated.
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
-    PYTHON_SETUP = f"export PYTHONPATH={shlex.quote(str(Path(workflow.basedir) / 'src'))}; "
+    PYTHON_SETUP = (
+        f"export PYTHONPATH={shlex.quote(str(Path(workflow.basedir) / 'src'))}; "
+    )
 else:
-    PYTHON_SETUP = f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
+    PYTHON_SETUP = (
+        f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
+    )
 shell.prefix(f"set -euo pipefail; {PYTHON_SETUP}")
 
 
@@ -137,7 +142,11 @@ def campaign_shape() -> str:
     """Which runs the aggregate joins: a removed deployment or entry re-aggregates too."""
     return options_record(
         "campaign",
-        {"mpi": list(MPI), "deployments": config["deployments"], "runs": config["runs"]},
+        {
+            "mpi": list(MPI),
+            "deployments": config["deployments"],
+            "runs": config["runs"],
+        },
     )
 
 
@@ -146,7 +155,9 @@ def mpi_env_prefix(mpi: str) -> str:
 
 
 def mpi_launch_command(mpi: str) -> str:
-    return quoted_launcher(MPI[mpi][LAUNCH_KEY], f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}")
+    return quoted_launcher(
+        MPI[mpi][LAUNCH_KEY], f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}"
+    )
 
 
 def kernel_conda_env(mpi: str) -> str | None:

@@ -17,13 +17,13 @@ rule library_table:
             labels={"table": "holds / violated per guideline, MPI library and size"},
         ),
         md=LIBRARY_TABLE["library_table.md"],
-    params:
-        varied=config["analysis"]["varied"],
-        outdir=output_dir,
     log:
         f"{RESULTS}/logs/library_table.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        varied=config["analysis"]["varied"],
+        outdir=output_dir,
     shell:
         "python -m mpiguide library-table --tests {input.tests:q} --varied {params.varied:q}"
         " --outdir {params.outdir:q} 2> {log:q}"

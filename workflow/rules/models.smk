@@ -36,14 +36,14 @@ rule fit_models:
             category="Models",
             labels=lambda wildcards: {"plot": wildcards.name},
         ),
-    params:
-        models=as_json(config["models"]),
-        analysis=as_json(config["analysis"]),
-        outdir=output_dir,
     log:
         f"{RESULTS}/logs/fit_models.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        models=as_json(config["models"]),
+        analysis=as_json(config["analysis"]),
+        outdir=output_dir,
     shell:
         "python -m mpiguide fit --medians {input.medians:q} --models {input.models:q}"
         " --models-json {params.models:q} --analysis-json {params.analysis:q}"
@@ -76,13 +76,13 @@ rule variability:
             category="Variability",
             labels=lambda wildcards: {"plot": wildcards.name},
         ),
-    params:
-        analysis=as_json(config["analysis"]),
-        outdir=output_dir,
     log:
         f"{RESULTS}/logs/variability.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        analysis=as_json(config["analysis"]),
+        outdir=output_dir,
     shell:
         "python -m mpiguide variability --medians {input.medians:q} --timings {input.timings:q}"
         " --tests {input.tests:q} --analysis-json {params.analysis:q}"

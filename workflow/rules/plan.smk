@@ -8,12 +8,12 @@ rule grid:
         options_record("grid", grid_config()),
     output:
         f"{RESULTS}/grid.csv",
-    params:
-        grid_config=grid_config_json(),
     log:
         f"{RESULTS}/logs/grid.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        grid_config=grid_config_json(),
     shell:
         "python -m mpiguide grid --config-json {params.grid_config:q} --out {output:q} 2> {log:q}"
 
@@ -24,12 +24,12 @@ rule inputs:
         seed=options_record("seed", config["seed"]),
     output:
         f"{RESULTS}/inputs/{RUN_PATTERN}.csv",
-    params:
-        seed=config["seed"],
     log:
         f"{RESULTS}/logs/inputs/{RUN_PATTERN}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        seed=config["seed"],
     shell:
         "python -m mpiguide inputs --grid {input.grid:q} --seed {params.seed:q}"
         " --mpi {wildcards.mpi:q} --nodes {wildcards.nodes} --ppn {wildcards.ppn}"

@@ -16,12 +16,12 @@ rule plot:
             subcategory=plot_subcategory,
             labels=plot_labels,
         ),
-    params:
-        analysis=as_json(config["analysis"]),
     log:
         f"{RESULTS}/logs/plot.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        analysis=as_json(config["analysis"]),
     shell:
         "python -m mpiguide plot --timings {input.timings:q} --tests {input.tests:q}"
         " --analysis-json {params.analysis:q} --outdir {output:q} 2> {log:q}"

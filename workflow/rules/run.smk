@@ -19,21 +19,21 @@ for run_mpi in MPI:
         output:
             csv=f"{RESULTS}/raw/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.csv",
             json=f"{RESULTS}/raw/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.json",
-        params:
-            env=mpi_env_prefix(run_mpi),
-            node_size=kernel_node_size_option,
         log:
             f"{RESULTS}/logs/run/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.log",
+        conda:
+            kernel_conda_env(run_mpi)
+        envmodules:
+            *MPI[run_mpi]["modules"],
         threads: deployment_ranks
         resources:
             nodes=deployment_nodes,
             tasks=deployment_ranks,
             mpi=mpi_launch_command(run_mpi),
             cpus_per_task=1,
-        envmodules:
-            *MPI[run_mpi]["modules"],
-        conda:
-            kernel_conda_env(run_mpi)
+        params:
+            env=mpi_env_prefix(run_mpi),
+            node_size=kernel_node_size_option,
         shell:
             "{params.env} {resources.mpi} -n {resources.tasks} {input.kernel:q}"
             " --nprocs {resources.tasks} {params.node_size} {input.csv:q} {output.csv:q}"

@@ -22,15 +22,15 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
             INJECT_SOURCES,
         output:
             inject_library,
+        log:
+            f"{RESULTS}/logs/build/inject_{inject_index}.log",
+        conda:
+            kernel_conda_env(inject_mpi)
+        envmodules:
+            *MPI[inject_mpi]["modules"],
         params:
             mpicc=MPI[inject_mpi]["mpicc"],
             builddir=output_dir,
-        log:
-            f"{RESULTS}/logs/build/inject_{inject_index}.log",
-        envmodules:
-            *MPI[inject_mpi]["modules"],
-        conda:
-            kernel_conda_env(inject_mpi)
         shell:
             'MPICC={params.mpicc:q} make -C src/inject BUILD="$PWD"/{params.builddir:q}'
             " > {log:q} 2>&1"
@@ -44,13 +44,13 @@ rule selftest:
     output:
         csv=f"{RESULTS}/selftest.csv",
         plot=f"{RESULTS}/selftest.png",
-    params:
-        config=as_json(config),
-        run_logs=f"{RESULTS}/logs/run",
     log:
         f"{RESULTS}/logs/selftest.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        config=as_json(config),
+        run_logs=f"{RESULTS}/logs/run",
     shell:
         "python -m mpiguide selftest --config-json {params.config:q}"
         " --medians {input.medians:q} --run-logs {params.run_logs:q}"
