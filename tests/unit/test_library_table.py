@@ -6,12 +6,13 @@ import pandas as pd
 import pytest
 
 from mpiguide.core.errors import DataError
-from mpiguide.reports.library_table import verdicts, write_library_table
+from mpiguide.reports.library_table import markdown, verdicts, write_library_table
 
 
-def a_test(guideline, mpi, size, ppn, violated, relation="le"):
+def a_test(guideline, mpi, size, ppn, violated, relation="le", verdict="holds"):
     return dict(guideline=guideline, relation=relation, mpi=mpi, nodes=1, ppn=ppn,
-                msg_size=size, group=0, violated=violated)  # fmt: skip
+                msg_size=size, group=0, violated=violated,
+                verdict="violated" if violated else verdict)  # fmt: skip
 
 
 TESTS = pd.DataFrame([
@@ -53,11 +54,28 @@ def test_markdown_has_the_papers_layout(tmp_path: Path) -> None:
     assert "| XLIB-OPENMPI-MPICH | le | - | - | - | holds |" in lines
     written = pd.read_csv(csv_path)
     assert list(written.columns) == [
-        "guideline", "relation", "mpi", "msg_size", "tests", "violated", "verdict"
+        "guideline", "relation", "mpi", "msg_size", "tests", "violated", "holds", "undecided",
+        "verdict",
     ]  # fmt: skip
     assert sorted(p.name for p in csv_path.parent.iterdir()) == [
         "library_table.csv", "library_table.md"
     ]  # fmt: skip
+
+
+def test_a_cell_holds_only_when_every_test_holds() -> None:
+    tests = pd.DataFrame([
+        a_test("GL4", "openmpi", 8, 2, False),
+        a_test("GL4", "openmpi", 8, 4, False, verdict="undecided"),
+        a_test("GL4", "openmpi", 64, 2, False),
+        a_test("GL4", "openmpi", 64, 4, False),
+    ])  # fmt: skip
+    table = verdicts(tests, "msg_size").set_index("msg_size")
+    assert table.loc[8, ["tests", "holds", "undecided", "verdict"]].tolist() == [
+        2, 1, 1, "undecided",
+    ]  # fmt: skip
+    assert table.loc[64, "verdict"] == "holds"
+    lines = markdown(table.reset_index(), "msg_size").splitlines()
+    assert "| GL4 | le | undecided (1/2) | holds |" in lines
 
 
 def test_missing_columns_name_the_file(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ def test_tests_csv() -> None:
     tests = evaluate(medians, [], AnalysisOptions.with_defaults(), "c.yaml")
     assert list(tests.columns) == [
         "guideline", "relation", "mpi", "nodes", "ppn", *PARAMETERS, "group", "lhs_exp_id",
-        "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs", "violation_ratio", "p_value",
-        "p_adjusted", "test", "hl_ratio", "hl_low", "hl_high", "violated",
+        "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs", "violation_ratio",
+        "ratio_low", "ratio_high", "p_value", "p_adjusted", "test", "verdict", "violated",
+        "group_verdict", "detectable_ratio", "runs_needed", "hl_ratio", "hl_low", "hl_high",
     ]  # fmt: skip

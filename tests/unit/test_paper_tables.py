@@ -16,7 +16,7 @@ from mpiguide.analysis.paper_tables import (
     labelled_summary,
     row_labels,
 )
-from mpiguide.analysis.tables import table3_markdown
+from mpiguide.analysis.tables import THREE_WAY_NOTE, table3_markdown
 from mpiguide.campaign.config import load_campaign
 from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 from mpiguide.core.strict_yaml import load_yaml
@@ -136,15 +136,22 @@ def test_table4_reorder_row_is_wider_than_gl12(tmp_path):
 def test_paper_layout_labels_rows_and_marks_untested_ones():
     summary = pd.DataFrame(
         {"guideline": ["GL4", "MONO"], "mpi": "openmpi", "nodes": 1, "ppn": 2, "tests": [8, 3],
-         "violated": [1, 0], "groups": [4, 1], "violated_groups": [1, 0]}
+         "violated": [1, 0], "groups": [4, 1], "violated_groups": [1, 0], "holds": [5, 3],
+         "undecided": [2, 0], "holds_groups": [2, 1], "undecided_groups": [1, 0]}
     )  # fmt: skip
     markdown = table3_markdown(summary, ["GL9", "GL4", "MONO"], "lubbe-table3")
     assert "Lübbe 2017, Table 3" in markdown
     assert "| Neigh_allgather ≼ Neigh_alltoall | 1/8 (1/4) |" in markdown
     assert "| Cart ≼ Vneum | - |" in markdown
-    # an entry that is no row of the paper's table comes after its rows
-    assert [line for line in markdown.splitlines() if line.startswith("|")][-1] == (
+    # an entry that is no row of the paper's table comes after its rows, in the paper's
+    # layout and in the three-way table beside it
+    printed, three_way = markdown.split(THREE_WAY_NOTE)
+    assert [line for line in printed.splitlines() if line.startswith("|")][-1] == (
         "| MONO | 0/3 (0/1) |"
+    )
+    assert "| Neigh_allgather ≼ Neigh_alltoall | 5/1/2 (2/1/1) |" in three_way
+    assert [line for line in three_way.splitlines() if line.startswith("|")][-1] == (
+        "| MONO | 3/0/0 (1/0/0) |"
     )
     labelled = labelled_summary(summary, "lubbe-table3", ["GL9", "GL4", "MONO"])
     assert list(labelled["row"]) == ["Neigh_allgather ≼ Neigh_alltoall", "MONO"]

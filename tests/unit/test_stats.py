@@ -8,7 +8,6 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from mpiguide.analysis.stats import (
-    NORMALITY_ALPHA,
     _rank_sum_ci_rank,
     _rank_sum_null_cdf,
     _signed_rank_ci_rank,
@@ -16,9 +15,7 @@ from mpiguide.analysis.stats import (
     adjust_pvalues,
     hodges_lehmann_ratios,
     paired_hodges_lehmann_ratios,
-    paired_pvalues,
     rank_sum_pvalues,
-    signed_rank_pvalues,
 )
 from mpiguide.store.tukey import tukey_medians
 
@@ -137,53 +134,6 @@ def test_hodges_lehmann_chunks_agree_with_one_pass(monkeypatch):
     chunked = hodges_lehmann_ratios(lhs, rhs, 0.8)
     for name in ("ratio", "low", "high"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
-
-
-@pytest.mark.parametrize("alternative", ["greater", "two-sided"])
-@pytest.mark.parametrize("n", [5, 10, 30, 60])
-def test_signed_rank_pvalues_equal_scipy_per_test(alternative, n):
-    # rounding gives some rows zeros or tied magnitudes (as equal run medians do): scipy's
-    # single call enumerates all sign patterns for those up to 13 runs, else approximates
-    rng = np.random.default_rng(n)
-    log_ratios = rng.normal(0.05, 0.1, (20, n))
-    log_ratios[16:] = np.round(log_ratios[16:], 1)
-    vectorised = signed_rank_pvalues(log_ratios, alternative)
-    one_by_one = [scipy_stats.wilcoxon(row, alternative=alternative).pvalue for row in log_ratios]
-    np.testing.assert_allclose(vectorised, one_by_one, rtol=1e-12)
-
-
-def test_signed_rank_floor_is_two_to_the_minus_n():
-    # all ten runs in one direction: the smallest one-sided p of ten pairs, 2**-10 <= 0.001
-    assert signed_rank_pvalues(np.linspace(0.01, 0.1, 10)[None, :], "greater")[0] == 2.0**-10
-    nine_of_ten = np.append(np.linspace(0.02, 0.1, 9), -0.01)[None, :]
-    assert signed_rank_pvalues(nine_of_ten, "greater")[0] > 0.001
-
-
-def test_signed_rank_of_no_difference_is_no_evidence():
-    assert signed_rank_pvalues(np.zeros((1, 8)), "greater")[0] == 1.0
-
-
-def test_paired_pvalues_use_the_t_test_only_where_normality_holds():
-    rng = np.random.default_rng(4)
-    normal = rng.normal(0.05, 0.05, (20, 10))
-    skewed = np.exp(rng.normal(0, 2, (20, 10)))  # log-normal: Shapiro-Wilk rejects most rows
-    log_ratios = np.vstack((normal, skewed))
-    result = paired_pvalues(log_ratios, "greater")
-    shapiro = np.array([scipy_stats.shapiro(row).pvalue for row in log_ratios])
-    np.testing.assert_array_equal(result.t_test, shapiro > NORMALITY_ALPHA)
-    for row, p, t_test in zip(log_ratios, result.pvalue, result.t_test, strict=True):
-        expected = (
-            scipy_stats.ttest_1samp(row, 0.0, alternative="greater").pvalue
-            if t_test
-            else scipy_stats.wilcoxon(row, alternative="greater").pvalue
-        )
-        assert p == pytest.approx(expected, rel=1e-12)
-    assert result.t_test[:20].mean() > 0.8 and result.t_test[20:].mean() < 0.5
-
-
-def test_paired_pvalues_of_few_or_constant_runs_use_the_signed_rank_test():
-    assert not paired_pvalues(np.full((1, 10), 0.1), "greater").t_test[0]
-    assert not paired_pvalues(np.array([[0.1, 0.2, 0.15, 0.12]]), "greater").t_test[0]
 
 
 def test_signed_rank_null_distribution_equals_enumeration():

@@ -4,7 +4,13 @@ import pandas as pd
 import pytest
 
 from mpiguide.analysis.catalogue import resolve
-from mpiguide.analysis.tables import UNTESTED_NOTE, summarise, table3_markdown, write_tables
+from mpiguide.analysis.tables import (
+    THREE_WAY_NOTE,
+    UNTESTED_NOTE,
+    summarise,
+    table3_markdown,
+    write_tables,
+)
 
 KEYS = ["op", "msg_size", "mpi", "nodes", "ppn"]
 
@@ -14,7 +20,9 @@ def row_of(guideline, op, size, ppn, group, violated, ratio=1.0, rhs_median=1.0,
         guideline=guideline, relation=relation, op=op, msg_size=str(size), mpi="openmpi",
         nodes="1", ppn=str(ppn), group=group, lhs_exp_id=size, rhs_exp_id=size + 1, n_lhs=10,
         median_lhs=ratio * rhs_median, median_rhs=rhs_median, violation_ratio=ratio,
-        hl_ratio=ratio, hl_low=ratio * 0.9, hl_high=ratio * 1.1, violated=violated,
+        ratio_low=ratio * 0.95, ratio_high=ratio * 1.05, hl_ratio=ratio, hl_low=ratio * 0.9,
+        hl_high=ratio * 1.1, violated=violated, verdict="violated" if violated else "holds",
+        group_verdict="violated" if violated else "holds", detectable_ratio=1.1,
     )  # fmt: skip
 
 
@@ -38,6 +46,9 @@ def test_summary_counts_tests_and_groups():
         == [3, 4, 2, 2]  # fmt: skip
     assert summary.loc[("GL4", "2"), "worst_ratio"] == 2.5
     assert summary.loc[("GL4", "2"), "worst_hl_low"] == pytest.approx(2.25)
+    assert summary.loc[("GL4", "2"), "worst_ratio_low"] == pytest.approx(2.375)
+    assert summary.loc[("GL4", "2"), ["holds", "undecided", "holds_groups"]].tolist() == [1, 0, 0]
+    assert summary.loc[("GL4", "4"), ["holds", "holds_groups"]].tolist() == [1, 1]
     assert summary.loc[("GL4", "4"), ["violated", "tests", "violated_groups"]].tolist() == [0, 1, 0]
     # approx: a lhs twice as fast is as far from the relation as twice as slow
     assert summary.loc[("GL11", "2"), "worst_ratio"] == 2.0
@@ -53,6 +64,14 @@ def test_table3_layout():
         "| GL4 | 3/4 (2/2) | 0/1 (0/1) |",
         "| GL9 | - | - |",
         "| GL11 | 1/1 (1/1) | - |",
+        "",
+        THREE_WAY_NOTE,
+        "",
+        "| Guideline | 1x2 | 1x4 |",
+        "|---|---|---|",
+        "| GL4 | 1/3/0 (0/2/0) | 1/0/0 (1/0/0) |",
+        "| GL9 | - | - |",
+        "| GL11 | 0/1/0 (0/1/0) | - |",
         "",
         f"{UNTESTED_NOTE}: GL9",  # reported, not silently dropped
     ]

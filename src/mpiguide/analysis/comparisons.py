@@ -4,15 +4,20 @@
 then run) with offsets, so the lhs and rhs samples of thousands of tests with the same numbers
 of runs become two 2-D arrays with one fancy-indexing step.
 
-A test is decided by one of two tests (its `test` column):
-- `ranksum`: Lübbe's unpaired Wilcoxon rank-sum over the two sides' run medians, with the
-  ratio of their medians and the two-sample Hodges-Lehmann ratio;
-- `paired_t` or `signed_rank`: a paired test over the runs' log-ratios lhs/rhs (run i of lhs
-  against run i of rhs; stats.paired_pvalues: the t-test where the log-ratios pass a normality
-  check, else the Wilcoxon signed-rank test), with the median per-run ratio and the one-sample
-  Hodges-Lehmann ratio.
-  Only a test whose two sides hold the same runs can be paired; the caller says which tests may
-  be (those whose sides were measured in the same launches, or all).
+A test is decided by one of three tests (its `test` column), fixed by `analysis.test` and by
+whether its two sides hold the same runs, never by the data's shape:
+- `paired_t`: the one-sample t-test on the runs' log-ratios lhs/rhs (run i of lhs against run
+  i of rhs); the effect is their geometric mean, exp(mean log-ratio);
+- `welch_t`: Welch's two-sample t-test on the two sides' log run medians; the effect is the
+  ratio of their geometric means;
+- `ranksum`: Lübbe's unpaired Wilcoxon rank-sum over the run medians (`analysis.test:
+  ranksum`); the effect is the ratio of the medians, its bounds the two-sample Hodges-Lehmann
+  interval.
+Each test also gets its one-sided confidence bounds (`ratio_low`, `ratio_high`) from the same
+model, and the log-scale standard error and degrees of freedom the verdicts' power estimates use
+(`LOG_SE`, `DF`). `hl_ratio`, `hl_low`, `hl_high` are the Hodges-Lehmann estimate and its
+distribution-free interval at `confidence`, for reading beside the effect (one-sample for paired
+tests, two-sample otherwise).
 """
 
 from __future__ import annotations
@@ -21,15 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from mpiguide.analysis.stats import (
     Alternative,
     RatioEstimates,
     hodges_lehmann_ratios,
     paired_hodges_lehmann_ratios,
-    paired_pvalues,
     rank_sum_pvalues,
 )
+from mpiguide.analysis.verdicts import one_sided_bounds
 
 STAT_COLUMNS = (
     "n_lhs",
@@ -41,10 +47,19 @@ STAT_COLUMNS = (
     "hl_ratio",
     "hl_low",
     "hl_high",
+    "ratio_low",
+    "ratio_high",
 )
+# The model's log-scale standard error and degrees of freedom: inputs of the verdicts' power
+# estimates, not columns of tests.csv.
+LOG_SE, DF = "_log_se", "_df"
+MODEL_COLUMNS = (LOG_SE, DF)
 # Which test decided a row, and its values.
 TEST_COLUMN = "test"
-RANKSUM, PAIRED_T, SIGNED_RANK = "ranksum", "paired_t", "signed_rank"
+RANKSUM, PAIRED_T, WELCH_T = "ranksum", "paired_t", "welch_t"
+# The rank-sum's power is estimated as Welch's at its asymptotic relative efficiency under
+# normality, 3/pi: its standard error is that much larger.
+_RANKSUM_SE_FACTOR = float(np.sqrt(np.pi / 3))
 
 
 @dataclass(frozen=True)
@@ -94,18 +109,20 @@ def compare(
     alternative: Alternative,
     confidence: float,
     may_pair: np.ndarray,
+    unpaired_test: str = WELCH_T,
 ) -> pd.DataFrame:
-    """STAT_COLUMNS and TEST_COLUMN for every test (lhs_rows[i] against rhs_rows[i]).
+    """STAT_COLUMNS, MODEL_COLUMNS and TEST_COLUMN for every test (lhs_rows[i] against
+    rhs_rows[i]).
 
-    Test i is paired when may_pair[i] and its two sides hold the same runs, else rank-sum.
+    Test i is paired when may_pair[i] and its two sides hold the same runs, else decided by
+    `unpaired_test` (WELCH_T or RANKSUM).
     """
     n_tests = lhs_rows.size
     n_lhs = run_medians.count[lhs_rows]
     n_rhs = run_medians.count[rhs_rows]
-    result = {name: np.full(n_tests, np.nan) for name in STAT_COLUMNS}
+    result = {name: np.full(n_tests, np.nan) for name in (*STAT_COLUMNS, *MODEL_COLUMNS)}
     result["n_lhs"], result["n_rhs"] = n_lhs, n_rhs
     paired = np.zeros(n_tests, dtype=bool)
-    t_test = np.zeros(n_tests, dtype=bool)
     shapes = np.unique(np.stack((n_lhs, n_rhs), axis=1), axis=0) if n_tests else np.empty((0, 2))
     # Every experiment has at least one run median (its rows come from medians.parquet).
     for m, n in shapes:
@@ -120,15 +137,46 @@ def compare(
         result["median_lhs"][which] = run_medians.median[lhs_rows[which]]
         result["median_rhs"][which] = run_medians.median[rhs_rows[which]]
         unpaired = ~paired[which]
-        _rank_sum(result, which[unpaired], lhs[unpaired], rhs[unpaired], alternative, confidence)
+        two_sample = _rank_sum if unpaired_test == RANKSUM else _welch
+        two_sample(result, which[unpaired], lhs[unpaired], rhs[unpaired], alternative, confidence)
         if not unpaired.all():
             log_ratios = np.log(lhs[~unpaired]) - np.log(rhs[~unpaired])
-            t_test[which[~unpaired]] = _paired(
-                result, which[~unpaired], log_ratios, alternative, confidence
-            )
+            _paired(result, which[~unpaired], log_ratios, alternative, confidence)
     frame = pd.DataFrame(result)
-    frame[TEST_COLUMN] = np.where(paired, np.where(t_test, PAIRED_T, SIGNED_RANK), RANKSUM)
+    frame[TEST_COLUMN] = np.where(paired, PAIRED_T, unpaired_test)
     return frame
+
+
+def _welch_model(log_lhs: np.ndarray, log_rhs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Welch's log effect, standard error and Welch-Satterthwaite degrees of freedom per row."""
+    m, n = log_lhs.shape[1], log_rhs.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_lhs = log_lhs.var(axis=1, ddof=1) / m if m > 1 else np.full(len(log_lhs), np.nan)
+        var_rhs = log_rhs.var(axis=1, ddof=1) / n if n > 1 else np.full(len(log_rhs), np.nan)
+        se = np.sqrt(var_lhs + var_rhs)
+        df = (var_lhs + var_rhs) ** 2 / (var_lhs**2 / (m - 1) + var_rhs**2 / (n - 1))
+    return log_lhs.mean(axis=1) - log_rhs.mean(axis=1), se, df
+
+
+def _welch(
+    result: dict[str, np.ndarray],
+    which: np.ndarray,
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    alternative: Alternative,
+    confidence: float,
+) -> None:
+    if which.size == 0:
+        return
+    log_lhs, log_rhs = np.log(lhs), np.log(rhs)
+    effect, se, df = _welch_model(log_lhs, log_rhs)
+    result["violation_ratio"][which] = np.exp(effect)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result["p_value"][which] = stats.ttest_ind(
+            log_lhs, log_rhs, axis=1, equal_var=False, alternative=alternative
+        ).pvalue
+    _store_model(result, which, effect, se, df, confidence)
+    _store(result, which, hodges_lehmann_ratios(lhs, rhs, confidence))
 
 
 def _rank_sum(
@@ -144,6 +192,13 @@ def _rank_sum(
     result["violation_ratio"][which] = result["median_lhs"][which] / result["median_rhs"][which]
     result["p_value"][which] = rank_sum_pvalues(lhs, rhs, alternative)
     _store(result, which, hodges_lehmann_ratios(lhs, rhs, confidence))
+    # One-sided bounds at `confidence` are the ends of the two-sided interval at 2c - 1.
+    bounds = hodges_lehmann_ratios(lhs, rhs, 2 * confidence - 1)
+    result["ratio_low"][which] = bounds.low
+    result["ratio_high"][which] = bounds.high
+    _, se, df = _welch_model(np.log(lhs), np.log(rhs))
+    result[LOG_SE][which] = se * _RANKSUM_SE_FACTOR
+    result[DF][which] = df
 
 
 def _paired(
@@ -152,13 +207,32 @@ def _paired(
     log_ratios: np.ndarray,
     alternative: Alternative,
     confidence: float,
-) -> np.ndarray:
-    """Fills the paired tests' statistics; returns which rows the t-test decided."""
-    result["violation_ratio"][which] = np.exp(np.median(log_ratios, axis=1))
-    pvalues = paired_pvalues(log_ratios, alternative)
-    result["p_value"][which] = pvalues.pvalue
+) -> None:
+    n = log_ratios.shape[1]
+    effect = log_ratios.mean(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = log_ratios.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(len(effect), np.nan)
+        result["p_value"][which] = stats.ttest_1samp(
+            log_ratios, 0.0, axis=1, alternative=alternative
+        ).pvalue
+    result["violation_ratio"][which] = np.exp(effect)
+    _store_model(result, which, effect, se, np.full(len(effect), n - 1.0), confidence)
     _store(result, which, paired_hodges_lehmann_ratios(log_ratios, confidence))
-    return pvalues.t_test
+
+
+def _store_model(
+    result: dict[str, np.ndarray],
+    which: np.ndarray,
+    effect: np.ndarray,
+    se: np.ndarray,
+    df: np.ndarray,
+    confidence: float,
+) -> None:
+    result["ratio_low"][which], result["ratio_high"][which] = one_sided_bounds(
+        effect, se, df, confidence
+    )
+    result[LOG_SE][which] = se
+    result[DF][which] = df
 
 
 def _store(result: dict[str, np.ndarray], which: np.ndarray, estimates: RatioEstimates) -> None:

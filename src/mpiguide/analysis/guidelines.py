@@ -20,7 +20,17 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
-from mpiguide.analysis.comparisons import STAT_COLUMNS, TEST_COLUMN, RunMedians, compare
+from mpiguide.analysis.comparisons import (
+    DF,
+    LOG_SE,
+    MODEL_COLUMNS,
+    PAIRED_T,
+    RANKSUM,
+    TEST_COLUMN,
+    WELCH_T,
+    RunMedians,
+    compare,
+)
 from mpiguide.analysis.pairing import (
     Experiments,
     combined_keys,
@@ -31,12 +41,41 @@ from mpiguide.analysis.pairing import (
 )
 from mpiguide.analysis.stats import Alternative, adjust_pvalues
 from mpiguide.analysis.tables import write_tables
+from mpiguide.analysis.verdicts import (
+    VERDICTS,
+    Thresholds,
+    detectable_ratios,
+    group_verdicts,
+    runs_needed,
+    verdicts,
+)
 from mpiguide.core.columns import MEDIAN_VALUES
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import TESTS_CSV
 
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
+# tests.csv's columns after the keys, group and experiments (docs/analysis.md).
+TEST_RESULT_COLUMNS = [
+    "n_lhs",
+    "n_rhs",
+    "median_lhs",
+    "median_rhs",
+    "violation_ratio",
+    "ratio_low",
+    "ratio_high",
+    "p_value",
+    "p_adjusted",
+    TEST_COLUMN,
+    "verdict",
+    "violated",
+    "group_verdict",
+    "detectable_ratio",
+    "runs_needed",
+    "hl_ratio",
+    "hl_low",
+    "hl_high",
+]
 # Columns of medians.parquet that are not parameters of the experiment.
 NOT_PARAMETERS = ("exp_id", "run", *MEDIAN_VALUES)
 
@@ -156,6 +195,7 @@ def _compare_in_blocks(
             alternative,
             options.confidence,
             may_pair[block],
+            RANKSUM if options.test == "ranksum" else WELCH_T,
         )
         for block in blocks
     ]
@@ -179,10 +219,34 @@ def _tests_of(
     stats = pd.concat([block.result() for block in statistics], ignore_index=True)
     tests = pd.concat([tests, stats], axis=1)
     tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)
-    ratio = tests["violation_ratio"]
-    if guideline.relation == "approx":
-        ratio = np.maximum(ratio, 1 / ratio)
-    tests["violated"] = (tests["p_adjusted"] <= options.p_thres) & (ratio >= options.v_thres)
+    approx = guideline.relation == "approx"
+    thresholds = Thresholds(options.p_thres, options.v_thres, options.confidence)
+    verdict = verdicts(
+        approx,
+        tests["violation_ratio"].to_numpy(),
+        tests["ratio_low"].to_numpy(),
+        tests["ratio_high"].to_numpy(),
+        tests["p_adjusted"].to_numpy(),
+        thresholds,
+    )
+    tests["verdict"] = verdict
+    tests["violated"] = verdict == VERDICTS[0]
+    tests["group_verdict"] = group_verdicts(verdict, tests["group"].to_numpy())
+    se, df = tests[LOG_SE].to_numpy(), tests[DF].to_numpy()
+    tests["detectable_ratio"] = detectable_ratios(approx, se, df, thresholds)
+    undecided = verdict == VERDICTS[2]
+    runs = np.minimum(tests["n_lhs"].to_numpy(), tests["n_rhs"].to_numpy())
+    needed = np.full(len(tests), np.nan)
+    needed[undecided] = runs_needed(
+        approx,
+        np.log(tests["violation_ratio"].to_numpy()[undecided]),
+        se[undecided],
+        runs[undecided],
+        (tests[TEST_COLUMN] == PAIRED_T).to_numpy()[undecided],
+        thresholds,
+    )
+    tests["runs_needed"] = pd.array(needed, dtype="Int64")
+    tests = tests.drop(columns=list(MODEL_COLUMNS))
     tests.insert(0, "relation", guideline.relation)
     tests.insert(0, "guideline", guideline.id)
     return tests
@@ -223,7 +287,7 @@ def evaluate(
             )
         ]
     columns = ["guideline", "relation", *keys, "group", "lhs_exp_id", "rhs_exp_id"]
-    columns += [*STAT_COLUMNS[:6], "p_adjusted", TEST_COLUMN, *STAT_COLUMNS[6:], "violated"]
+    columns += TEST_RESULT_COLUMNS
     if not tests:
         return pd.DataFrame(columns=columns)
     return pd.concat(tests, ignore_index=True)[columns]
@@ -259,3 +323,8 @@ def check(
                 )
         write_tables(tests, guidelines, outdir, options.layout)
         tests_written.result()
+    counts = tests["verdict"].value_counts()
+    print(
+        f"mpiguide check: {len(tests)} tests: "
+        + ", ".join(f"{int(counts.get(verdict, 0))} {verdict}" for verdict in VERDICTS)
+    )

@@ -3,10 +3,6 @@
 - `rank_sum_pvalues`: Wilcoxon rank-sum (Mann-Whitney U) p-values of many tests of one shape.
 - `hodges_lehmann_ratios`: Hodges-Lehmann estimate of the ratio lhs/rhs with a
   distribution-free confidence interval, for many tests of one shape.
-- `signed_rank_pvalues`: Wilcoxon signed-rank p-values of many paired tests (per run the
-  log-ratio of the two run medians) of one shape.
-- `paired_pvalues`: the paired test of many rows: a t-test on the log-ratios where they pass a
-  normality check, the signed-rank test where they do not.
 - `paired_hodges_lehmann_ratios`: the one-sample Hodges-Lehmann estimate of the per-run ratio
   with its distribution-free confidence interval, for many paired tests of one shape.
 - `adjust_pvalues`: Holm or Benjamini-Hochberg adjustment across a family of tests.
@@ -22,8 +18,6 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from mpiguide.analysis.shapiro import shapiro_pvalues
-
 Correction = Literal["none", "holm", "bh"]
 Alternative = Literal["greater", "two-sided"]
 
@@ -31,21 +25,10 @@ Alternative = Literal["greater", "two-sided"]
 # values and there are no ties.
 EXACT_MAX_SIZE = 8
 
-# scipy.stats.wilcoxon's 'auto': the exact null distribution up to this many pairs (without
-# zeros or ties), the normal approximation above it.
-SIGNED_RANK_EXACT_MAX_SIZE = 50
-# scipy.stats.wilcoxon's 'auto' with zeros or ties: all 2**n sign patterns up to this many pairs.
-SIGNED_RANK_PATTERNS_MAX_SIZE = 13
-
-# The paired t-test is used on log-ratios that the Shapiro-Wilk test does not reject as normal at
-# this level (a rejected sample goes to the signed-rank test), given at least this many runs.
-NORMALITY_ALPHA = 0.05
-NORMALITY_MIN_SIZE = 5
-
 # statsmodels' names of the corrections offered in `analysis: correction`.
 _MULTITEST_METHOD = {"holm": "holm", "bh": "fdr_bh"}
 
-# Upper bound of the values (pairwise differences, Walsh averages, sign patterns) each chunk of
+# Upper bound of the values (pairwise differences, Walsh averages) each chunk of
 # rows of a test holds at once: 512 KiB. Chunks this small are served again and again from the
 # allocator's free memory; chunks of 32 MB were fresh pages every time, which the kernel zeroes,
 # and a fresh `check` of 29 520 tests spent a fifth of its time there (1.34 s -> 1.14 s).
@@ -162,101 +145,6 @@ def _fill_estimates(
     else:
         estimates.low[rows] = 0.0
         estimates.high[rows] = np.inf
-
-
-def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.ndarray:
-    """p-values of the Wilcoxon signed-rank test per row of per-run log-ratios (T, n).
-
-    `greater`: the log-ratios lie above 0 (lhs slower). Each row gets the p-value that
-    `scipy.stats.wilcoxon` gives that row alone (zeros dropped, 'auto' method): without zeros or
-    ties the exact null distribution up to SIGNED_RANK_EXACT_MAX_SIZE pairs; with them (common:
-    the clock's resolution makes equal run medians) the exact distribution of the tied ranks
-    over all 2**n sign patterns up to SIGNED_RANK_PATTERNS_MAX_SIZE pairs (scipy's permutation
-    test, which enumerates them all), else the normal approximation with tie correction. The
-    exact one-sided p-value of n pairs cannot go below 2**-n: all n in one direction. scipy's
-    'auto' decides once per call, so each kind of row gets a call (or enumeration) of its own.
-    """
-    tests, size = log_ratios.shape
-    if tests == 0:
-        return np.empty(0)
-    magnitude = np.sort(np.abs(log_ratios), axis=1)
-    irregular = (magnitude[:, :1] == 0).any(axis=1) | (magnitude[:, 1:] == magnitude[:, :-1]).any(
-        axis=1
-    )
-    # No difference in any run: no evidence either way (scipy: nan, with a warning).
-    pvalues = np.ones(tests)
-    no_difference = magnitude[:, -1] == 0
-    irregular &= ~no_difference
-    regular = ~irregular & ~no_difference
-    if regular.any():
-        method = "exact" if size <= SIGNED_RANK_EXACT_MAX_SIZE else "asymptotic"
-        pvalues[regular] = stats.wilcoxon(
-            log_ratios[regular], axis=1, alternative=alternative, method=method
-        ).pvalue
-    if irregular.any():
-        if size <= SIGNED_RANK_PATTERNS_MAX_SIZE:
-            pvalues[irregular] = _signed_rank_tied_exact(log_ratios[irregular], alternative)
-        else:
-            pvalues[irregular] = stats.wilcoxon(
-                log_ratios[irregular], axis=1, alternative=alternative, method="asymptotic"
-            ).pvalue
-    return pvalues
-
-
-def _signed_rank_tied_exact(log_ratios: np.ndarray, alternative: Alternative) -> np.ndarray:
-    """Exact signed-rank p-values of rows with zeros or ties: the statistic (the sum of the
-    average ranks of the positive differences, zeros ranked 0) over all 2**n sign patterns."""
-    tests, size = log_ratios.shape
-    magnitude = np.where(log_ratios == 0, np.nan, np.abs(log_ratios))
-    ranks = np.nan_to_num(stats.rankdata(magnitude, axis=1, nan_policy="omit"), nan=0.0)
-    observed = (ranks * (log_ratios > 0)).sum(axis=1)
-    patterns = (np.arange(2**size)[:, None] >> np.arange(size)) & 1
-    # Ranks are multiples of 1/2: sums are exact, the tolerance only guards the comparison.
-    tolerance = 1e-9
-    pvalues = np.empty(tests)
-    rows_per_chunk = max(1, _CHUNK_ELEMENTS // patterns.shape[0])
-    for begin in range(0, tests, rows_per_chunk):
-        end = min(tests, begin + rows_per_chunk)
-        null = ranks[begin:end] @ patterns.T
-        greater = (null >= observed[begin:end, None] - tolerance).mean(axis=1)
-        if alternative == "greater":
-            pvalues[begin:end] = greater
-        else:
-            less = (null <= observed[begin:end, None] + tolerance).mean(axis=1)
-            pvalues[begin:end] = np.minimum(1.0, 2 * np.minimum(greater, less))
-    return pvalues
-
-
-@dataclass(frozen=True)
-class PairedPvalues:
-    pvalue: np.ndarray
-    t_test: np.ndarray  # bool: decided by the t-test (else by the signed-rank test)
-
-
-def paired_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> PairedPvalues:
-    """p-values of the paired test per row of per-run log-ratios (T, n), and which test gave it.
-
-    The one-sample t-test on the log-ratios (scipy.stats.ttest_1samp, mean 0) where they look
-    normal: at least NORMALITY_MIN_SIZE values, not all equal, and the Shapiro-Wilk test
-    (scipy.stats.shapiro's, vectorised: mpiguide.analysis.shapiro) does not reject normality at
-    NORMALITY_ALPHA. Elsewhere the signed-rank test, which assumes only
-    symmetry but whose exact p cannot go below 2**-n (one-sided; twice that two-sided).
-    """
-    tests, size = log_ratios.shape
-    normal = np.zeros(tests, dtype=bool)
-    if size >= NORMALITY_MIN_SIZE and tests:
-        varying = np.ptp(log_ratios, axis=1) > 0
-        if varying.any():
-            normality = shapiro_pvalues(log_ratios[varying])
-            normal[varying] = normality > NORMALITY_ALPHA
-    pvalues = np.empty(tests)
-    if normal.any():
-        pvalues[normal] = stats.ttest_1samp(
-            log_ratios[normal], 0.0, axis=1, alternative=alternative
-        ).pvalue
-    if not normal.all():
-        pvalues[~normal] = signed_rank_pvalues(log_ratios[~normal], alternative)
-    return PairedPvalues(pvalues, normal)
 
 
 @lru_cache(maxsize=64)

@@ -19,6 +19,7 @@ from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.analysis.pairing import PAIR_SEPARATOR
 from mpiguide.analysis.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
 from mpiguide.analysis.slowdown import write_slowdown
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import SLOWDOWN_CSV, SUMMARY_CSV, SUMMARY_MD, deployment_name
 
@@ -42,9 +43,15 @@ def effect_ratio(tests: pd.DataFrame) -> pd.Series:
 
 
 def summarise(tests: pd.DataFrame) -> pd.DataFrame:
-    """Per guideline, mpi and deployment: tests, violated, groups, violated groups, and the
-    worst violation (largest effect ratio) with its Hodges-Lehmann ratio and interval."""
-    frame = tests.assign(_effect=effect_ratio(tests))
+    """Per guideline, mpi and deployment: tests, violated, groups, violated groups; the tests
+    and groups that hold and that are undecided; the median detectable ratio; and the worst
+    violation (largest effect ratio) with its confidence bounds and Hodges-Lehmann ratio and
+    interval."""
+    frame = tests.assign(
+        _effect=effect_ratio(tests),
+        _holds=tests["verdict"] == HOLDS,
+        _undecided=tests["verdict"] == UNDECIDED,
+    )
     summary = frame.groupby(SUMMARY_KEYS, sort=False).agg(
         tests=("violated", "size"),
         violated=("violated", "sum"),
@@ -55,9 +62,27 @@ def summarise(tests: pd.DataFrame) -> pd.DataFrame:
     summary["violated_groups"] = (
         by_deployment["group"].nunique().reindex(summary.index, fill_value=0).astype(int)
     )
+    summary["holds"] = frame.groupby(SUMMARY_KEYS, sort=False)["_holds"].sum()
+    summary["undecided"] = frame.groupby(SUMMARY_KEYS, sort=False)["_undecided"].sum()
+    groups = frame.drop_duplicates([*SUMMARY_KEYS, "group"])
+    for verdict, column in ((HOLDS, "holds_groups"), (UNDECIDED, "undecided_groups")):
+        counts = (groups["group_verdict"] == verdict).groupby(
+            [groups[key] for key in SUMMARY_KEYS], sort=False
+        )
+        summary[column] = counts.sum().reindex(summary.index, fill_value=0).astype(int)
+    summary["median_detectable_ratio"] = frame.groupby(SUMMARY_KEYS, sort=False)[
+        "detectable_ratio"
+    ].median()
     worst = violated.loc[by_deployment["_effect"].idxmax()].set_index(SUMMARY_KEYS)
-    worst = worst[["_effect", "hl_ratio", "hl_low", "hl_high"]]
-    worst.columns = ["worst_ratio", "worst_hl_ratio", "worst_hl_low", "worst_hl_high"]
+    worst = worst[["_effect", "ratio_low", "ratio_high", "hl_ratio", "hl_low", "hl_high"]]
+    worst.columns = [
+        "worst_ratio",
+        "worst_ratio_low",
+        "worst_ratio_high",
+        "worst_hl_ratio",
+        "worst_hl_low",
+        "worst_hl_high",
+    ]
     return summary.join(worst).reset_index()
 
 
@@ -95,23 +120,53 @@ def table3_markdown(
             )
         ],
     )
+    summary = summary.assign(
+        three_way=[
+            f"{h}/{v}/{u} ({hg}/{vg}/{ug})"
+            for h, v, u, hg, vg, ug in zip(
+                summary["holds"],
+                summary["violated"],
+                summary["undecided"],
+                summary["holds_groups"],
+                summary["violated_groups"],
+                summary["undecided_groups"],
+                strict=True,
+            )
+        ]
+    )
     for mpi, part in summary.groupby("mpi", sort=True):
         deployments = sorted(part["deployment"].unique(), key=_deployment_order)
-        cells = part.pivot(index="guideline", columns="deployment", values="cell")
-        lines += ["", f"## {mpi}", "", "| Guideline | " + " | ".join(deployments) + " |"]
-        lines.append("|---|" + "---|" * len(deployments))
-        for label, guideline_id in rows:
-            row = [
-                cells.at[guideline_id, d]
-                if guideline_id in cells.index and isinstance(cells.at[guideline_id, d], str)
-                else NO_TESTS
-                for d in deployments
-            ]
-            lines.append(f"| {label} | " + " | ".join(row) + " |")
+        lines += ["", f"## {mpi}"]
+        lines += _markdown_table(part, "cell", rows, deployments)
+        lines += ["", THREE_WAY_NOTE]
+        lines += _markdown_table(part, "three_way", rows, deployments)
     untested = untested_guidelines(summary, guideline_ids)
     if untested:
         lines += ["", f"{UNTESTED_NOTE}: {', '.join(untested)}"]
     return "\n".join(lines) + "\n"
+
+
+THREE_WAY_NOTE = (
+    "Three-way verdicts, each cell: tests that hold/are violated/are undecided (groups likewise;"
+    " a group holds when all its tests hold, is violated when any is)."
+)
+
+
+def _markdown_table(
+    part: pd.DataFrame, column: str, rows: list[tuple[str, str]], deployments: list[str]
+) -> list[str]:
+    cells = part.pivot(index="guideline", columns="deployment", values=column)
+    lines = ["", "| Guideline | " + " | ".join(deployments) + " |"]
+    lines.append("|---|" + "---|" * len(deployments))
+    for label, guideline_id in rows:
+        row = [
+            cells.at[guideline_id, d]
+            if guideline_id in cells.index and isinstance(cells.at[guideline_id, d], str)
+            else NO_TESTS
+            for d in deployments
+        ]
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    return lines
 
 
 UNTESTED_NOTE = "Guidelines without any test (no lhs experiment pairs with an rhs one in this data)"

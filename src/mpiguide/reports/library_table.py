@@ -13,40 +13,64 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from mpiguide.analysis.pairing import PAIR_SEPARATOR
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.values import canonical_value
 
 OUTPUTS = ("library_table.csv", "library_table.md")
-HOLDS, VIOLATED = "holds", "violated"
 NO_TESTS = "-"
 NOT_APPLICABLE = "n/a"  # the varied parameter does not apply to the guideline's operations
 
 
 def verdicts(tests: pd.DataFrame, varied: str) -> pd.DataFrame:
     """Per guideline (in order of appearance), mpi and value of `varied` (ascending): tests,
-    violated tests and the verdict."""
-    missing = [c for c in ("guideline", "relation", "mpi", varied, "violated") if c not in tests]
+    violated, holding and undecided tests, and the cell's verdict: violated if any test is,
+    holds if all hold, else undecided."""
+    needed = ("guideline", "relation", "mpi", varied, "violated", "verdict")
+    missing = [c for c in needed if c not in tests]
     if missing:
         raise DataError(f"tests.csv lacks the columns {', '.join(missing)}")
     frame = tests.assign(
         violated=tests["violated"].astype(bool),
+        _holds=tests["verdict"] == HOLDS,
+        _undecided=tests["verdict"] == UNDECIDED,
         _order=tests["guideline"].map({g: i for i, g in enumerate(tests["guideline"].unique())}),
     )
     keys = ["_order", "guideline", "relation", "mpi", varied]
     table = (
         frame.groupby(keys, sort=True, dropna=False)
-        .agg(tests=("violated", "size"), violated=("violated", "sum"))
+        .agg(
+            tests=("violated", "size"),
+            violated=("violated", "sum"),
+            holds=("_holds", "sum"),
+            undecided=("_undecided", "sum"),
+        )
         .reset_index()
         .drop(columns="_order")
     )
-    table["violated"] = table["violated"].astype(int)
-    table["verdict"] = table["violated"].gt(0).map({True: VIOLATED, False: HOLDS})
+    for column in ("violated", "holds", "undecided"):
+        table[column] = table[column].astype(int)
+    table["verdict"] = np.where(
+        table["violated"] > 0,
+        VIOLATED,
+        np.where(table["holds"] == table["tests"], HOLDS, UNDECIDED),
+    )
     return table
+
+
+def _cell(row: Any) -> str:
+    if row.verdict == VIOLATED:
+        return f"{VIOLATED} ({row.violated}/{row.tests})"
+    if row.verdict == UNDECIDED:
+        return f"{UNDECIDED} ({row.undecided}/{row.tests})"
+    return HOLDS
 
 
 def _label(value: object) -> str:
@@ -63,8 +87,10 @@ def markdown(table: pd.DataFrame, varied: str) -> str:
     lines = [
         "# Guidelines per MPI library and " + varied,
         "",
-        f"As Table 2 of Manwade & Kulkarni 2018: `{HOLDS}` when no test of the cell is violated, "
-        f"else `{VIOLATED} (violated/tests)`; {NO_TESTS} where the campaign has no test.",
+        f"As Table 2 of Manwade & Kulkarni 2018, with three verdicts: `{VIOLATED} (violated/tests)`"
+        f" when a test of the cell is violated, `{HOLDS}` when every test holds (the data rule out"
+        f" a violation), else `{UNDECIDED} (undecided/tests)`: these runs cannot tell; "
+        f"{NO_TESTS} where the campaign has no test.",
         "",
     ]
     ordered = table.assign(_missing=table[varied].isna()).sort_values(
@@ -82,9 +108,7 @@ def markdown(table: pd.DataFrame, varied: str) -> str:
     lines.append("|---|---|" + "---|" * len(columns))
     for (guideline, relation), part in table.groupby(["guideline", "relation"], sort=False):
         cells = {
-            (str(row.mpi), _label(getattr(row, varied))): (
-                HOLDS if row.verdict == HOLDS else f"{VIOLATED} ({row.violated}/{row.tests})"
-            )
+            (str(row.mpi), _label(getattr(row, varied))): _cell(row)
             for row in part.itertuples(index=False)
         }
         lines.append(

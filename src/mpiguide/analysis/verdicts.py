@@ -1,0 +1,128 @@
+"""Three-way verdicts of the tests: violated, holds, undecided, and what each test could have
+seen (docs/analysis.md, "Verdicts").
+
+Every test's model gives its effect on the log scale with a standard error and degrees of
+freedom (the paired t-test on per-run log-ratios, Welch's t-test on log run medians) or, for
+Lübbe's rank-sum, the Hodges-Lehmann interval. From the same model come the p-value (violated),
+the one-sided confidence bounds (holds) and the power estimates, so that no test can be both
+violated and holding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+VIOLATED, HOLDS, UNDECIDED = "violated", "holds", "undecided"
+VERDICTS = (VIOLATED, HOLDS, UNDECIDED)
+# The power at which `detectable_ratio` is stated.
+POWER = 0.8
+# runs_needed is searched up to this many runs per side; beyond it the column stays empty.
+MAX_RUNS = 100_000
+_CANDIDATE_RUNS = np.unique(np.round(np.geomspace(2, MAX_RUNS, 600)).astype(np.int64))
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    p_thres: float
+    v_thres: float
+    confidence: float
+
+
+def one_sided_bounds(
+    log_effect: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper one-sided confidence bounds (each at `confidence`) of the ratio, from a
+    t model of its logarithm; NaN where the model has no degrees of freedom."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        quantile = stats.t.ppf(confidence, np.where(df > 0, df, np.nan))
+        return np.exp(log_effect - quantile * se), np.exp(log_effect + quantile * se)
+
+
+def verdicts(
+    approx: bool,
+    ratio: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    p_adjusted: np.ndarray,
+    thresholds: Thresholds,
+) -> np.ndarray:
+    """violated / holds / undecided per test.
+
+    violated: p_adjusted <= p_thres and the effect ratio (for approx max(v, 1/v)) >= v_thres.
+    holds (le, monotone): the upper bound and the effect are below v_thres; (approx) both bounds
+    inside (1/v_thres, v_thres), the two one-sided tests of equivalence (TOST). A test without
+    bounds (too few runs) is never `holds`.
+    """
+    v = thresholds.v_thres
+    size = np.maximum(ratio, 1 / ratio) if approx else ratio
+    violated = (p_adjusted <= thresholds.p_thres) & (size >= v)
+    inside = high < v
+    if approx:
+        inside &= low > 1 / v
+    holds = ~violated & inside & (size < v)
+    return np.where(violated, VIOLATED, np.where(holds, HOLDS, UNDECIDED)).astype(object)
+
+
+def _critical(approx: bool, se: np.ndarray, df: np.ndarray, thresholds: Thresholds) -> np.ndarray:
+    """The smallest |log effect| the test reports as violated at standard error se."""
+    alpha = thresholds.p_thres / 2 if approx else thresholds.p_thres
+    return np.maximum(stats.t.ppf(1 - alpha, df) * se, np.log(thresholds.v_thres))
+
+
+def detectable_ratios(
+    approx: bool, se: np.ndarray, df: np.ndarray, thresholds: Thresholds
+) -> np.ndarray:
+    """The smallest true ratio flagged with probability POWER at this standard error: the
+    critical log effect plus POWER's t quantile times se (the observed spread taken as the true
+    one, the multiple-testing correction ignored)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = np.where(df > 0, df, np.nan)
+        return np.exp(_critical(approx, se, df, thresholds) + stats.t.ppf(POWER, df) * se)
+
+
+def runs_needed(
+    approx: bool,
+    log_effect: np.ndarray,
+    se: np.ndarray,
+    runs: np.ndarray,
+    paired: np.ndarray,
+    thresholds: Thresholds,
+) -> np.ndarray:
+    """Runs per side at which the observed effect, at the observed spread, would be decided
+    (violated or holds at the point estimate: about even odds); NaN past MAX_RUNS.
+
+    The standard error shrinks as 1/sqrt(runs); degrees of freedom are runs - 1 (paired) or
+    2 (runs - 1) (two samples)."""
+    result = np.full(log_effect.size, np.nan)
+    usable = np.isfinite(log_effect) & np.isfinite(se) & (runs >= 1)
+    if not usable.any():
+        return result
+    which = np.flatnonzero(usable)
+    effect = np.abs(log_effect[which]) if approx else log_effect[which]
+    candidates = _CANDIDATE_RUNS[None, :]
+    scale = np.sqrt(runs[which][:, None] / candidates)
+    se_then = se[which][:, None] * scale
+    df = np.where(paired[which][:, None], candidates - 1, 2 * (candidates - 1)).astype(float)
+    log_v = np.log(thresholds.v_thres)
+    with np.errstate(invalid="ignore"):
+        violated = effect[:, None] >= _critical(approx, se_then, df, thresholds)
+        holds = effect[:, None] + stats.t.ppf(thresholds.confidence, df) * se_then < log_v
+    decided = (violated | holds) & (candidates > runs[which][:, None])
+    found = decided.any(axis=1)
+    result[which[found]] = _CANDIDATE_RUNS[decided[found].argmax(axis=1)]
+    return result
+
+
+def group_verdicts(verdict: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per test, its group's verdict: violated if any test is, holds if all hold, else
+    undecided."""
+    codes, inverse = np.unique(groups, return_inverse=True)
+    any_violated = np.zeros(codes.size, dtype=bool)
+    all_hold = np.ones(codes.size, dtype=bool)
+    np.logical_or.at(any_violated, inverse, verdict == VIOLATED)
+    np.logical_and.at(all_hold, inverse, verdict == HOLDS)
+    per_group = np.where(any_violated, VIOLATED, np.where(all_hold, HOLDS, UNDECIDED))
+    return per_group[inverse].astype(object)
