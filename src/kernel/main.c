@@ -11,13 +11,13 @@
 #include <mpi.h>
 
 #include "check.h"
-#include "input.h"
+#include "io/input.h"
+#include "io/output.h"
 #include "measure.h"
-#include "node.h"
-#include "op_context.h"
-#include "op_table.h"
-#include "output.h"
-#include "topology.h"
+#include "ops/op_context.h"
+#include "ops/op_table.h"
+#include "topology/node.h"
+#include "topology/topology.h"
 
 static const char usage_text[] =
     "usage: mpiguide-bench [options] INPUT.csv OUTPUT.csv   (started by mpirun/srun)\n"
