@@ -10,19 +10,10 @@
 
 #include "check.h"
 #include "io/sha256.h"
+#include "kernel_limits.h"
 #include "ops/op_table.h"
 #include "sync/sync.h"
 #include "topology/topology.h"
-
-/* Repetitions are kept in memory per experiment (8 bytes each, twice on rank 0). */
-#define MAX_NREP 10000000
-/* Buffers are addressed with int counts and displacements. */
-#define MAX_BUFFER_BYTES INT32_MAX
-/* A buffer starts at most this many bytes after its page start: more than any base page
-   (64 KiB at most on common systems); a larger offset would only waste memory. */
-#define MAX_BUFFER_OFFSET (1LL << 20)
-/* Offsets of a von Neumann / Moore neighbourhood, (2 radius + 1)^ndim - 1, are planned in memory. */
-#define MAX_STENCIL_OFFSETS (1LL << 20)
 
 enum column {
     COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
@@ -307,7 +298,7 @@ static int parse_operation_parameters(const struct source *at, const row_cells c
             return reject(at, "column 'msg_size': %lld is not a multiple of the size of %s (%zu)",
                           v, dtype_names[exp->dtype], dtype_size(exp->dtype));
     }
-    if (integer_cell(at, cells, COL_WORK, 0, INT64_MAX, &v))
+    if (integer_cell(at, cells, COL_WORK, 0, MAX_WORK, &v))
         return -1;
     exp->work = v;
     if (integer_cell(at, cells, COL_ROOT, 0, INT32_MAX, &v))

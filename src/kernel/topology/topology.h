@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "experiment.h"
+#include "kernel_limits.h"
 #include "topology/node.h"
 
 /* Neighbour lists in the ranks of a topology communicator, in the order the neighbourhood
