@@ -52,7 +52,7 @@ def write_raw_run(
 ) -> None:
     """One raw output (exp_id, rep, time_s) and its provenance, for times (experiments, reps).
 
-    The bytes are the kernel's (src/kernel/output.c): its header and "%lld,%d,%.9e" rows, so
+    The bytes are the kernel's (src/kernel/io/output.c): its header and "%lld,%d,%.9e" rows, so
     that parsing them costs what parsing a real run costs.
     """
     n_exp, n_rep = times.shape

@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #define KERNEL_VERSION "0.1.0"
-#define MAX_DIMS 8
 
 enum dtype { DTYPE_CHAR, DTYPE_INT, DTYPE_FLOAT, DTYPE_DOUBLE, DTYPE_COUNT };
 enum topology_kind { TOPO_NONE, TOPO_CART, TOPO_VONNEUMANN, TOPO_MOORE, TOPO_FULL, TOPO_COUNT };

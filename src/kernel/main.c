@@ -11,18 +11,19 @@
 #include <mpi.h>
 
 #include "check.h"
-#include "input.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "kernel_limits.h"
 #include "measure.h"
-#include "node.h"
-#include "op_context.h"
-#include "op_table.h"
-#include "output.h"
-#include "topology.h"
+#include "ops/op_context.h"
+#include "ops/op_table.h"
+#include "topology/node.h"
+#include "topology/topology.h"
 
 static const char usage_text[] =
     "usage: mpiguide-bench [options] INPUT.csv OUTPUT.csv   (started by mpirun/srun)\n"
     "       mpiguide-bench --dump-topology [options] INPUT.csv\n"
-    "       mpiguide-bench --list-ops | --list-params\n"
+    "       mpiguide-bench --list-ops | --list-params | --list-limits\n"
     "options:\n"
     "  --nprocs N       fail unless MPI_COMM_WORLD has N ranks\n"
     "  --verify         run every experiment once on patterned data and check it first\n"
@@ -30,10 +31,11 @@ static const char usage_text[] =
     "  --dump-topology  print every rank's neighbour lists instead of measuring\n"
     "  --list-ops       print the operation table (TSV) and exit\n"
     "  --list-params    print the input's columns, defaults and applicability (TSV) and exit\n"
+    "  --list-limits    print the kernel's limits on its command line and input (TSV) and exit\n"
     "  --help           print this text\n";
 
 struct options {
-    int nprocs, node_size, verify, dump_topology, list_ops, list_params, help;
+    int nprocs, node_size, verify, dump_topology, list_ops, list_params, list_limits, help;
     const char *input, *output;
     char error[2 * PATH_MAX + 256]; /* room for the two paths a message may name */
 };
@@ -58,7 +60,7 @@ static int option_count(int argc, char **argv, int *i, const char *name, int *ou
     char *end;
     errno = 0;
     long v = strtol(value, &end, 10);
-    if (value[0] == '\0' || *end != '\0' || errno == ERANGE || v < 1 || v > 1 << 30) {
+    if (value[0] == '\0' || *end != '\0' || errno == ERANGE || v < 1 || v > MAX_RANKS) {
         snprintf(opt->error, sizeof opt->error, "%s: '%s' is not a positive integer", name,
                  value);
         return -1;
@@ -88,6 +90,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
             opt->list_ops = 1;
         else if (strcmp(argv[i], "--list-params") == 0)
             opt->list_params = 1;
+        else if (strcmp(argv[i], "--list-limits") == 0)
+            opt->list_limits = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             opt->help = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -100,7 +104,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
             return -1;
         }
     }
-    if (opt->list_ops || opt->list_params || opt->help)
+    if (opt->list_ops || opt->list_params || opt->list_limits || opt->help)
         return 0;
     int wanted = opt->dump_topology ? 1 : 2;
     if (npositional != wanted) {
@@ -381,12 +385,15 @@ int main(int argc, char **argv)
 {
     struct options opt;
     int parsed = parse_options(argc, argv, &opt);
-    /* --list-ops, --list-params and --help need no MPI: they work without a launcher. */
-    if (parsed == 0 && (opt.list_ops || opt.list_params || opt.help)) {
+    /* --list-ops, --list-params, --list-limits and --help need no MPI: they work without a
+       launcher. */
+    if (parsed == 0 && (opt.list_ops || opt.list_params || opt.list_limits || opt.help)) {
         if (opt.list_ops)
             operations_list(stdout);
         else if (opt.list_params)
             input_list_columns(stdout);
+        else if (opt.list_limits)
+            limits_list(stdout);
         else
             fputs(usage_text, stdout);
         return EXIT_OK;

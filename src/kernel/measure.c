@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "op_table.h"
+#include "ops/op_table.h"
 
 /* Rank 0 gets the reduction of n values of a rank-local array (NULL on the other ranks). */
 static void *reduce_to_root(const void *local, int n, MPI_Datatype type, size_t size, MPI_Op op,

@@ -2,8 +2,8 @@
 #ifndef MPIGUIDE_MEASURE_H
 #define MPIGUIDE_MEASURE_H
 
-#include "op_context.h"
-#include "sync.h"
+#include "ops/op_context.h"
+#include "sync/sync.h"
 
 /* The repetitions of one experiment, gathered on rank 0 (NULL arrays elsewhere). */
 struct measurement {

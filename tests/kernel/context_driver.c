@@ -7,8 +7,8 @@
 #include <mpi.h>
 
 #include "check.h"
-#include "op_context.h"
-#include "op_table.h"
+#include "ops/op_context.h"
+#include "ops/op_table.h"
 
 int main(int argc, char **argv)
 {

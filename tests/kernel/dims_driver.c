@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dims.h"
+#include "topology/dims.h"
 
 int main(int argc, char **argv)
 {

@@ -45,7 +45,7 @@ def dims_create(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-o",
             binary,
             Path(__file__).with_name("dims_driver.c"),
-            KERNEL_SOURCES / "dims.c",
+            KERNEL_SOURCES / "topology" / "dims.c",
         ],
         check=True,
     )

@@ -212,6 +212,16 @@ BAD_INPUTS = [
         3,
         "NUL byte in the line (not a text file?)",
     ),
+    # Once unbounded: a row could ask for 2^63 - 1 iterations of spinning per repetition.
+    (
+        "work-too-large",
+        rows(
+            "2,ineighbor_alltoall,8,3,cart,1,100000000001",
+            header="exp_id,op,msg_size,nrep,topology,ndim,work",
+        ),
+        2,
+        "column 'work': 100000000001 is too large (at most 100000000000)",
+    ),
     (
         "buffer-offset-too-large",
         rows("2,bcast,8,3,2000000", header="exp_id,op,msg_size,nrep,buffer_offset"),

@@ -26,7 +26,7 @@ OPENMPI = MPI_LIBRARIES["openmpi"]
 def context_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not OPENMPI.available():
         pytest.skip(f"{OPENMPI.mpicc} not installed")
-    sources = [p for p in sorted(KERNEL_SOURCES.glob("*.c")) if p.name != "main.c"]
+    sources = [p for p in sorted(KERNEL_SOURCES.rglob("*.c")) if p != KERNEL_SOURCES / "main.c"]
     binary = tmp_path_factory.mktemp("ubsan") / "context_driver"
     subprocess.run(
         [

@@ -204,10 +204,11 @@ def run_inputs(wildcards) -> list[str]:
     return campaign_files("inputs", "csv")
 
 
+# The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout).
 KERNEL_SOURCES = sorted(
     str(path)
     for pattern in ("*.c", "*.h", "Makefile")
-    for path in Path("src/kernel").glob(pattern)
+    for path in Path("src/kernel").rglob(pattern)
 )
 
 

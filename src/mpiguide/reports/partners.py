@@ -5,8 +5,8 @@ for each process of a Cartesian communicator, how many of its partners for a shi
 every coordinate direction (MPI_Cart_shift, 2 per dimension) are on its own node and how many
 are on another, for `MPI_Cart_create` and for the node-aware `nodecart` mapping of §2.1.
 
-The computation is the kernel's (src/kernel/nodecart.c, node.c) for `--node-size K`, without
-launching a rank: world rank r is on node r // K; `cart` keeps the world order (neither
+The computation is the kernel's (src/kernel/topology/nodecart.c, node.c) for `--node-size K`,
+without launching a rank: world rank r is on node r // K; `cart` keeps the world order (neither
 library here remaps in MPI_Cart_create, as Gropp's Table 2 found of every library he tested);
 `nodecart` gives every node a box of the grid and numbers boxes and the processes in them in
 row-major order; with `reorder` false it keeps the world order too. A partner is counted once

@@ -46,7 +46,7 @@ FLOAT_PARAMETERS = ("max_time",)
 STRING_PARAMETERS = tuple(
     p for p in PARAMETERS if p not in INTEGER_PARAMETERS and p not in FLOAT_PARAMETERS
 )
-# Provenance keys (written by the kernel, src/kernel/output.c).
+# Provenance keys (written by the kernel, src/kernel/io/output.c).
 PROV_INPUT_SHA256 = "input_sha256"
 PROV_OUTPUT_SHA256 = "output_sha256"
 PROV_NPROCS = "nprocs"

@@ -1,0 +1,626 @@
+#include "io/input.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "io/sha256.h"
+#include "kernel_limits.h"
+#include "ops/op_table.h"
+#include "sync/sync.h"
+#include "topology/topology.h"
+
+enum column {
+    COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
+    COL_NFIN, COL_RADIUS, COL_ORDERING, COL_CONSTRUCTOR, COL_REORDER, COL_ROOT, COL_SYNC,
+    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_COUNT
+};
+
+/* When a column applies (docs/architecture.md, "Parameter applicability"); the first four depend
+   on the op, the others on the topology. */
+enum applicability {
+    APPLIES_ALWAYS, APPLIES_MOVES_DATA, APPLIES_ROOT, APPLIES_NONBLOCKING, APPLIES_COUNTS,
+    APPLIES_GRID, APPLIES_STENCIL, APPLIES_STENCIL_OR_FULL, APPLIES_TOPOLOGY, APPLIES_KIND_COUNT
+};
+
+static const char *const applicability_names[APPLIES_KIND_COUNT] = {
+    "always", "moves_data", "root", "nonblocking", "counts", "grid", "stencil", "stencil_or_full",
+    "topology",
+};
+
+/* A column of the input: its name, the text an empty cell stands for ("" when the column is
+   required, or for ordering and constructor, whose default depends on the topology), and when it
+   applies. The parsing reads its defaults from here; --list-params prints this table. */
+struct column_spec {
+    const char *name;
+    const char *default_text;
+    enum applicability applies;
+};
+
+static const struct column_spec columns[COL_COUNT] = {
+    [COL_EXP_ID] = {"exp_id", "", APPLIES_ALWAYS},
+    [COL_OP] = {"op", "", APPLIES_ALWAYS},
+    [COL_MSG_SIZE] = {"msg_size", "", APPLIES_MOVES_DATA},
+    [COL_DTYPE] = {"dtype", "char", APPLIES_MOVES_DATA},
+    [COL_NREP] = {"nrep", "", APPLIES_ALWAYS},
+    [COL_WORK] = {"work", "0", APPLIES_NONBLOCKING},
+    [COL_TOPOLOGY] = {"topology", "none", APPLIES_ALWAYS},
+    [COL_NDIM] = {"ndim", "", APPLIES_GRID},
+    [COL_NFIN] = {"nfin", "0", APPLIES_GRID},
+    [COL_RADIUS] = {"radius", "1", APPLIES_STENCIL},
+    [COL_ORDERING] = {"ordering", "", APPLIES_STENCIL_OR_FULL},
+    [COL_CONSTRUCTOR] = {"constructor", "", APPLIES_TOPOLOGY},
+    [COL_REORDER] = {"reorder", "0", APPLIES_TOPOLOGY},
+    [COL_ROOT] = {"root", "0", APPLIES_ROOT},
+    [COL_SYNC] = {"sync", "dissemination", APPLIES_ALWAYS},
+    [COL_MAX_TIME] = {"max_time", "0", APPLIES_ALWAYS},
+    [COL_BUFFER_OFFSET] = {"buffer_offset", "0", APPLIES_MOVES_DATA},
+    [COL_COUNTS] = {"counts", "equal", APPLIES_COUNTS},
+};
+
+void input_list_columns(FILE *out)
+{
+    fputs("param\tdefault\tapplies\n", out);
+    for (int col = 0; col < COL_COUNT; col++)
+        fprintf(out, "%s\t%s\t%s\n", columns[col].name, columns[col].default_text,
+                applicability_names[columns[col].applies]);
+}
+
+static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "double"};
+static const char *const topology_names[TOPO_COUNT] = {"none", "cart", "vonneumann", "moore",
+                                                       "full"};
+static const char *const ordering_names[ORDER_COUNT] = {"", "FMAJ", "LMAJ", "RAND", "LINEAR"};
+static const char *const constructor_names[CONSTRUCTOR_COUNT] = {"", "cart", "graph",
+                                                                 "graph_adj", "nodecart"};
+static const char *const counts_names[COUNTS_PATTERN_COUNT] = {"equal", "ramp"};
+
+/* Where a message points: file and line. */
+struct source {
+    const char *path;
+    long long line;
+};
+
+
+__attribute__((format(printf, 2, 3))) static int reject(const struct source *at,
+                                                        const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    fprintf(stderr, "%s:%lld: ", at->path, at->line);
+    vfprintf(stderr, fmt, args);
+    fputc('\n', stderr);
+    va_end(args);
+    return -1;
+}
+
+/* ---- cells ---------------------------------------------------------------------------- */
+
+static int parse_integer(const struct source *at, enum column col, const char *cell,
+                         long long min, long long max, long long *out)
+{
+    const char *name = columns[col].name;
+    const char *digits = cell[0] == '-' ? cell + 1 : cell;
+    if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits))
+        return reject(at, "column '%s': '%s' is not an integer", name, cell);
+    if (cell[0] == '-' && strspn(digits, "0") != strlen(digits))
+        return reject(at, "column '%s': %s is negative", name, cell);
+    errno = 0;
+    long long v = strtoll(cell, NULL, 10);
+    if (errno == ERANGE || v > max)
+        return reject(at, "column '%s': %s is too large (at most %lld)", name, cell, max);
+    if (v < min)
+        return reject(at, "column '%s': %s is too small (at least %lld)", name, cell, min);
+    *out = v;
+    return 0;
+}
+
+static int parse_seconds(const struct source *at, const char *cell, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(cell, &end);
+    if (cell[0] == '\0' || *end != '\0' || cell[0] == ' ' || errno == ERANGE || !isfinite(v))
+        return reject(at, "column 'max_time': '%s' is not a number of seconds", cell);
+    if (v < 0)
+        return reject(at, "column 'max_time': %s is negative", cell);
+    *out = v;
+    return 0;
+}
+
+/* Index of cell among names (empty names skipped), or a message listing the allowed ones. */
+static int parse_name(const struct source *at, enum column col, const char *cell,
+                      const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (names[i][0] != '\0' && strcmp(cell, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char allowed[256] = "";
+    for (int i = 0; i < n; i++)
+        if (names[i][0] != '\0') {
+            if (allowed[0])
+                strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
+            strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
+        }
+    return reject(at, "column '%s': unknown value '%s' (allowed: %s)", columns[col].name, cell,
+                  allowed);
+}
+
+/* ---- rows ------------------------------------------------------------------------------ */
+
+static int is_grid(enum topology_kind t)
+{
+    return t == TOPO_CART || t == TOPO_VONNEUMANN || t == TOPO_MOORE;
+}
+
+static int is_stencil(enum topology_kind t)
+{
+    return t == TOPO_VONNEUMANN || t == TOPO_MOORE;
+}
+
+static int column_applies(enum column col, const struct operation *op, enum topology_kind t)
+{
+    switch (columns[col].applies) {
+    case APPLIES_MOVES_DATA:
+        return op->msg_size != MSG_NONE;
+    case APPLIES_ROOT:
+        return operation_has(op, OP_ROOT);
+    case APPLIES_NONBLOCKING:
+        return operation_has(op, OP_NONBLOCKING);
+    case APPLIES_COUNTS:
+        return operation_has(op, OP_COUNTS);
+    case APPLIES_GRID:
+        return is_grid(t);
+    case APPLIES_STENCIL:
+        return is_stencil(t);
+    case APPLIES_STENCIL_OR_FULL:
+        return is_stencil(t) || t == TOPO_FULL;
+    case APPLIES_TOPOLOGY:
+        return t != TOPO_NONE;
+    case APPLIES_ALWAYS:
+    default:
+        return 1;
+    }
+}
+
+/* Whether the op (rather than the topology) decides if the column applies. */
+static int applies_by_op(enum column col)
+{
+    const enum applicability kind = columns[col].applies;
+    return kind == APPLIES_MOVES_DATA || kind == APPLIES_ROOT || kind == APPLIES_NONBLOCKING ||
+           kind == APPLIES_COUNTS;
+}
+
+static int ordering_fits(enum ordering o, enum topology_kind t)
+{
+    if (is_stencil(t))
+        return o == ORDER_FMAJ || o == ORDER_LMAJ || o == ORDER_RAND;
+    return t == TOPO_FULL && (o == ORDER_LINEAR || o == ORDER_RAND);
+}
+
+static int constructor_fits(enum constructor c, enum topology_kind t)
+{
+    if (t == TOPO_CART)
+        return c == CONSTRUCTOR_CART || c == CONSTRUCTOR_NODECART;
+    return c == CONSTRUCTOR_GRAPH || c == CONSTRUCTOR_GRAPH_ADJ;
+}
+
+/* The cells of one row, by column; NULL for a column the file does not have. */
+typedef const char *row_cells[COL_COUNT];
+
+static int cell_given(const row_cells cells, enum column col)
+{
+    return cells[col] && cells[col][0] != '\0';
+}
+
+/* A cell's text, or dflt when it is empty. */
+static const char *cell_or(const row_cells cells, enum column col, const char *dflt)
+{
+    return cell_given(cells, col) ? cells[col] : dflt;
+}
+
+/* An optional cell: its integer value, or its column's default when empty. */
+static int integer_cell(const struct source *at, const row_cells cells, enum column col,
+                        long long min, long long max, long long *out)
+{
+    return parse_integer(at, col, cell_or(cells, col, columns[col].default_text), min, max, out);
+}
+
+/* A cell that must be given (why: "for op X", ...), as an integer. */
+static int required_integer_cell(const struct source *at, const row_cells cells, enum column col,
+                                 long long min, long long max, const char *why, long long *out)
+{
+    if (!cell_given(cells, col))
+        return reject(at, "column '%s' is required%s", columns[col].name, why);
+    return parse_integer(at, col, cells[col], min, max, out);
+}
+
+/* An optional cell: the index among names of its value, or of its column's default when
+   empty. */
+static int name_cell(const struct source *at, const row_cells cells, enum column col,
+                     const char *const *names, int n, int *out)
+{
+    return parse_name(at, col, cell_or(cells, col, columns[col].default_text), names, n, out);
+}
+
+/* exp_id, op, topology, and which columns may be given at all. */
+static int parse_identity(const struct source *at, const row_cells cells, struct experiment *exp)
+{
+    long long v;
+    int choice;
+    if (required_integer_cell(at, cells, COL_EXP_ID, 0, INT64_MAX, "", &v))
+        return -1;
+    exp->exp_id = v;
+    if (!cell_given(cells, COL_OP))
+        return reject(at, "column 'op' is required");
+    exp->op = operation_find(cells[COL_OP]);
+    if (exp->op < 0)
+        return reject(at, "column 'op': unknown operation '%s' (mpiguide-bench --list-ops)",
+                      cells[COL_OP]);
+    const struct operation *op = &operation_table[exp->op];
+    if (name_cell(at, cells, COL_TOPOLOGY, topology_names, TOPO_COUNT, &choice))
+        return -1;
+    const enum topology_kind t = exp->topology = (enum topology_kind)choice;
+    for (int col = 0; col < COL_COUNT; col++)
+        if (cell_given(cells, col) && !column_applies(col, op, t)) {
+            const int by_op = applies_by_op(col);
+            return reject(at, "column '%s' does not apply to %s %s", columns[col].name,
+                          by_op ? "op" : "topology", by_op ? op->name : topology_names[t]);
+        }
+    if (operation_has(op, OP_TOPOLOGY_REQUIRED) && t == TOPO_NONE)
+        return reject(at, "op %s needs a topology (column 'topology' is none)", op->name);
+    return 0;
+}
+
+/* dtype, msg_size, work, root: the operation's parameters. */
+static int parse_operation_parameters(const struct source *at, const row_cells cells,
+                                      int nprocs, struct experiment *exp)
+{
+    const struct operation *op = &operation_table[exp->op];
+    long long v;
+    int choice;
+    if (name_cell(at, cells, COL_DTYPE, dtype_names, DTYPE_COUNT, &choice))
+        return -1;
+    exp->dtype = (enum dtype)choice;
+    if (op->msg_size != MSG_NONE) {
+        char why[64];
+        snprintf(why, sizeof why, " for op %s", op->name);
+        if (required_integer_cell(at, cells, COL_MSG_SIZE, 0, MAX_BUFFER_BYTES, why, &v))
+            return -1;
+        exp->msg_size = v;
+        if (v % (long long)dtype_size(exp->dtype) != 0)
+            return reject(at, "column 'msg_size': %lld is not a multiple of the size of %s (%zu)",
+                          v, dtype_names[exp->dtype], dtype_size(exp->dtype));
+    }
+    if (integer_cell(at, cells, COL_WORK, 0, MAX_WORK, &v))
+        return -1;
+    exp->work = v;
+    if (integer_cell(at, cells, COL_ROOT, 0, INT32_MAX, &v))
+        return -1;
+    if (v >= nprocs)
+        return reject(at, "column 'root': %lld is not a rank (the run has %d ranks)", v, nprocs);
+    exp->root = (int)v;
+    if (integer_cell(at, cells, COL_BUFFER_OFFSET, 0, MAX_BUFFER_OFFSET, &v))
+        return -1;
+    exp->buffer_offset = v;
+    if (name_cell(at, cells, COL_COUNTS, counts_names, COUNTS_PATTERN_COUNT, &choice))
+        return -1;
+    exp->counts = (enum counts_pattern)choice;
+    return 0;
+}
+
+/* ndim, nfin, radius, ordering, constructor, reorder. */
+static int parse_topology_parameters(const struct source *at, const row_cells cells,
+                                     struct experiment *exp)
+{
+    const enum topology_kind t = exp->topology;
+    long long v;
+    int choice;
+    if (t == TOPO_NONE)
+        return 0;
+    if (is_grid(t)) {
+        char why[64];
+        snprintf(why, sizeof why, " for topology %s", topology_names[t]);
+        if (required_integer_cell(at, cells, COL_NDIM, 1, MAX_DIMS, why, &v))
+            return -1;
+        exp->ndim = (int)v;
+        if (integer_cell(at, cells, COL_NFIN, 0, INT32_MAX, &v))
+            return -1;
+        if (v > exp->ndim)
+            return reject(at, "column 'nfin': %lld exceeds ndim (%d)", v, exp->ndim);
+        exp->nfin = (int)v;
+    }
+    if (is_stencil(t)) {
+        if (integer_cell(at, cells, COL_RADIUS, 1, INT32_MAX, &v))
+            return -1;
+        exp->radius = (int)v;
+    }
+    if (is_stencil(t) || t == TOPO_FULL) {
+        const enum ordering dflt = t == TOPO_FULL ? ORDER_LINEAR : ORDER_FMAJ;
+        if (parse_name(at, COL_ORDERING, cell_or(cells, COL_ORDERING, ordering_names[dflt]),
+                       ordering_names, ORDER_COUNT, &choice))
+            return -1;
+        exp->ordering = (enum ordering)choice;
+        if (!ordering_fits(exp->ordering, t))
+            return reject(at, "column 'ordering': %s does not exist for topology %s",
+                          ordering_names[choice], topology_names[t]);
+    }
+    const enum constructor dflt = t == TOPO_CART ? CONSTRUCTOR_CART : CONSTRUCTOR_GRAPH_ADJ;
+    if (parse_name(at, COL_CONSTRUCTOR, cell_or(cells, COL_CONSTRUCTOR, constructor_names[dflt]),
+                   constructor_names, CONSTRUCTOR_COUNT, &choice))
+        return -1;
+    exp->constructor = (enum constructor)choice;
+    if (!constructor_fits(exp->constructor, t))
+        return reject(at, "column 'constructor': %s does not fit topology %s",
+                      constructor_names[choice], topology_names[t]);
+    if (integer_cell(at, cells, COL_REORDER, 0, 1, &v))
+        return -1;
+    exp->reorder = (int)v;
+    return 0;
+}
+
+/* nrep, sync, max_time: how the experiment is measured. */
+static int parse_measurement(const struct source *at, const row_cells cells,
+                             struct experiment *exp)
+{
+    long long v;
+    int choice;
+    if (required_integer_cell(at, cells, COL_NREP, 1, MAX_NREP, "", &v))
+        return -1;
+    exp->nrep = (int)v;
+    const char *sync_names[SYNC_COUNT];
+    for (int k = 0; k < SYNC_COUNT; k++)
+        sync_names[k] = sync_method_get((enum sync_kind)k)->name;
+    if (name_cell(at, cells, COL_SYNC, sync_names, SYNC_COUNT, &choice))
+        return -1;
+    exp->sync = (enum sync_kind)choice;
+    if (parse_seconds(at, cell_or(cells, COL_MAX_TIME, columns[COL_MAX_TIME].default_text),
+                      &exp->max_time))
+        return -1;
+    return 0;
+}
+
+/* Sizes the kernel must be able to hold in memory and address with int. */
+static int check_limits(const struct source *at, const struct run_shape *run,
+                        const struct experiment *exp)
+{
+    const struct operation *op = &operation_table[exp->op];
+    const int nprocs = run->nprocs;
+    if (is_stencil(exp->topology) && topology_max_degree(exp, nprocs) > MAX_STENCIL_OFFSETS)
+        return reject(at,
+                      "column 'radius': radius %d in %d dimensions gives more than %lld offsets",
+                      exp->radius, exp->ndim, MAX_STENCIL_OFFSETS);
+    long long blocks = op->msg_size == MSG_PER_NEIGHBOR  ? topology_max_degree(exp, nprocs)
+                       : op->msg_size == MSG_PER_PROCESS ? nprocs
+                                                         : 1;
+    if (operation_has(op, OP_EQUAL_NODES) && !run->equal_nodes)
+        return reject(at, "op %s: lane decompositions need nodes of equal size (this run's "
+                          "nodes differ); use --node-size with a divisor of the rank count",
+                      op->name);
+    const int node_vectors = operation_has(op, OP_NODE_VECTORS);
+    if (node_vectors)
+        blocks *= run->largest_node;
+    /* Under ramp no rank holds twice the equal count: an alltoallv receive vector stays below
+       twice the equal one. */
+    if (exp->counts == COUNTS_RAMP)
+        blocks *= 2;
+    if (blocks > 0 && exp->msg_size > MAX_BUFFER_BYTES / blocks)
+        return reject(at, "column 'msg_size': %lld bytes x %lld blocks exceeds %d bytes%s",
+                      (long long)exp->msg_size, blocks, MAX_BUFFER_BYTES,
+                      node_vectors ? " (a node leader holds the blocks of its whole node)" : "");
+    return 0;
+}
+
+static int parse_row(const struct source *at, const row_cells cells, const struct run_shape *run,
+                     struct experiment *exp)
+{
+    memset(exp, 0, sizeof *exp);
+    exp->line = at->line;
+    if (parse_identity(at, cells, exp) ||
+        parse_operation_parameters(at, cells, run->nprocs, exp) ||
+        parse_measurement(at, cells, exp) || parse_topology_parameters(at, cells, exp))
+        return -1;
+    return check_limits(at, run, exp);
+}
+
+/* ---- lines ------------------------------------------------------------------------------ */
+
+/* Removes the line end (LF or CRLF) from a line of n bytes; returns the length left. */
+static size_t chomp(char *line, size_t n)
+{
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    return n;
+}
+
+/* Splits line in place at commas; returns the number of fields (at most max). */
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    for (char *p = line;; p++) {
+        if (n < max)
+            fields[n] = p;
+        n++;
+        p = strchr(p, ',');
+        if (!p)
+            return n;
+        *p = '\0';
+    }
+}
+
+static int parse_header(const struct source *at, char *line, int *column_of_field, int *nfields)
+{
+    char *fields[COL_COUNT + 1];
+    int n = split(line, fields, COL_COUNT + 1);
+    if (n > COL_COUNT)
+        return reject(at, "header has %d columns, more than the %d known ones", n, COL_COUNT);
+    int seen[COL_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        int col = -1;
+        for (int c = 0; c < COL_COUNT; c++)
+            if (strcmp(fields[i], columns[c].name) == 0)
+                col = c;
+        if (col < 0)
+            return reject(at, "unknown column '%s'", fields[i]);
+        if (seen[col]++)
+            return reject(at, "column '%s' appears twice", fields[i]);
+        column_of_field[i] = col;
+    }
+    static const enum column required[] = {COL_EXP_ID, COL_OP, COL_NREP};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!seen[required[i]])
+            return reject(at, "missing column '%s'", columns[required[i]].name);
+    *nfields = n;
+    return 0;
+}
+
+/* exp_id and line of a row, for the uniqueness check. */
+struct id_line {
+    int64_t exp_id, line;
+};
+
+static int compare_by_id(const void *a, const void *b)
+{
+    const struct id_line *x = a, *y = b;
+    if (x->exp_id != y->exp_id)
+        return x->exp_id < y->exp_id ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int check_unique_ids(const char *path, const struct experiment *exps, size_t n)
+{
+    struct id_line *sorted = xmalloc(n * sizeof *sorted);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (struct id_line){exps[i].exp_id, exps[i].line};
+    qsort(sorted, n, sizeof *sorted, compare_by_id);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++)
+        if (sorted[i].exp_id == sorted[i - 1].exp_id) {
+            struct source at = {path, sorted[i].line};
+            rc = reject(&at, "duplicate exp_id %lld (first on line %lld)",
+                        (long long)sorted[i].exp_id, (long long)sorted[i - 1].line);
+        }
+    free(sorted);
+    return rc;
+}
+
+/* The next line, hashed as read (so the provenance hashes exactly what was validated) and
+   without its line end; returns its length without the line end, or -1 at the end of the
+   file or on a read error (ferror tells). */
+static ssize_t next_line(FILE *file, char **line, size_t *capacity, struct sha256 *hash)
+{
+    ssize_t length = getline(line, capacity, file);
+    if (length < 0)
+        return -1;
+    sha256_update(hash, *line, (size_t)length);
+    return (ssize_t)chomp(*line, (size_t)length);
+}
+
+/* A NUL byte would end the line for every string function: what follows it would be
+   silently ignored, though hashed. */
+static int check_no_nul(const struct source *at, const char *line, ssize_t length)
+{
+    if (strlen(line) != (size_t)length)
+        return reject(at, "NUL byte in the line (not a text file?)");
+    return 0;
+}
+
+static int read_rows(FILE *file, struct source *at, struct experiment **out, size_t *count,
+                     const struct run_shape *run, struct sha256 *hash)
+{
+    char *line = NULL;
+    size_t capacity = 0, n = 0, allocated = 0;
+    struct experiment *exps = NULL;
+    int column_of_field[COL_COUNT], nfields = 0, rc = 0;
+    long long blank_line = 0; /* first empty line not yet followed by a row */
+
+    at->line = 1;
+    ssize_t length = next_line(file, &line, &capacity, hash);
+    if (length < 0) {
+        /* A directory opens but does not read (EISDIR): that is no empty file. */
+        rc = ferror(file) ? reject(at, "read error: %s", strerror(errno))
+                          : reject(at, "empty file (expected a header row)");
+        goto done;
+    }
+    if ((rc = check_no_nul(at, line, length)) != 0)
+        goto done;
+    /* A UTF-8 byte order mark from a spreadsheet is not part of the first column's name. */
+    char *header = strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
+    if ((rc = parse_header(at, header, column_of_field, &nfields)) != 0)
+        goto done;
+
+    while ((length = next_line(file, &line, &capacity, hash)) >= 0) {
+        at->line++;
+        if ((rc = check_no_nul(at, line, length)) != 0)
+            goto done;
+        if (line[0] == '\0') {
+            if (!blank_line)
+                blank_line = at->line;
+            continue;
+        }
+        if (blank_line) {
+            at->line = blank_line;
+            rc = reject(at, "empty line (only trailing empty lines are allowed)");
+            goto done;
+        }
+        char *fields[COL_COUNT + 1];
+        int found = split(line, fields, COL_COUNT + 1);
+        if (found != nfields) {
+            rc = reject(at, "%d fields, but the header has %d columns", found, nfields);
+            goto done;
+        }
+        row_cells cells = {0};
+        for (int i = 0; i < nfields; i++)
+            cells[column_of_field[i]] = fields[i];
+        if (n == allocated) {
+            allocated = allocated ? 2 * allocated : 256;
+            exps = xrealloc(exps, allocated * sizeof *exps);
+        }
+        if ((rc = parse_row(at, cells, run, &exps[n])) != 0)
+            goto done;
+        n++;
+    }
+    if (ferror(file)) {
+        rc = reject(at, "read error: %s", strerror(errno));
+        goto done;
+    }
+    if (n == 0) {
+        at->line = 1;
+        rc = reject(at, "no experiments (the file has only a header row)");
+        goto done;
+    }
+    rc = check_unique_ids(at->path, exps, n);
+done:
+    free(line);
+    if (rc != 0) {
+        free(exps);
+        return rc;
+    }
+    *out = exps;
+    *count = n;
+    return 0;
+}
+
+int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,
+               size_t *count, char digest_hex[65])
+{
+    struct source at = {path, 0};
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct sha256 hash;
+    sha256_init(&hash);
+    int rc = read_rows(file, &at, experiments, count, run, &hash);
+    fclose(file);
+    if (rc == 0)
+        sha256_hex(&hash, digest_hex);
+    return rc;
+}
