@@ -34,15 +34,11 @@ from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.core.values import canonical_value
 from mpiguide.plan.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
+from mpiguide.plan.limits import kernel_limits
 from mpiguide.plan.operations import load_operations
 from mpiguide.reports.models import Model, load_models, resolve_models
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS, inject_libraries
 
-# Bounds of the kernel (src/kernel): --nprocs (main.c), the bytes of one buffer and the offsets of
-# a stencil neighbourhood (input.c MAX_BUFFER_BYTES, MAX_STENCIL_OFFSETS).
-MAX_RANKS = 1 << 30
-MAX_BUFFER_BYTES = (1 << 31) - 1
-MAX_STENCIL_OFFSETS = 1 << 20
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
 # `$` and its recipes' shell the rest.
 BUILT_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
@@ -154,10 +150,10 @@ def _check_deployments(config: Mapping[str, Any], source: str) -> None:
     for index, deployment in enumerate(config["deployments"]):
         nodes, ppn = deployment["nodes"], deployment["ppn"]
         name = deployment_name(nodes, ppn)
-        if nodes * ppn > MAX_RANKS:
+        if nodes * ppn > kernel_limits()["max_ranks"]:
             raise ConfigError(
                 f"{source}: deployments[{index}]: {name} is {nodes * ppn} ranks; the "
-                f"kernel runs at most {MAX_RANKS}"
+                f"kernel runs at most {kernel_limits()['max_ranks']}"
             )
         if nodes * ppn < 2:
             raise ConfigError(
@@ -207,6 +203,8 @@ def _check_kernel_limits(
     """What the kernel refuses for a run's shape (input.c check_limits), in every deployment:
     a stencil's offsets, and the bytes of one buffer."""
     operations = load_operations()
+    max_offsets = kernel_limits()["max_stencil_offsets"]
+    max_bytes = kernel_limits()["max_buffer_bytes"]
     for deployment in config["deployments"]:
         ranks = deployment["nodes"] * deployment["ppn"]
         node = deployment.get("node_size") or deployment["ppn"]
@@ -214,10 +212,10 @@ def _check_kernel_limits(
         for row in rows:
             where = f"{source}: experiments (exp_id {row['exp_id']}: {describe_row(row)})"
             degree = _neighbours(row, ranks)
-            if row["topology"] in STENCIL_TOPOLOGIES and degree > MAX_STENCIL_OFFSETS:
+            if row["topology"] in STENCIL_TOPOLOGIES and degree > max_offsets:
                 raise ConfigError(
                     f"{where}: radius {row['radius']} in {row['ndim']} dimensions gives more "
-                    f"than {MAX_STENCIL_OFFSETS} neighbours, the kernel's limit"
+                    f"than {max_offsets} neighbours, the kernel's limit"
                 )
             kind = operations[row["op"]].msg_size
             if kind == "none":
@@ -225,10 +223,10 @@ def _check_kernel_limits(
             blocks = {"per_neighbor": degree, "per_process": ranks}.get(kind, 1)
             if operations[row["op"]].node_vectors:
                 blocks *= node
-            if blocks and row["msg_size"] * blocks > MAX_BUFFER_BYTES:
+            if blocks and row["msg_size"] * blocks > max_bytes:
                 raise ConfigError(
                     f"{where}: msg_size {row['msg_size']} x {blocks} blocks ({shape}) exceeds "
-                    f"the kernel's {MAX_BUFFER_BYTES} bytes per buffer"
+                    f"the kernel's {max_bytes} bytes per buffer"
                 )
 
 

@@ -26,11 +26,10 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.core.errors import MpiguideError
+from mpiguide.plan.limits import kernel_limits
 
 CONSTRUCTORS = ("cart", "nodecart")
 COLUMNS = ["constructor", "on_min", "on_max", "on_avg", "off_min", "off_max", "off_avg"]
-# The kernel's limit (src/kernel/experiment.h).
-MAX_DIMS = 8
 
 
 @dataclass(frozen=True)
@@ -42,8 +41,9 @@ class Grid:
     node_size: int
 
     def __post_init__(self) -> None:
-        if not 1 <= len(self.dims) <= MAX_DIMS:
-            raise MpiguideError(f"dims: 1 to {MAX_DIMS} dimensions, got {len(self.dims)}")
+        max_dims = kernel_limits()["max_dims"]
+        if not 1 <= len(self.dims) <= max_dims:
+            raise MpiguideError(f"dims: 1 to {max_dims} dimensions, got {len(self.dims)}")
         if any(d < 1 for d in self.dims):
             raise MpiguideError(f"dims: every dimension must be at least 1, got {self.dims}")
         if len(self.periods) != len(self.dims):
