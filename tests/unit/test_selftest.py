@@ -152,9 +152,14 @@ def test_power_table_separates_null_from_planted_slowdowns() -> None:
     overall = table[table["op"] == "all"].set_index(["launches", "test", "slowdown_pct", "runs"])
     # 20 runs were not measured; 10 of 12 are resampled.
     assert sorted(overall.index.get_level_values("runs").unique()) == [5, 10]
-    assert set(overall.index.get_level_values("test")) == {"paired", "ranksum"}
+    assert set(overall.index.get_level_values("test")) == {"auto", "ranksum"}
     assert (overall["resamples"] == 8).all()
-    for test in ("paired", "ranksum"):
+    rates = ["holds_test_rate", "undecided_test_rate", "holds_group_rate", "undecided_group_rate"]
+    assert ((overall[rates] >= 0) & (overall[rates] <= 1)).all().all()
+    # a test is violated, holds or undecided: the shares add up
+    shares = overall["flagged_test_rate"] + overall["holds_test_rate"]
+    assert (shares + overall["undecided_test_rate"]).to_numpy() == pytest.approx(1.0)
+    for test in ("auto", "ranksum"):
         across = overall.loc[("different", test)]
         assert across.loc[(0.0, 10), "flagged_test_rate"] == 0.0
         assert across.loc[(0.0, 10), "tests"] == 2 * len(OPS) * len(SIZES)
@@ -162,6 +167,8 @@ def test_power_table_separates_null_from_planted_slowdowns() -> None:
         assert across.loc[(2.0, 10), "detected_group_rate"] == 0.0
         assert across.loc[(2.0, 10), "significant_test_rate"] > 0.0
         assert across.loc[(20.0, 10), "detected_group_rate"] == 1.0
+        # a planted 20 % is never cleared: no false all-clear
+        assert across.loc[(20.0, 10), "holds_test_rate"] == 0.0
         assert across.loc[(20.0, 10), "groups"] == len(OPS)
         assert across.loc[(20.0, 10), "guidelines"] == "SLOW20"
         within = overall.loc[("same", test)]
@@ -182,9 +189,11 @@ def test_paired_test_sees_within_a_launch_what_launch_noise_hides_from_the_rank_
         run_counts=(10,),
     )
     overall = table[table["op"] == "all"].set_index(["launches", "test", "slowdown_pct"])
-    assert overall.loc[("same", "paired", 20.0), "detected_group_rate"] == 1.0
+    assert overall.loc[("same", "auto", 20.0), "detected_group_rate"] == 1.0
     assert overall.loc[("same", "ranksum", 20.0), "detected_group_rate"] < 0.5
-    assert overall.loc[("same", "paired", 0.0), "flagged_test_rate"] == 0.0
+    assert overall.loc[("same", "auto", 0.0), "flagged_test_rate"] == 0.0
+    # the null within a launch, measured to 1 %: the paired test clears most of it
+    assert overall.loc[("same", "auto", 0.0), "holds_test_rate"] > 0.5
 
 
 def test_power_table_corrects_within_each_draw() -> None:

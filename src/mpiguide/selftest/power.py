@@ -12,11 +12,12 @@ defines the experiment. A guideline whose two sides are one mpi entry compares m
 the same launches; one between two entries compares different launches.
 
 Each rate is computed as the campaign's own analysis computes verdicts (guidelines.evaluate,
-same thresholds), once with each test (`analysis.test` paired and ranksum), on subsets of the
-runs: for every run count of the power table, the runs of each entry are drawn without
-replacement, many times, and the rates are averaged over the draws. A draw numbers its runs of
-every entry 0, 1, ... in drawn order, so that `paired` pairs runs of different entries at random
-(the runs of one entry stay paired with themselves).
+same thresholds), once with each test (`analysis.test` auto, the default, and ranksum), on
+subsets of the runs: for every run count of the power table, the runs of each entry are drawn
+without replacement, many times, and the rates are averaged over the draws. A draw numbers its
+runs of every entry 0, 1, ... in drawn order (the runs of one entry stay paired with
+themselves). Besides the violated shares, each row gives the shares of tests and groups that
+hold and that stay undecided: a test of a planted slowdown that holds is a false all-clear.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import pandas as pd
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.analysis.catalogue import resolve
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import run_path
@@ -42,12 +44,13 @@ RUN_COUNTS = (5, 10, 20, 30)
 RESAMPLES = 100
 ALL_OPS = "all"
 # The tests compared side by side (values of analysis.test).
-TESTS = ("paired", "ranksum")
+TESTS = ("auto", "ranksum")
 # Values of the `launches` column: both sides of a guideline measured in the same launches or not.
 SAME_LAUNCHES, DIFFERENT_LAUNCHES = "same", "different"
 COLUMNS = [
     "slowdown_pct", "launches", "test", "op", "runs", "resamples", "guidelines", "tests",
     "groups", "significant_test_rate", "flagged_test_rate", "detected_group_rate",
+    "holds_test_rate", "undecided_test_rate", "holds_group_rate", "undecided_group_rate",
 ]  # fmt: skip
 
 
@@ -204,10 +207,15 @@ def _rates(
         launches=tests["guideline"].map({i: p.launches for i, p in by_id.items()}),
         op=lhs_side(tests["op"]),
         significant=tests["p_adjusted"] <= options.p_thres,
+        holds=tests["verdict"] == HOLDS,
+        undecided=tests["verdict"] == UNDECIDED,
     )
     levels = ["slowdown", "launches"]
     groups = tests.groupby([*levels, "draw", "guideline", "group"], observed=True).agg(
-        op=("op", "first"), detected=("violated", "any")
+        op=("op", "first"),
+        detected=("violated", "any"),
+        holds=("group_verdict", lambda verdicts: verdicts.iloc[0] == HOLDS),
+        undecided=("group_verdict", lambda verdicts: verdicts.iloc[0] == UNDECIDED),
     )
     rows = []
     for op_filter in (None, *sorted(tests["op"].unique())):
@@ -217,8 +225,15 @@ def _rates(
             size=("violated", "size"),
             significant=("significant", "mean"),
             flagged=("violated", "mean"),
+            holds=("holds", "mean"),
+            undecided=("undecided", "mean"),
         )
-        per_group = chosen_groups.groupby([*levels, "draw"])["detected"].agg(["size", "mean"])
+        per_group = chosen_groups.groupby([*levels, "draw"]).agg(
+            size=("detected", "size"),
+            mean=("detected", "mean"),
+            holds=("holds", "mean"),
+            undecided=("undecided", "mean"),
+        )
         per_group = per_group.groupby(levels)
         for level, test_counts in per_draw.groupby(levels):
             group_counts = per_group.get_group(level)
@@ -232,6 +247,10 @@ def _rates(
                     "significant_test_rate": test_counts["significant"].mean(),
                     "flagged_test_rate": test_counts["flagged"].mean(),
                     "detected_group_rate": group_counts["mean"].mean(),
+                    "holds_test_rate": test_counts["holds"].mean(),
+                    "undecided_test_rate": test_counts["undecided"].mean(),
+                    "holds_group_rate": group_counts["holds"].mean(),
+                    "undecided_group_rate": group_counts["undecided"].mean(),
                 }
             )
     return pd.DataFrame(rows)
