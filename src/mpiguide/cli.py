@@ -356,6 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--csv", type=Path, required=True, metavar="FILE")
     sub.add_argument("--plot", type=Path, required=True, metavar="FILE")
     sub.add_argument(
+        "--markdown",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the verdict shares as Markdown tables, as README's self-test section shows them",
+    )
+    sub.add_argument(
         "--resamples",
         type=int,
         metavar="N",

@@ -254,18 +254,26 @@ def test_injection_logs_catch_a_leak_into_a_clean_entry(tmp_path: Path) -> None:
         check_injection_logs(CONFIG, medians, logs, "c")
 
 
-def test_selftest_writes_table_and_plot(tmp_path: Path) -> None:
+def test_selftest_writes_table_plot_and_markdown(tmp_path: Path) -> None:
     medians = synthetic_medians(runs=5)
     medians.to_parquet(tmp_path / "medians.parquet")
     logs = write_logs(tmp_path / "logs", medians, {"slow2", "slow20", "alltoall20"})
     csv, plot = tmp_path / "selftest.csv", tmp_path / "selftest.png"
+    markdown = tmp_path / "selftest.md"
 
-    selftest(CONFIG, tmp_path / "medians.parquet", logs, csv, plot, resamples=5)
+    selftest(CONFIG, tmp_path / "medians.parquet", logs, csv, plot, markdown, resamples=5)
 
     written = pd.read_csv(csv)
     assert list(written.columns[:5]) == ["slowdown_pct", "launches", "test", "op", "runs"]
     assert set(written["slowdown_pct"]) == {0.0, 2.0, 20.0}
     assert plot.read_bytes().startswith(b"\x89PNG")
+    lines = markdown.read_text().splitlines()
+    assert "**Within a launch, `analysis.test: auto`** — tests violated / holds / undecided, %" \
+        " (groups violated, %):" in lines  # fmt: skip
+    assert "| planted | 5 runs |" in lines
+    null = next(line for line in lines if line.startswith("| 0 % (null) |"))
+    shares = [float(x) for x in null.split("|")[2].split("(")[0].split("/")]
+    assert sum(shares) == pytest.approx(100.0, abs=0.2)
     assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
 
 

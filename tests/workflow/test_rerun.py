@@ -46,6 +46,14 @@ def test_analysis_change_reruns_only_analysis(
     assert scheduled_jobs(campaign_copy) == ANALYSIS
 
 
+def test_a_dry_run_writes_no_option_record(campaign_copy: Path, edit_config: EditConfig) -> None:
+    records = campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "options"
+    before = {path.name: path.read_bytes() for path in records.iterdir()}
+    edit_config(lambda config: config["analysis"].update(v_thres=1.5))
+    assert scheduled_jobs(campaign_copy) == ANALYSIS
+    assert {path.name: path.read_bytes() for path in records.iterdir()} == before
+
+
 def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
     # The catalogue is the package's one copy: a newer file (as after an upgrade) is the change.
     before = GUIDELINE_CATALOGUE.stat()

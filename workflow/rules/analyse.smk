@@ -21,6 +21,7 @@ rule check_guidelines:
             labels={"table": "violations per guideline and deployment"},
         ),
         summary_md=GUIDELINE_OUTPUTS[SUMMARY_MD],
+        decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
         slowdown=report(
             GUIDELINE_OUTPUTS[SLOWDOWN_CSV],
             caption="../report/slowdown.rst",

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
+from snakemake.cli import get_argument_parser
 from snakemake.utils import validate
 
 from mpiguide.analysis.catalogue import load_catalogue
@@ -21,6 +22,7 @@ from mpiguide.campaign.launch import env_prefix, quoted_launcher
 from mpiguide.campaign.options_record import record
 from mpiguide.core.paths import (
     DEPLOYMENT_RUN_PATTERN,
+    DECIDED_WITH_JSON,
     GUIDELINE_FILES,
     RUN_PATTERN,
     SLOWDOWN_CSV,
@@ -124,11 +126,16 @@ def grid_config_json() -> str:
     return as_json(grid_config())
 
 
+# A dry run (-n) writes nothing below the results: Snakemake says whether this is one only after
+# the rule files are read, so its own parser reads the command line.
+DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
+
+
 def options_record(name: str, value) -> str:
     """`results/<campaign>/options/<name>.json`, rewritten only when `value` changes: as a rule
     input it re-runs the rule on a change even without .snakemake/ metadata (a fresh clone,
     copied results), where params alone would not (mpiguide.campaign.options_record)."""
-    return record(f"{RESULTS}/options/{name}.json", as_json(value))
+    return record(f"{RESULTS}/options/{name}.json", as_json(value), DRY_RUN)
 
 
 def analysis_options() -> str:

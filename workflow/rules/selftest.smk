@@ -44,6 +44,7 @@ rule selftest:
     output:
         csv=f"{RESULTS}/selftest.csv",
         plot=f"{RESULTS}/selftest.png",
+        markdown=f"{RESULTS}/selftest.md",
     log:
         f"{RESULTS}/logs/selftest.log",
     conda:
@@ -54,7 +55,8 @@ rule selftest:
     shell:
         "python -m mpiguide selftest --config-json {params.config:q}"
         " --medians {input.medians:q} --run-logs {params.run_logs:q}"
-        " --csv {output.csv:q} --plot {output.plot:q} 2> {log:q}"
+        " --csv {output.csv:q} --plot {output.plot:q} --markdown {output.markdown:q}"
+        " 2> {log:q}"
 
 
 # Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs

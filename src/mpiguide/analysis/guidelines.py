@@ -7,6 +7,8 @@ tests.csv plus the tables (tables.py).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -49,10 +51,11 @@ from mpiguide.analysis.verdicts import (
     runs_needed,
     verdicts,
 )
+from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import MEDIAN_VALUES
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
-from mpiguide.core.paths import TESTS_CSV
+from mpiguide.core.paths import DECIDED_WITH_JSON, TESTS_CSV
 
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 # tests.csv's columns after the keys, group and experiments (docs/analysis.md).
@@ -293,6 +296,19 @@ def evaluate(
     return pd.concat(tests, ignore_index=True)[columns]
 
 
+def write_decided_with(
+    path: Path, options: AnalysisOptions, guidelines: Sequence[Guideline], counts: pd.Series
+) -> None:
+    """The record of what the verdicts beside it were decided with."""
+    record = {
+        "analysis": dataclasses.asdict(options),
+        "guidelines": [guideline.id for guideline in guidelines],
+        "verdicts": {verdict: int(counts.get(verdict, 0)) for verdict in VERDICTS},
+    }
+    with atomic_path(path) as temporary:
+        temporary.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
 def check(
     medians_parquet: str | Path,
     guidelines: Sequence[Guideline],
@@ -324,6 +340,7 @@ def check(
         write_tables(tests, guidelines, outdir, options.layout)
         tests_written.result()
     counts = tests["verdict"].value_counts()
+    write_decided_with(outdir / DECIDED_WITH_JSON, options, guidelines, counts)
     print(
         f"mpiguide check: {len(tests)} tests: "
         + ", ".join(f"{int(counts.get(verdict, 0))} {verdict}" for verdict in VERDICTS)

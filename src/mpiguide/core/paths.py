@@ -45,7 +45,10 @@ TESTS_CSV = "tests.csv"
 SUMMARY_CSV = "summary.csv"
 SUMMARY_MD = "summary.md"
 SLOWDOWN_CSV = "slowdown.csv"
-GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV)
+# What check decided with: its analysis options, guidelines and verdict counts, written with the
+# tables, so that a text about them never quotes options the tables were not computed with.
+DECIDED_WITH_JSON = "decided_with.json"
+GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, DECIDED_WITH_JSON)
 
 # plots/: `overview/<guideline>-group<NNNN>.png`, `focus/<guideline>-group<NNNN>.png` and
 # `heatmap.png` (`<guideline>` made safe for a file name).

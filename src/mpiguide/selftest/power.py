@@ -317,6 +317,42 @@ def power_table(
     return table.sort_values(order, ignore_index=True)[COLUMNS]
 
 
+LAUNCHES_TITLES = {SAME_LAUNCHES: "Within a launch", DIFFERENT_LAUNCHES: "Across launches"}
+
+
+def verdict_tables(table: pd.DataFrame) -> str:
+    """Per kind of comparison and test, over all ops: a row per planted slowdown, a column per
+    number of runs, each cell the shares of tests violated / holding / undecided (percent) and
+    of groups violated in brackets."""
+    overall = table[table["op"] == ALL_OPS]
+    runs = sorted(overall["runs"].unique())
+    lines: list[str] = []
+    for (launches, test), part in overall.groupby(["launches", "test"], sort=True):
+        lines += [
+            f"**{LAUNCHES_TITLES.get(launches, launches)}, `analysis.test: {test}`** — tests "
+            "violated / holds / undecided, % (groups violated, %):",
+            "",
+            "| planted | " + " | ".join(f"{n} runs" for n in runs) + " |",
+            "|---|" + "---|" * len(runs),
+        ]
+        cells = part.set_index(["slowdown_pct", "runs"])
+        for slowdown in sorted(part["slowdown_pct"].unique()):
+            label = f"{slowdown:g} %" + (" (null)" if slowdown == 0 else "")
+            row = [
+                _verdict_cell(cells.loc[(slowdown, n)]) if (slowdown, n) in cells.index else "-"
+                for n in runs
+            ]
+            lines.append(f"| {label} | " + " | ".join(row) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _verdict_cell(row: pd.Series) -> str:
+    shares = (row["flagged_test_rate"], row["holds_test_rate"], row["undecided_test_rate"])
+    tests = " / ".join(f"{100 * share:.1f}" for share in shares)
+    return f"{tests} ({100 * row['detected_group_rate']:.0f})"
+
+
 def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> None:
     """Detected share of groups against the planted slowdown, one line per number of runs; one
     panel per test (columns) and kind of comparison (rows)."""
@@ -355,10 +391,12 @@ def selftest(
     run_logs: Path,
     csv_path: Path,
     plot_path: Path,
+    markdown_path: Path,
     resamples: int = RESAMPLES,
     source: str = "config",
 ) -> pd.DataFrame:
-    """Check the injection took effect, compute the power table, write the CSV and the plot."""
+    """Check the injection took effect, compute the power table, write the CSV, the plot and
+    the Markdown tables."""
 
     options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
     planted = planted_guidelines(config, source)
@@ -371,6 +409,8 @@ def selftest(
     with atomic_path(csv_path) as temporary:
         table.to_csv(temporary, index=False, float_format="%.4f")
     plot_power(table, options, plot_path)
+    with atomic_path(markdown_path) as temporary:
+        temporary.write_text(verdict_tables(table), encoding="utf-8")
     return table
 
 
@@ -387,4 +427,6 @@ def run(args: argparse.Namespace) -> None:
     if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
         raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
     source = str(config.get("campaign", "--config-json"))
-    selftest(config, args.medians, args.run_logs, args.csv, args.plot, resamples, source)
+    selftest(
+        config, args.medians, args.run_logs, args.csv, args.plot, args.markdown, resamples, source
+    )
