@@ -15,8 +15,18 @@ Goals: pipeline ≤ 3 times the bare pyarrow read, peak RSS ≤ 2 GB, `pd.read_p
 timings ≤ 3 s and ≤ 1.5 GB, on 2 cores.
 `--reference DIR` compares the tables written (guidelines/tests.csv, summary.csv, summary.md,
 slowdown.csv) byte for byte with those of an earlier run kept in DIR (e.g. before a change).
+
+`--components` (with `--workdir DIR --reuse`) instead times, in one fresh process, each
+hand-written fast path of check beside the library it stands in for, on the inputs check hands
+it, interleaved, medians of max(--repeat, 5) (docs/analysis.md §6 keeps the figures):
+- tests.csv: csv_table.write_csv_table, pandas' DataFrame.to_csv, pyarrow.csv.write_csv;
+- the Shapiro-Wilk pre-test: shapiro.shapiro_pvalues, scipy.stats.shapiro with axis=1 and
+  called per row;
+- the exact signed-rank test of rows with ties or zeros (up to 13 runs): stats'
+  signed_rank_pvalues, scipy.stats.wilcoxon with axis=1 and per row;
+and check itself as shipped and with each library swapped in where its output is the same.
 Usage: python benchmarks/analysis_scale.py [--workdir DIR [--reuse]] [--runs 30] [--repeat 3]
-       [--keep] [--reference DIR]
+       [--keep] [--reference DIR] [--components]
 """
 
 from __future__ import annotations
@@ -30,6 +40,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +146,206 @@ def stage_raw_read(workdir: Path) -> dict:
     return {"total_s": time.perf_counter() - start, "rows": rows, "peak_rss_mb": peak_rss_mb()}
 
 
+# The exact signed-rank test of tied rows is not reached at this scale (30 runs > 13): it is
+# timed on the signed-rank rows of check cut to this many runs (a small campaign's; the demo
+# campaign has 10) and rounded to this many decimals, as a coarse clock makes run medians equal.
+TIED_RUNS = 10
+TIED_DECIMALS = 2
+# Library calls per row are timed on this many rows and scaled to the workload's count.
+PER_ROW_SAMPLE = {"shapiro": 2000, "signed-rank": 10}
+
+
+def _interleaved(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median seconds of each variant, the variants run in turn `repeat` times."""
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(repeat):
+        for name, run in variants.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(seconds)) for name, seconds in times.items()}
+
+
+def _per_row(function: Callable[[np.ndarray], object], rows: np.ndarray, key: str):
+    """`function` called on each of the first PER_ROW_SAMPLE[key] rows."""
+    sample = rows[: PER_ROW_SAMPLE[key]]
+    return lambda: [function(row) for row in sample]
+
+
+@contextmanager
+def _replaced(module: object, name: str, value: object) -> Iterator[None]:
+    original = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+def _check_inputs(workdir: Path):
+    """The tests check writes to tests.csv and the per-run log-ratios of its paired tests, as
+    check hands them to stats.paired_pvalues."""
+    from mpiguide.analysis import comparisons
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.analysis.guidelines import evaluate, read_medians
+
+    guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
+    captured: list[np.ndarray] = []
+    paired_pvalues = comparisons.paired_pvalues
+
+    def capturing(log_ratios, alternative):
+        captured.append(log_ratios.copy())
+        return paired_pvalues(log_ratios, alternative)
+
+    with _replaced(comparisons, "paired_pvalues", capturing):
+        tests = evaluate(read_medians(workdir / "medians.parquet"), guidelines,
+                         AnalysisOptions.from_mapping({}, "benchmark"), "benchmark")  # fmt: skip
+    return guidelines, tests, np.vstack(captured)
+
+
+def _tied(log_ratios: np.ndarray) -> np.ndarray:
+    """Rows with zeros or tied magnitudes and some difference: the exact tied path's rows."""
+    magnitude = np.sort(np.abs(log_ratios), axis=1)
+    ties = (magnitude[:, 1:] == magnitude[:, :-1]).any(axis=1) | (magnitude[:, 0] == 0)
+    return ties & (magnitude[:, -1] > 0)
+
+
+def stage_components(workdir: Path, repeat: int) -> dict:
+    """Seconds of each hand-written path of check and of its library alternatives."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    from scipy import stats as scipy_stats
+
+    from mpiguide.analysis import guidelines as guidelines_module
+    from mpiguide.analysis import stats
+    from mpiguide.analysis.guidelines import check
+    from mpiguide.analysis.shapiro import shapiro_pvalues
+    from mpiguide.core.csv_table import write_csv_table
+
+    warnings.simplefilter("ignore")  # scipy's warnings on rows without range
+    guidelines, tests, log_ratios = _check_inputs(workdir)
+    out = Path(tempfile.mkdtemp(prefix="mpiguide-components-"))
+    figures: dict = {"tests": len(tests), "paired": len(log_ratios), "runs": log_ratios.shape[1]}
+
+    def pandas_writes(frame: pd.DataFrame, path: Path) -> None:
+        frame.to_csv(path, index=False)
+
+    def arrow_writes(frame: pd.DataFrame, path: Path) -> None:
+        pacsv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+    writers = {"mpiguide": write_csv_table, "pandas": pandas_writes, "pyarrow": arrow_writes}
+    figures["csv"] = _interleaved(
+        {name: lambda w=writer, n=name: w(tests, out / f"{n}.csv") for name, writer in
+         writers.items()}, repeat)  # fmt: skip
+    figures["csv_same"] = {
+        name: (out / f"{name}.csv").read_bytes() == (out / "pandas.csv").read_bytes()
+        for name in writers
+    }
+
+    # The rows check tests for normality: at least 5 runs (NORMALITY_MIN_SIZE), not constant.
+    rows = log_ratios[np.ptp(log_ratios, axis=1) > 0]
+    figures["shapiro_rows"] = len(rows)
+
+    def scipy_shapiro(samples: np.ndarray) -> np.ndarray:
+        return scipy_stats.shapiro(samples, axis=1).pvalue
+
+    figures["shapiro"] = _interleaved({
+        "mpiguide": lambda: shapiro_pvalues(rows),
+        "scipy axis=1": lambda: scipy_shapiro(rows),
+        "scipy per row": _per_row(scipy_stats.shapiro, rows, "shapiro"),
+    }, repeat)  # fmt: skip
+    figures["shapiro"]["scipy per row"] *= len(rows) / min(len(rows), PER_ROW_SAMPLE["shapiro"])
+    ours, theirs = shapiro_pvalues(rows), scipy_shapiro(rows)
+    figures["shapiro_same"] = bool(np.array_equal(ours, theirs))
+    figures["shapiro_max_rel"] = float(np.max(np.abs(ours / theirs - 1)))
+
+    # The rows check hands to the signed-rank test, and those of them on the exact tied path.
+    varying = np.ptp(log_ratios, axis=1) > 0
+    normal = np.zeros(len(log_ratios), dtype=bool)
+    normal[varying] = shapiro_pvalues(rows) > stats.NORMALITY_ALPHA
+    signed = log_ratios[~normal]
+    exact_tied = signed.shape[1] <= stats.SIGNED_RANK_PATTERNS_MAX_SIZE
+    figures["tied_in_check"] = int(_tied(signed).sum()) if exact_tied else 0
+    tied = np.round(signed[:, :TIED_RUNS], TIED_DECIMALS)
+    tied = tied[_tied(tied)]
+    figures["tied_rows"] = len(tied)
+
+    def scipy_wilcoxon(samples: np.ndarray) -> np.ndarray:
+        return scipy_stats.wilcoxon(samples, axis=1, alternative="greater",
+                                    method=scipy_stats.PermutationMethod()).pvalue  # fmt: skip
+
+    sample = tied[: PER_ROW_SAMPLE["signed-rank"]]
+    figures["signed_rank"] = _interleaved({
+        "mpiguide": lambda: stats.signed_rank_pvalues(tied, "greater"),
+        "scipy axis=1": lambda: scipy_wilcoxon(sample),
+        "scipy per row": _per_row(lambda row: scipy_stats.wilcoxon(row, alternative="greater"),
+                                  tied, "signed-rank"),
+    }, repeat)  # fmt: skip
+    scale = len(tied) / max(1, len(sample))
+    figures["signed_rank"]["scipy axis=1"] *= scale
+    figures["signed_rank"]["scipy per row"] *= scale
+    figures["signed_rank_same"] = bool(
+        np.array_equal(stats.signed_rank_pvalues(sample, "greater"), scipy_wilcoxon(sample))
+    )
+
+    def check_writes(name: str) -> Callable[[], None]:
+        return lambda: check(workdir / "medians.parquet", guidelines, {}, out / name)
+
+    def swapped(module: object, name: str, value: object, outdir: str) -> Callable[[], None]:
+        def run() -> None:
+            with _replaced(module, name, value):
+                check_writes(outdir)()
+
+        return run
+
+    figures["check"] = _interleaved({
+        "as shipped": check_writes("shipped"),
+        "tests.csv by pandas": swapped(guidelines_module, "write_csv_table", pandas_writes,
+                                       "pandas"),
+        "Shapiro-Wilk by scipy axis=1": swapped(stats, "shapiro_pvalues", scipy_shapiro,
+                                                "scipy"),
+    }, repeat)  # fmt: skip
+    shipped = (out / "shipped" / "tests.csv").read_bytes()
+    figures["check_same"] = {
+        name: (out / name / "tests.csv").read_bytes() == shipped for name in ("pandas", "scipy")
+    }
+    shutil.rmtree(out, ignore_errors=True)
+    return figures
+
+
+def print_components(figures: dict, repeat: int) -> None:
+    check_s = figures["check"]["as shipped"]
+    print(f"medians of {repeat}, interleaved, one process; check: {figures['tests']} tests, "
+          f"{figures['paired']} paired over {figures['runs']} runs; check as shipped "
+          f"{check_s:.3f} s")  # fmt: skip
+    sections = [
+        ("tests.csv writer", f"{figures['tests']} rows", figures["csv"],
+         {name: "bytes identical" if same else "bytes DIFFER"
+          for name, same in figures["csv_same"].items()}),
+        ("Shapiro-Wilk pre-test", f"{figures['shapiro_rows']} rows", figures["shapiro"],
+         {"scipy axis=1": "p identical" if figures["shapiro_same"] else
+          f"p differ by <= {figures['shapiro_max_rel']:.1e} relative"}),
+        ("exact tied signed-rank", f"{figures['tied_rows']} stand-in rows "
+         f"({figures['tied_in_check']} in check)", figures["signed_rank"],
+         {"scipy axis=1": "p identical" if figures["signed_rank_same"] else "p DIFFER"}),
+    ]  # fmt: skip
+    print(f"{'component':24} {'workload':34} {'implementation':16} {'median s':>9} "
+          f"{'/ mpiguide':>10} {'/ check':>8}  result")  # fmt: skip
+    for component, workload, times, notes in sections:
+        for name, seconds in times.items():
+            print(f"{component:24} {workload:34} {name:16} {seconds:9.3f} "
+                  f"{seconds / times['mpiguide']:9.1f}x {seconds / check_s:7.0%}  "
+                  f"{notes.get(name, '')}")  # fmt: skip
+    same = dict(zip(figures["check"], [True, *figures["check_same"].values()], strict=True))
+    for name, seconds in figures["check"].items():
+        print(f"check, {name}: {seconds:.3f} s ({seconds / check_s:.2f}x as shipped), tests.csv "
+              f"{'identical' if same[name] else 'DIFFERS'}")  # fmt: skip
+    print("per row: scaled from " + ", ".join(f"{k} {v} rows" for k, v in PER_ROW_SAMPLE.items())
+          + "; the tied signed-rank's scipy axis=1 too")  # fmt: skip
+
+
 STAGES = {
     "pipeline": stage_pipeline,
     "read": stage_read,
@@ -176,13 +389,28 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the synthesised campaign")
     parser.add_argument("--reference", type=Path,
                         help="holds guidelines/ tables of an earlier run")  # fmt: skip
-    parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
+    parser.add_argument("--components", action="store_true",
+                        help="time check's hand-written paths against libraries")  # fmt: skip
+    parser.add_argument("--stage", choices=[*STAGES, "components"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.stage == "components":
+        print(json.dumps(stage_components(args.workdir, args.repeat)))
+        return
     if args.stage:
         print(json.dumps(STAGES[args.stage](args.workdir)))
         return
     if args.reuse and args.workdir is None:
         parser.error("--reuse needs --workdir")
+    if args.components:
+        if not args.reuse:
+            parser.error("--components needs --workdir DIR --reuse (a synthesised campaign)")
+        repeat = max(args.repeat, 5)
+        output = subprocess.run(
+            [sys.executable, __file__, "--stage", "components", "--workdir", str(args.workdir),
+             "--repeat", str(repeat)], check=True, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+        print_components(json.loads(output.strip().splitlines()[-1]), repeat)
+        return
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mpiguide-scale-"))
     try:
