@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mpiguide.store import aggregate
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import RAW_COLUMNS
 from mpiguide.core.paths import deployment_name, run_number
 from mpiguide.plan.grid import COLUMNS, INTEGER_PARAMETERS, PARAMETERS, write_grid
 from mpiguide.plan.inputs import write_run_input
+from mpiguide.store import aggregate
 
 
 @dataclass(frozen=True)

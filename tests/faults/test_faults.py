@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from mpiguide.store import aggregate
 from mpiguide.core.columns import RAW_COLUMNS
+from mpiguide.store import aggregate
 from workflow_project import ANALYSIS_JOBS, scheduled_jobs, snakemake
 
 from .conftest import CAMPAIGN, DEPLOYMENT, RUNS, SLOW_RUNS, campaign, kernel_ranks, start_snakemake
