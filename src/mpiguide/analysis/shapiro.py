@@ -2,12 +2,13 @@
 
 `scipy.stats.shapiro` takes one sample per call (its `axis` argument loops over the rows in
 Python), and the paired tests run it on every test's per-run log-ratios: tens of thousands of
-calls, most of `check`'s time. This is the same algorithm, Royston's AS R94 ("A Remark on
-Algorithm AS 181: The W-test for Normality", Applied Statistics 44, 1995), with the same
-approximations scipy uses (AS 111 for the normal quantiles of the coefficients, AS 66 for the
-normal tail of the p-value) and the same order of summation, vectorised over the rows:
-tests/unit/test_shapiro.py holds it to scipy's W and p-value on every row. Only full samples
-(no censoring, scipy's only use) and sizes up to 5000 (scipy warns above) are handled.
+calls, far slower than one vectorised pass (docs/analysis.md §6 has the figures). This is the
+same algorithm, Royston's AS R94 ("A Remark on Algorithm AS 181: The W-test for Normality",
+Applied Statistics 44, 1995), with the same approximations scipy uses (AS 111 for the normal
+quantiles of the coefficients, AS 66 for the normal tail of the p-value) and the same order of
+summation, vectorised over the rows: tests/unit/test_shapiro.py holds it to scipy's W and
+p-value on every row. Only full samples (no censoring, scipy's only use) and sizes up to 5000
+(scipy warns above) are handled.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ _MULTITEST_METHOD = {"holm": "holm", "bh": "fdr_bh"}
 
 # Upper bound of the values (pairwise differences, Walsh averages, sign patterns) each chunk of
 # rows of a test holds at once: 512 KiB. Chunks this small are served again and again from the
-# allocator's free memory; chunks of 32 MB were fresh pages every time, which the kernel zeroes,
-# and a fresh `check` of 29 520 tests spent a fifth of its time there (1.34 s -> 1.14 s).
+# allocator's free memory; chunks of 32 MB were fresh pages every time, which the kernel zeroes
+# (what that cost check: docs/analysis.md §6).
 _CHUNK_ELEMENTS = 65_536
 
 
@@ -205,7 +205,11 @@ def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.
 
 def _signed_rank_tied_exact(log_ratios: np.ndarray, alternative: Alternative) -> np.ndarray:
     """Exact signed-rank p-values of rows with zeros or ties: the statistic (the sum of the
-    average ranks of the positive differences, zeros ranked 0) over all 2**n sign patterns."""
+    average ranks of the positive differences, zeros ranked 0) over all 2**n sign patterns.
+
+    scipy.stats.wilcoxon gives the same p-values by its permutation test, which ranks every sign
+    pattern of every row again; here the ranks are computed once and the patterns are one
+    matrix product (docs/analysis.md §6 has the figures)."""
     tests, size = log_ratios.shape
     magnitude = np.where(log_ratios == 0, np.nan, np.abs(log_ratios))
     ranks = np.nan_to_num(stats.rankdata(magnitude, axis=1, nan_policy="omit"), nan=0.0)
