@@ -15,8 +15,14 @@ Goals: pipeline ≤ 3 times the bare pyarrow read, peak RSS ≤ 2 GB, `pd.read_p
 timings ≤ 3 s and ≤ 1.5 GB, on 2 cores.
 `--reference DIR` compares the tables written (guidelines/tests.csv, summary.csv, summary.md,
 slowdown.csv) byte for byte with those of an earlier run kept in DIR (e.g. before a change).
+
+`--components` (with `--workdir DIR --reuse`) instead times, in one fresh process, the
+hand-written fast path of check beside the libraries it stands in for, on the table check writes,
+interleaved, medians of max(--repeat, 5) (docs/analysis.md §6 keeps the figures): tests.csv by
+csv_table.write_csv_table, pandas' DataFrame.to_csv and pyarrow.csv.write_csv; and check itself
+as shipped and with pandas' writer swapped in (its output is the same).
 Usage: python benchmarks/analysis_scale.py [--workdir DIR [--reuse]] [--runs 30] [--repeat 3]
-       [--keep] [--reference DIR]
+       [--keep] [--reference DIR] [--components]
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +143,111 @@ def stage_raw_read(workdir: Path) -> dict:
     return {"total_s": time.perf_counter() - start, "rows": rows, "peak_rss_mb": peak_rss_mb()}
 
 
+def _interleaved(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median seconds of each variant, the variants run in turn `repeat` times."""
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(repeat):
+        for name, run in variants.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(seconds)) for name, seconds in times.items()}
+
+
+@contextmanager
+def _replaced(module: object, name: str, value: object) -> Iterator[None]:
+    original = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+def _check_inputs(workdir: Path):
+    """The guidelines of the benchmark and the tests check writes to tests.csv."""
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.analysis.guidelines import evaluate, read_medians
+
+    guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
+    tests = evaluate(read_medians(workdir / "medians.parquet"), guidelines,
+                     AnalysisOptions.from_mapping({}, "benchmark"), "benchmark")  # fmt: skip
+    return guidelines, tests
+
+
+def stage_components(workdir: Path, repeat: int) -> dict:
+    """Seconds of the hand-written path of check and of its library alternatives."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from mpiguide.analysis import guidelines as guidelines_module
+    from mpiguide.analysis.guidelines import check
+    from mpiguide.core.csv_table import write_csv_table
+
+    guidelines, tests = _check_inputs(workdir)
+    out = Path(tempfile.mkdtemp(prefix="mpiguide-components-"))
+    figures: dict = {"tests": len(tests)}
+
+    def pandas_writes(frame: pd.DataFrame, path: Path) -> None:
+        frame.to_csv(path, index=False)
+
+    def arrow_writes(frame: pd.DataFrame, path: Path) -> None:
+        pacsv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+    writers = {"mpiguide": write_csv_table, "pandas": pandas_writes, "pyarrow": arrow_writes}
+    figures["csv"] = _interleaved(
+        {name: lambda w=writer, n=name: w(tests, out / f"{n}.csv") for name, writer in
+         writers.items()}, repeat)  # fmt: skip
+    figures["csv_same"] = {
+        name: (out / f"{name}.csv").read_bytes() == (out / "pandas.csv").read_bytes()
+        for name in writers
+    }
+
+    def check_writes(name: str) -> Callable[[], None]:
+        return lambda: check(workdir / "medians.parquet", guidelines, {}, out / name)
+
+    def swapped(module: object, name: str, value: object, outdir: str) -> Callable[[], None]:
+        def run() -> None:
+            with _replaced(module, name, value):
+                check_writes(outdir)()
+
+        return run
+
+    figures["check"] = _interleaved({
+        "as shipped": check_writes("shipped"),
+        "tests.csv by pandas": swapped(guidelines_module, "write_csv_table", pandas_writes,
+                                       "pandas"),
+    }, repeat)  # fmt: skip
+    shipped = (out / "shipped" / "tests.csv").read_bytes()
+    figures["check_same"] = {"pandas": (out / "pandas" / "tests.csv").read_bytes() == shipped}
+    shutil.rmtree(out, ignore_errors=True)
+    return figures
+
+
+def print_components(figures: dict, repeat: int) -> None:
+    check_s = figures["check"]["as shipped"]
+    print(f"medians of {repeat}, interleaved, one process; check: {figures['tests']} tests; "
+          f"check as shipped {check_s:.3f} s")  # fmt: skip
+    sections = [
+        ("tests.csv writer", f"{figures['tests']} rows", figures["csv"],
+         {name: "bytes identical" if same else "bytes DIFFER"
+          for name, same in figures["csv_same"].items()}),
+    ]  # fmt: skip
+    print(f"{'component':24} {'workload':34} {'implementation':16} {'median s':>9} "
+          f"{'/ mpiguide':>10} {'/ check':>8}  result")  # fmt: skip
+    for component, workload, times, notes in sections:
+        for name, seconds in times.items():
+            print(f"{component:24} {workload:34} {name:16} {seconds:9.3f} "
+                  f"{seconds / times['mpiguide']:9.1f}x {seconds / check_s:7.0%}  "
+                  f"{notes.get(name, '')}")  # fmt: skip
+    same = dict(zip(figures["check"], [True, *figures["check_same"].values()], strict=True))
+    for name, seconds in figures["check"].items():
+        print(f"check, {name}: {seconds:.3f} s ({seconds / check_s:.2f}x as shipped), tests.csv "
+              f"{'identical' if same[name] else 'DIFFERS'}")  # fmt: skip
+
+
 STAGES = {
     "pipeline": stage_pipeline,
     "read": stage_read,
@@ -178,13 +291,28 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the synthesised campaign")
     parser.add_argument("--reference", type=Path,
                         help="holds guidelines/ tables of an earlier run")  # fmt: skip
-    parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
+    parser.add_argument("--components", action="store_true",
+                        help="time check's hand-written paths against libraries")  # fmt: skip
+    parser.add_argument("--stage", choices=[*STAGES, "components"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.stage == "components":
+        print(json.dumps(stage_components(args.workdir, args.repeat)))
+        return
     if args.stage:
         print(json.dumps(STAGES[args.stage](args.workdir)))
         return
     if args.reuse and args.workdir is None:
         parser.error("--reuse needs --workdir")
+    if args.components:
+        if not args.reuse:
+            parser.error("--components needs --workdir DIR --reuse (a synthesised campaign)")
+        repeat = max(args.repeat, 5)
+        output = subprocess.run(
+            [sys.executable, __file__, "--stage", "components", "--workdir", str(args.workdir),
+             "--repeat", str(repeat)], check=True, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+        print_components(json.loads(output.strip().splitlines()[-1]), repeat)
+        return
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mpiguide-scale-"))
     try:

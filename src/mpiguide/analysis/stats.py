@@ -28,10 +28,10 @@ EXACT_MAX_SIZE = 8
 # statsmodels' names of the corrections offered in `analysis: correction`.
 _MULTITEST_METHOD = {"holm": "holm", "bh": "fdr_bh"}
 
-# Upper bound of the values (pairwise differences, Walsh averages) each chunk of
-# rows of a test holds at once: 512 KiB. Chunks this small are served again and again from the
-# allocator's free memory; chunks of 32 MB were fresh pages every time, which the kernel zeroes,
-# and a fresh `check` of 29 520 tests spent a fifth of its time there (1.34 s -> 1.14 s).
+# Upper bound of the values (pairwise differences, Walsh averages) each chunk of rows of a test
+# holds at once: 512 KiB. Chunks this small are served again and again from the
+# allocator's free memory; chunks of 32 MB were fresh pages every time, which the kernel zeroes
+# (what that cost check: docs/analysis.md §6).
 _CHUNK_ELEMENTS = 65_536
 
 

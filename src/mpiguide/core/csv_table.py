@@ -1,7 +1,8 @@
 """Large CSV tables (tests.csv, slowdown.csv) as `DataFrame.to_csv(index=False)` writes them.
 
-pandas formats every cell in Python: at tens of thousands of tests that was a quarter of
-`check`. Here each column is made text the way pandas makes it (floats by numpy's shortest
+pandas formats every cell in Python, which at tens of thousands of tests is a large part of
+`check`; pyarrow's writer is fast but spells cells its own way (docs/analysis.md §6 has both
+measured). Here each column is made text the way pandas makes it (floats by numpy's shortest
 round-trip repr, bools as True/False, missing as an empty cell) and pyarrow writes the rows.
 Formatting floats is most of what remains, so each distinct float of the table is formatted once
 (tests repeat their experiments' medians, and p_adjusted is often p_value).
@@ -39,9 +40,10 @@ def float_reprs(values: np.ndarray) -> pa.Array:
 
     Both write the shortest digits that read back as the same double, positional from 1e-4 to
     below 1e16 and scientific with an exponent of at least two digits elsewhere. Arrow's cast to
-    string writes the same digits three times faster, but spells some numbers differently: an
-    integer without ".0", 1e-05 as 0.00001, 1.5e-07 as 1.5e-7, 1e15 as 1e+15. Its text is kept
-    where the two spellings cannot differ; numpy formats the rest (NaN included).
+    string writes the same digits faster (docs/analysis.md §6), but spells some numbers
+    differently: an integer without ".0", 1e-05 as 0.00001, 1.5e-07 as 1.5e-7, 1e15 as 1e+15.
+    Its text is kept where the two spellings cannot differ; numpy formats the rest (NaN
+    included).
     """
     arrow_text = pc.cast(pa.array(values, type=pa.float64()), pa.string())
     scientific = pc.match_substring(arrow_text, "e").to_numpy(zero_copy_only=False)

@@ -26,7 +26,8 @@ import yaml
 
 from mpiguide.core.errors import ConfigError
 
-MAX_BYTES = 256 << 10  # 10 times the guideline catalogue; parsing it takes about a second
+# 10 times the guideline catalogue; bounds the time parsing takes (docs/bad_inputs.md).
+MAX_BYTES = 256 << 10
 MAX_DEPTH = 64
 MAX_NODES = 200_000  # nodes after alias expansion; a large catalogue has about 5000
 MERGE_TAG = "tag:yaml.org,2002:merge"

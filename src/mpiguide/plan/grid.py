@@ -77,7 +77,8 @@ APPLIES_WHEN = {
     "counts": "the op is a v-operation (counts is 1 in operations.tsv)",
 }
 MAX_BLOCK_PRODUCT = 200_000
-# Combinations of all blocks together: validation stays a matter of seconds however many blocks.
+# Combinations of all blocks together: bounds validation time however many blocks
+# (docs/bad_inputs.md).
 MAX_CAMPAIGN_PRODUCT = 500_000
 GRID_KEYS = ("nrep", "experiments")  # the config keys that define the grid
 

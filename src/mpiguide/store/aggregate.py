@@ -57,7 +57,7 @@ PROV_REPS = "reps_done"
 
 _CATEGORY = pa.dictionary(pa.int32(), pa.string())
 # Runs are collected into row groups of about this many rows: one row group per (small) run
-# file makes reading the whole file several times slower (measured: 2.4 s vs 12 s, 15 M rows).
+# file makes reading the whole file several times slower (figures: docs/analysis.md §6).
 ROW_GROUP_ROWS = 1 << 20
 # Raw files being read ahead of the Parquet writer: enough to keep both cores busy, few
 # enough to bound memory.
