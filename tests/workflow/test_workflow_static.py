@@ -40,7 +40,7 @@ def env_packages(name: str) -> set[str]:
 
 def third_party_imports(package_dir: Path) -> set[str]:
     modules = set()
-    for source in package_dir.glob("*.py"):
+    for source in package_dir.rglob("*.py"):
         for node in ast.walk(ast.parse(source.read_text())):
             if isinstance(node, ast.Import):
                 modules.update(alias.name.split(".")[0] for alias in node.names)
