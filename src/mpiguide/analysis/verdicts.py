@@ -22,6 +22,8 @@ POWER = 0.8
 # runs_needed is searched up to this many runs per side; beyond it the column stays empty.
 MAX_RUNS = 100_000
 _CANDIDATE_RUNS = np.unique(np.round(np.geomspace(2, MAX_RUNS, 600)).astype(np.int64))
+# Undecided tests searched at once: bounds the candidates-by-tests temporaries to a few MB.
+_ROWS_PER_CHUNK = 1024
 
 
 @dataclass(frozen=True)
@@ -66,10 +68,9 @@ def verdicts(
     return np.where(violated, VIOLATED, np.where(holds, HOLDS, UNDECIDED)).astype(object)
 
 
-def _critical(approx: bool, se: np.ndarray, df: np.ndarray, thresholds: Thresholds) -> np.ndarray:
-    """The smallest |log effect| the test reports as violated at standard error se."""
-    alpha = thresholds.p_thres / 2 if approx else thresholds.p_thres
-    return np.maximum(stats.t.ppf(1 - alpha, df) * se, np.log(thresholds.v_thres))
+def _alpha(approx: bool, thresholds: Thresholds) -> float:
+    """The one-sided tail the violation bar puts on the t statistic."""
+    return thresholds.p_thres / 2 if approx else thresholds.p_thres
 
 
 def detectable_ratios(
@@ -80,7 +81,10 @@ def detectable_ratios(
     one, the multiple-testing correction ignored)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(df > 0, df, np.nan)
-        return np.exp(_critical(approx, se, df, thresholds) + stats.t.ppf(POWER, df) * se)
+        critical = np.maximum(
+            stats.t.ppf(1 - _alpha(approx, thresholds), df) * se, np.log(thresholds.v_thres)
+        )
+        return np.exp(critical + stats.t.ppf(POWER, df) * se)
 
 
 def runs_needed(
@@ -97,22 +101,30 @@ def runs_needed(
     The standard error shrinks as 1/sqrt(runs); degrees of freedom are runs - 1 (paired) or
     2 (runs - 1) (two samples)."""
     result = np.full(log_effect.size, np.nan)
-    usable = np.isfinite(log_effect) & np.isfinite(se) & (runs >= 1)
-    if not usable.any():
-        return result
-    which = np.flatnonzero(usable)
-    effect = np.abs(log_effect[which]) if approx else log_effect[which]
-    candidates = _CANDIDATE_RUNS[None, :]
-    scale = np.sqrt(runs[which][:, None] / candidates)
-    se_then = se[which][:, None] * scale
-    df = np.where(paired[which][:, None], candidates - 1, 2 * (candidates - 1)).astype(float)
+    usable = np.flatnonzero(np.isfinite(log_effect) & np.isfinite(se) & (runs >= 1))
     log_v = np.log(thresholds.v_thres)
-    with np.errstate(invalid="ignore"):
-        violated = effect[:, None] >= _critical(approx, se_then, df, thresholds)
-        holds = effect[:, None] + stats.t.ppf(thresholds.confidence, df) * se_then < log_v
-    decided = (violated | holds) & (candidates > runs[which][:, None])
-    found = decided.any(axis=1)
-    result[which[found]] = _CANDIDATE_RUNS[decided[found].argmax(axis=1)]
+    # The t quantiles depend on the candidate number of runs alone: once per candidate.
+    candidates = _CANDIDATE_RUNS.astype(float)
+    quantiles = {}
+    for kind, df in ((True, candidates - 1), (False, 2 * (candidates - 1))):
+        with np.errstate(invalid="ignore"):
+            df = np.where(df > 0, df, np.nan)
+            quantiles[kind] = (
+                stats.t.ppf(1 - _alpha(approx, thresholds), df),
+                stats.t.ppf(thresholds.confidence, df),
+            )
+    for begin in range(0, usable.size, _ROWS_PER_CHUNK):
+        which = usable[begin : begin + _ROWS_PER_CHUNK]
+        effect = np.abs(log_effect[which]) if approx else log_effect[which]
+        se_then = se[which][:, None] * np.sqrt(runs[which][:, None] / candidates)
+        violation_bar = np.where(paired[which][:, None], quantiles[True][0], quantiles[False][0])
+        bound_quantile = np.where(paired[which][:, None], quantiles[True][1], quantiles[False][1])
+        with np.errstate(invalid="ignore"):
+            violated = effect[:, None] >= np.maximum(violation_bar * se_then, log_v)
+            holds = effect[:, None] + bound_quantile * se_then < log_v
+        decided = (violated | holds) & (candidates > runs[which][:, None])
+        found = decided.any(axis=1)
+        result[which[found]] = _CANDIDATE_RUNS[decided[found].argmax(axis=1)]
     return result
 
 
