@@ -209,7 +209,7 @@ def cmd_partners(args: argparse.Namespace) -> None:
     note = nodecart_note(grid, bool(args.reorder))
     if note is not None:
         print(f"mpiguide: note: {note}", file=sys.stderr)
-    partners_table(grid, bool(args.reorder)).to_csv(sys.stdout, index=False)
+    partners_table(grid, bool(args.reorder), args.null_off).to_csv(sys.stdout, index=False)
 
 
 def cmd_slowdown_plot(args: argparse.Namespace) -> None:
@@ -330,6 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--dims", required=True, metavar="D1,D2,...", help="e.g. 128,128")
     sub.add_argument("--node-size", type=_integer(1), required=True, metavar="K")
     sub.add_argument("--periodic", action="store_true", help="every dimension periodic")
+    sub.add_argument(
+        "--null-off",
+        action="store_true",
+        help="count a missing partner (MPI_PROC_NULL at a non-periodic border) off-node, as "
+        "Gropp 2018 counts (on + off = 2 ndim); default: not at all, as the kernel's provenance",
+    )
     sub.add_argument(
         "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
     )

@@ -229,3 +229,30 @@ def test_reordered_nodecart_lists_follow_the_new_ranks(
         for node in range(nprocs // 2):
             first, second = rank_of_world[2 * node], rank_of_world[2 * node + 1]
             assert second in ranks[first][1][1], (row, node)
+
+
+def test_nodecart_and_nodecart_greedy_boxes_by_hand(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """8 ranks, nodes of 4 (world 0-3, 4-7), 3D grid {2, 2, 2}. nodecart (fewest faces; on the
+    tie the first found, larger factors first): box 2x2x1, nodes on a 1x1x2 grid: node 0's
+    ranks take coordinates (0,0,0), (0,1,0), (1,0,0), (1,1,0), grid ranks 0, 2, 4, 6; node 1
+    the same with z = 1: 1, 3, 5, 7. nodecart_greedy (Gropp §2.1, a tie to the last dimension):
+    2 -> z (2,2,1 left), 2 -> y (2,1,1 left): box 1x2x2, nodes on a 2x1x1 grid: world order."""
+    nprocs = 8
+    expected = {"nodecart": [0, 2, 4, 6, 1, 3, 5, 7], "nodecart_greedy": list(range(8))}
+    rows = [
+        {"exp_id": i, "op": "topo_create", "nrep": 1, "topology": "cart", "ndim": 3,
+         "nfin": 3, "constructor": constructor, "reorder": 1}
+        for i, constructor in enumerate(expected)
+    ]  # fmt: skip
+    infile = write_input(tmp_path / "in.csv", rows)
+    result = kernel_for("openmpi").run(nprocs, "--node-size", "4", "--dump-topology", infile)
+    assert result.returncode == 0, result.stderr
+    rank_of_world: dict[int, dict[int, int]] = defaultdict(dict)
+    for line in result.stdout.splitlines()[1:]:
+        exp_id, rank, world_rank, _, _ = line.split("\t")
+        rank_of_world[int(exp_id)][int(world_rank)] = int(rank)
+    for row, ranks in zip(rows, expected.values(), strict=True):
+        got = [rank_of_world[row["exp_id"]][world] for world in range(nprocs)]
+        assert got == ranks, row["constructor"]

@@ -1,9 +1,12 @@
 """config/campaigns/mpinpc.yaml (Hunold 2023, §4) and gropp-nodecart.yaml (Gropp 2018, §3):
 published scale as printed, each validating and planning as it is and at `scale: local`, whose
-deployments are safe here; gropp-nodecart runs end to end at local scale."""
+deployments are safe here; gropp-nodecart runs end to end at local scale, mpinpc reduced to
+GL1-GL3."""
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ import yaml
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.operations import load_operations
+from mpiguide.reports.partners import Grid, partners_table
 from workflow_project import REPO, new_project, scheduled_jobs, snakemake, validate_campaign
 
 CAMPAIGNS = {"mpinpc": "Hunold", "gropp-nodecart": "Gropp"}
@@ -115,14 +119,44 @@ def test_mpinpc_is_section_4() -> None:
     assert {"MPINPC-GL1", "MPINPC-GL2", "MPINPC-GL3"} <= set(config["guidelines"])
 
 
+def test_mpinpc_uses_the_papers_method() -> None:
+    """§3: "here we used the rank-sum test"; ReproMPI's clock synchronisation in place of a
+    barrier start (docs/kernel.md: hca3_roundtime for MPINPC campaigns)."""
+    config = load("mpinpc")
+    assert config["analysis"]["test"] == "ranksum"
+    assert all(block["sync"] == "hca3_roundtime" for block in config["experiments"])
+
+
 def test_gropp_is_the_halo_exchange_of_figure_3() -> None:
     config = load("gropp-nodecart")
     (block,) = config["experiments"]
     assert block["op"] == "halo" and block["topology"] == "cart"
-    assert block["ndim"] == [2, 3] and block["constructor"] == ["cart", "nodecart"]
-    assert block["reorder"] == 1 and block["nfin"] == 0  # Figure 3: reorder TRUE; Table 3: periodic
+    assert block["ndim"] == [2, 3] and block["reorder"] == 1  # Figure 3: reorder TRUE
+    # the paper's §2.1 factorisation first, the kernel's fewest faces beside it
+    assert block["constructor"] == ["cart", "nodecart_greedy", "nodecart"]
+    # Table 3 and §3.2: every dimension non-periodic
+    assert block["nfin"] == [2, 3] and block["where"] == "nfin == ndim"
     assert {d["ppn"] for d in config["deployments"]} == {16}  # Blue Waters, 16 per node
-    assert config["guidelines"] == ["GROPP-NODECART"]
+    assert config["guidelines"] == ["GROPP-NODECART", "GROPP-NODECART-FACES"]
+    catalogue = load_catalogue(GUIDELINE_CATALOGUE)
+    assert catalogue["GROPP-NODECART"]["rhs"]["constructor"] == "nodecart_greedy"
+
+
+def test_gropp_grids_give_the_papers_partner_counts() -> None:
+    """The campaign's reading on the dims the kernel gives its 1024-process deployment (§3.2,
+    64 nodes of 16, 3D: 16 x 8 x 8) and on Table 3's grids: on-/off-node averages as printed."""
+    printed = {
+        (128, 128): {"cart": (1.88, 2.12), "nodecart_greedy": (3.0, 1.0)},  # Table 3
+        (32, 32, 16): {"cart": (1.88, 4.12), "nodecart_greedy": (3.5, 2.5)},  # Table 3
+        (16, 8, 8): {"cart": (2.75, 3.25), "nodecart_greedy": (3.5, 2.5)},  # §3.2
+    }
+    assert {"nodes": 64, "ppn": 16} in load("gropp-nodecart")["deployments"]
+    for dims, rows in printed.items():
+        grid = Grid(dims, (False,) * len(dims), 16)  # nfin = ndim
+        table = partners_table(grid, null_off=True).set_index("constructor")
+        for constructor, (on, off) in rows.items():
+            got = table.loc[constructor, ["on_avg", "off_avg"]].round(2).tolist()
+            assert got == [on, off], (dims, constructor)
 
 
 @pytest.mark.workflow
@@ -151,9 +185,39 @@ def test_gropp_nodecart_runs_at_local_scale(tmp_path: Path) -> None:
     results = project / "results" / "gropp-nodecart-local" / "guidelines"
     tests = pd.read_csv(results / "tests.csv")
     local = load("gropp-nodecart")["local"]
-    assert set(tests["guideline"]) == {"GROPP-NODECART"}
-    assert len(tests) == 2 * len(local["restrict"]["msg_size"])  # ndim 2 and 3, every size
-    assert set(tests["constructor"]) == {"cart|nodecart"}
+    assert set(tests["guideline"]) == {"GROPP-NODECART", "GROPP-NODECART-FACES"}
+    # two guidelines, ndim 2 and 3 (non-periodic), every size
+    assert len(tests) == 2 * 2 * len(local["restrict"]["msg_size"])
+    assert set(tests["nfin"]) == {2, 3}
+    assert set(tests["constructor"]) == {"cart|nodecart_greedy", "cart|nodecart"}
     slowdown = pd.read_csv(results / "slowdown.csv")
-    assert len(slowdown) == len(tests) and set(slowdown["collective"]) == {"halo"}
+    # one row per default (cart) experiment, its fastest competitor among the two nodecarts
+    assert len(slowdown) == len(tests) // 2 and set(slowdown["collective"]) == {"halo"}
     assert (results / "slowdown.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.workflow
+def test_mpinpc_method_runs_at_local_scale(tmp_path: Path) -> None:
+    """The local scale reduced to GL1-GL3 at 10 and 1000 B, 3 runs of 5 repetitions (a threshold
+    any verdict can reach): the runs start on HCA3-synchronised clocks and the rank-sum decides."""
+    config = copy.deepcopy(load("mpinpc"))
+    (block,) = [b for b in config["experiments"] if "bcast" in b["op"]]
+    block.update(op=["bcast", "bcast_as_allgatherv", "bcast_as_lane", "bcast_as_hier"])
+    config["experiments"] = [block]
+    config["guidelines"] = ["MPINPC-GL1", "MPINPC-GL2", "MPINPC-GL3"]
+    config["analysis"]["p_thres"] = 0.5
+    config["local"].update(runs=3, nrep=5, restrict={"msg_size": [10, 1000]})
+    project = new_project(tmp_path / "project", config)
+    (project / "config" / "campaigns").mkdir()
+    (project / "config" / "campaigns" / "mpinpc.yaml").write_text(yaml.safe_dump(config))
+    snakemake(
+        project, "--profile", "profiles/local", "--cores", str(CORES),
+        "--configfile", "config/campaigns/mpinpc.yaml", "--config", "scale=local",
+    )  # fmt: skip
+    results = project / "results" / "mpinpc-local"
+    tests = pd.read_csv(results / "guidelines" / "tests.csv")
+    assert set(tests["guideline"]) == {"MPINPC-GL1", "MPINPC-GL2", "MPINPC-GL3"}
+    assert set(tests["test"]) == {"ranksum"}
+    provenance = [json.loads(p.read_text()) for p in results.rglob("*.json") if "run" in p.name]
+    syncs = {e["sync"]["method"] for prov in provenance for e in prov.get("experiments", [])}
+    assert syncs == {"hca3_roundtime"}

@@ -76,6 +76,8 @@ def test_campaign_is_table2s_column(name: str) -> None:
     assert "Lübbe 2017" in header and f'Table 2, column "{name}"' in header
     assert config["campaign"] == name
     assert (config["runs"], config["nrep"]) == (printed["runs"], 50)
+    # §3.2: the Wilcoxon rank-sum test on the run medians
+    assert config["analysis"]["test"] == "ranksum"
     assert grid_levels(config, "op") == printed["ops"]
     assert grid_levels(config, "ordering") == printed["orderings"]
     assert grid_levels(config, "reorder") == printed["reorder"]

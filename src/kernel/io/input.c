@@ -75,8 +75,8 @@ static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "do
 static const char *const topology_names[TOPO_COUNT] = {"none", "cart", "vonneumann", "moore",
                                                        "full"};
 static const char *const ordering_names[ORDER_COUNT] = {"", "FMAJ", "LMAJ", "RAND", "LINEAR"};
-static const char *const constructor_names[CONSTRUCTOR_COUNT] = {"", "cart", "graph",
-                                                                 "graph_adj", "nodecart"};
+static const char *const constructor_names[CONSTRUCTOR_COUNT] = {
+    "", "cart", "graph", "graph_adj", "nodecart", "nodecart_greedy"};
 static const char *const counts_names[COUNTS_PATTERN_COUNT] = {"equal", "ramp"};
 
 /* Where a message points: file and line. */
@@ -207,7 +207,8 @@ static int ordering_fits(enum ordering o, enum topology_kind t)
 static int constructor_fits(enum constructor c, enum topology_kind t)
 {
     if (t == TOPO_CART)
-        return c == CONSTRUCTOR_CART || c == CONSTRUCTOR_NODECART;
+        return c == CONSTRUCTOR_CART || c == CONSTRUCTOR_NODECART ||
+               c == CONSTRUCTOR_NODECART_GREEDY;
     return c == CONSTRUCTOR_GRAPH || c == CONSTRUCTOR_GRAPH_ADJ;
 }
 

@@ -34,6 +34,51 @@ int nodecart_intradims(int ndims, const int dims[], int node_size, int intradims
     return best_faces < 0 ? -1 : 0;
 }
 
+int nodecart_greedy_intradims(int ndims, const int dims[], int node_size, int intradims[])
+{
+    int remain[MAX_DIMS];
+    for (int d = 0; d < ndims; d++) {
+        intradims[d] = 1;
+        remain[d] = dims[d];
+    }
+    /* Dividing out the smallest primes first leaves the factors to distribute, largest last:
+       collected first, then taken from the end. A prime factor of an int is below 2^31, and an
+       int has at most 31 of them. */
+    int factors[31], count = 0;
+    for (int n = node_size, p = 2; n > 1; p++) {
+        if ((long long)p * p > n)
+            p = n;
+        while (n % p == 0) {
+            factors[count++] = p;
+            n /= p;
+        }
+    }
+    while (count > 0) {
+        const int fac = factors[--count];
+        int j = -1;
+        /* ">=" takes the last of equal remaining sizes: the paper says only "larger than
+           remaindims[k] for any k", and the last is the choice that gives its Table 3 row for
+           the 3-D grid MPI_Dims_create returns (32 x 32 x 16: box 2 x 4 x 2). */
+        for (int d = 0; d < ndims; d++)
+            if (remain[d] % fac == 0 && (j < 0 || remain[d] >= remain[j]))
+                j = d;
+        if (j < 0)
+            return -1;
+        intradims[j] *= fac;
+        remain[j] /= fac;
+    }
+    return 0;
+}
+
+/* The box of the experiment's constructor. */
+static int constructor_intradims(const struct topology *topo, int intradims[])
+{
+    if (topo->constructor == CONSTRUCTOR_NODECART_GREEDY)
+        return nodecart_greedy_intradims(topo->ndims, topo->dims, topo->node->node_size,
+                                         intradims);
+    return nodecart_intradims(topo->ndims, topo->dims, topo->node->node_size, intradims);
+}
+
 const char *nodecart_fallback(const struct topology *topo)
 {
     const struct node_info *node = topo->node;
@@ -41,7 +86,7 @@ const char *nodecart_fallback(const struct topology *topo)
         if (node->ranks_per_node[n] != node->ranks_per_node[0])
             return "nodecart fell back to MPI_Cart_create: nodes differ in size";
     int intradims[MAX_DIMS];
-    if (nodecart_intradims(topo->ndims, topo->dims, node->node_size, intradims) != 0)
+    if (constructor_intradims(topo, intradims) != 0)
         return "nodecart fell back to MPI_Cart_create: the node size has no factorisation into "
                "divisors of dims";
     /* Gropp (§4): reorder = false is how a user keeps the rank order, e.g. one chosen by an
@@ -81,7 +126,7 @@ void nodecart_create(const struct topology *topo, MPI_Comm world, MPI_Comm *out)
     const int nd = topo->ndims;
     int intradims[MAX_DIMS], interdims[MAX_DIMS], inter[MAX_DIMS], intra[MAX_DIMS],
         coords[MAX_DIMS];
-    nodecart_intradims(nd, topo->dims, node->node_size, intradims);
+    constructor_intradims(topo, intradims);
     for (int d = 0; d < nd; d++)
         interdims[d] = topo->dims[d] / intradims[d];
     coords_of(nd, interdims, node->node_index, inter);

@@ -167,6 +167,7 @@ void topology_construct(const struct topology *topo, MPI_Comm world, MPI_Comm *o
         SILENCE_UNWEIGHTED_END
         return;
     case CONSTRUCTOR_NODECART:
+    case CONSTRUCTOR_NODECART_GREEDY:
         nodecart_create(topo, world, out);
         return;
     default:
@@ -226,7 +227,8 @@ void topology_create(const struct experiment *exp, MPI_Comm world, const struct 
     else if (exp->topology == TOPO_FULL)
         plan_full(exp, world, topo);
 
-    if (topo->constructor == CONSTRUCTOR_NODECART)
+    if (topo->constructor == CONSTRUCTOR_NODECART ||
+        topo->constructor == CONSTRUCTOR_NODECART_GREEDY)
         topo->note = nodecart_fallback(topo);
     topology_construct(topo, world, &topo->comm);
     query_neighbours(topo->comm, &topo->nb);

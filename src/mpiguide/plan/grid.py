@@ -49,7 +49,7 @@ ORDERINGS: dict[str, tuple[str, ...]] = {
     "full": ("LINEAR", "RAND"),
 }
 CONSTRUCTORS: dict[str, tuple[str, ...]] = {
-    "cart": ("cart", "nodecart"),
+    "cart": ("cart", "nodecart", "nodecart_greedy"),
     "vonneumann": ("graph_adj", "graph"),
     "moore": ("graph_adj", "graph"),
     "full": ("graph_adj", "graph"),
@@ -71,7 +71,8 @@ APPLIES_WHEN = {
     "radius": "topology is vonneumann or moore",
     "ordering": "topology is vonneumann, moore (FMAJ, LMAJ, RAND) or full (LINEAR, RAND)",
     "constructor": (
-        "topology is cart (cart, nodecart) or vonneumann, moore, full (graph, graph_adj)"
+        "topology is cart (cart, nodecart, nodecart_greedy) or vonneumann, moore, full "
+        "(graph, graph_adj)"
     ),
     "reorder": "topology is not none",
     "counts": "the op is a v-operation (counts is 1 in operations.tsv)",

@@ -9,9 +9,12 @@ The computation is the kernel's (src/kernel/topology/nodecart.c, node.c) for `--
 without launching a rank: world rank r is on node r // K; `cart` keeps the world order (neither
 library here remaps in MPI_Cart_create, as Gropp's Table 2 found of every library he tested);
 `nodecart` gives every node a box of the grid and numbers boxes and the processes in them in
-row-major order; with `reorder` false it keeps the world order too. A partner is counted once
-per direction, so a periodic dimension of size 2 counts the same process twice, and a missing
-partner (MPI_PROC_NULL at a non-periodic border) not at all.
+row-major order; with `reorder` false it keeps the world order too. `nodecart` finds the box
+with the fewest faces (the kernel's default), `nodecart_greedy` with Gropp's §2.1 steps 1-5. A
+partner is counted once per direction, so a periodic dimension of size 2 counts the same process
+twice. A missing partner (MPI_PROC_NULL at a non-periodic border) is not counted by default, as
+the kernel's provenance counts destinations; with `null_off` it is counted off-node, so on + off
+= 2·ndim everywhere, which is how Gropp's Table 3 and §3.2 count them (docs/analysis.md).
 tests/kernel/test_partners_kernel.py compares these counts with the kernel's provenance on every
 grid it can run here.
 """
@@ -28,7 +31,7 @@ import pandas as pd
 from mpiguide.core.errors import MpiguideError
 from mpiguide.plan.limits import kernel_limits
 
-CONSTRUCTORS = ("cart", "nodecart")
+CONSTRUCTORS = ("cart", "nodecart", "nodecart_greedy")
 COLUMNS = ["constructor", "on_min", "on_max", "on_avg", "off_min", "off_max", "off_avg"]
 
 
@@ -82,6 +85,46 @@ def node_box(dims: Sequence[int], node_size: int) -> tuple[int, ...] | None:
     return best
 
 
+def prime_factors(n: int) -> list[int]:
+    """The prime factors of n with multiplicity, ascending."""
+    factors, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors
+
+
+def greedy_box(dims: Sequence[int], node_size: int) -> tuple[int, ...] | None:
+    """Gropp 2018, §2.1 steps 1-5 (the kernel's nodecart_greedy): each prime factor of the node
+    size, largest first, multiplies intradims[j] of the dimension j whose remaining size it
+    divides and is largest; that size is then divided by it. The paper leaves ties open ("larger
+    than remaindims[k] for any k"): the last such dimension is taken, the only choice that gives
+    Table 3's 3-D Nodecart row on the dims MPI_Dims_create returns (32,32,16: box 2,4,2, on-node
+    avg 3.5; the first would give 4,4,1 and 3.0). None when a factor divides no remaining size
+    (which cannot happen when node_size divides the product of dims: dividing by one prime
+    leaves every other prime's powers in place)."""
+    intra, remain = [1] * len(dims), list(dims)
+    for factor in sorted(prime_factors(node_size), reverse=True):
+        fits = [j for j in range(len(dims)) if remain[j] % factor == 0]
+        if not fits:
+            return None
+        j = max(fits, key=lambda k: (remain[k], k))
+        intra[j] *= factor
+        remain[j] //= factor
+    return tuple(intra)
+
+
+def constructor_box(
+    dims: Sequence[int], node_size: int, constructor: str
+) -> tuple[int, ...] | None:
+    """The box a node holds under a nodecart constructor."""
+    if constructor == "nodecart_greedy":
+        return greedy_box(dims, node_size)
+    return node_box(dims, node_size)
+
+
 def nodecart_note(grid: Grid, reorder: bool) -> str | None:
     """Why nodecart keeps the world order (the kernel's constructor_note), or None. The kernel's
     other fallbacks cannot happen on a Grid: its nodes are equal, and a node size dividing the
@@ -98,15 +141,18 @@ def node_of_position(grid: Grid, constructor: str, reorder: bool = True) -> np.n
         raise MpiguideError(f"constructor {constructor!r}: one of {', '.join(CONSTRUCTORS)}")
     if constructor == "cart" or nodecart_note(grid, reorder) is not None:
         return np.arange(grid.size).reshape(grid.dims) // grid.node_size
-    box = node_box(grid.dims, grid.node_size)
-    assert box is not None  # see nodecart_note
+    box = constructor_box(grid.dims, grid.node_size, constructor)
+    assert box is not None  # see nodecart_note and greedy_box
     extent = np.array(box)
     inter = np.indices(grid.dims) // extent.reshape((-1,) + (1,) * len(grid.dims))
     return np.ravel_multi_index(tuple(inter), tuple(np.array(grid.dims) // extent))
 
 
-def partner_counts(node: np.ndarray, periods: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
-    """Per grid position, its on-node and off-node partners for a shift of ±1 per dimension."""
+def partner_counts(
+    node: np.ndarray, periods: Sequence[bool], null_off: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per grid position, its on-node and off-node partners for a shift of ±1 per dimension; a
+    missing partner at a non-periodic border counts off-node with null_off, else not at all."""
     on = np.zeros(node.shape, dtype=np.int64)
     off = np.zeros(node.shape, dtype=np.int64)
     for axis, periodic in enumerate(periods):
@@ -120,14 +166,17 @@ def partner_counts(node: np.ndarray, periods: Sequence[bool]) -> tuple[np.ndarra
             same = partner == node
             on += same & exists
             off += ~same & exists
+            if null_off:
+                off += ~exists
     return on, off
 
 
-def partners_table(grid: Grid, reorder: bool = True) -> pd.DataFrame:
+def partners_table(grid: Grid, reorder: bool = True, null_off: bool = False) -> pd.DataFrame:
     """Gropp's Table 3 for one grid: a row per constructor, min/max/avg on- and off-node."""
     rows = []
     for constructor in CONSTRUCTORS:
-        on, off = partner_counts(node_of_position(grid, constructor, reorder), grid.periods)
+        node = node_of_position(grid, constructor, reorder)
+        on, off = partner_counts(node, grid.periods, null_off)
         rows.append([constructor, on.min(), on.max(), on.mean(), off.min(), off.max(), off.mean()])
     return pd.DataFrame(rows, columns=COLUMNS)
 
