@@ -2,6 +2,7 @@
 
     python benchmarks/fidelity.py sync [--mpi openmpi mpich] [--nprocs 2] [--nrep 200]
     python benchmarks/fidelity.py buffers [--mpi openmpi] [--baseline main] [--launches 2]
+    python benchmarks/fidelity.py heap [--mpi openmpi mpich] [--nrep 30]
 
 `sync`: per op and size, the default `dissemination` barriers against each clock-synchronised
 method (`hca3_roundtime`, `jk_roundtime`), all in one launch in a shuffled order: medians of
@@ -15,6 +16,15 @@ budget (max_time), which includes the synchronisation, the loop and the budget b
 `GLIBC_TUNABLES=glibc.malloc.mmap_threshold` values, for this worktree's kernel and for a
 baseline revision's (built from `git archive`): the spread of the medians over the conditions
 shows whether buffer placement still depends on what ran before or on the allocator.
+
+`heap`: Allreduce, Reduce and Allgather at 8 B, 1 KiB, 64 KiB and 1 MiB, at three buffer
+offsets, after three allocation histories (nothing; small experiments; large reductions whose
+freed temporaries move glibc's adaptive mmap threshold), under each `--heap` setting: one launch
+per (library, history, setting), the 36 measured experiments in one fixed order after the
+history's experiments. Per op and size and setting: the smallest and largest median over the
+9 offset x history cells, their ratio, and the most page faults one rank took during one
+experiment's repetitions (the kernel's `page_faults.minor_max`; major faults are added).
+The goal with `fixed`: ratio <= 1.2 and no page fault.
 
 Each subcommand takes a couple of minutes with its defaults. Timings on a shared machine are
 noisy: compare rows measured in the same run, never against fixed numbers.
@@ -66,6 +76,23 @@ HISTORIES: dict[str, list[dict]] = {
 }
 
 
+HEAP_SETTINGS = ("default", "fixed")
+HEAP_OPS = ("allreduce", "reduce", "allgather")
+HEAP_SIZES = (8, 1024, 65536, 1048576)
+HEAP_OFFSETS = (0, 64, 2048)
+HEAP_HISTORIES: dict[str, list[dict]] = {
+    "none": [],
+    "small": HISTORIES["after small"] + [{"op": "allreduce", "msg_size": 100000}],
+    # Temporaries of several MiB, mapped by glibc's default and freed: each free raises the
+    # size above which later allocations are mapped.
+    "large": [
+        {"op": "allreduce", "msg_size": 4 << 20},
+        {"op": "reduce", "msg_size": 2 << 20},
+        {"op": "allgather", "msg_size": 1 << 20},
+    ],
+}
+
+
 def build(mpi: MpiLibrary, sources: Path, build_dir: Path) -> Path:
     subprocess.run(
         ["make", "-s", "-C", str(sources), f"MPICC={mpi.mpicc}", f"BUILD={build_dir}"],
@@ -93,8 +120,10 @@ def run_kernel(
     rows: Sequence[dict],
     workdir: Path,
     env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, dict]:
-    """Runs one input (columns: the union of the rows' keys) and returns OUTPUT.csv and .json."""
+    """Runs one input (columns: the union of the rows' keys) with the kernel options `args` and
+    returns OUTPUT.csv and .json."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
     infile = workdir / "in.csv"
     lines = [",".join(columns)]
@@ -102,7 +131,7 @@ def run_kernel(
     infile.write_text("\n".join(lines) + "\n")
     outfile = workdir / "out.csv"
     subprocess.run(
-        mpi.command(nprocs, [binary, infile, outfile]),
+        mpi.command(nprocs, [binary, *args, infile, outfile]),
         env=mpi.environment(nprocs, env),
         check=True,
         capture_output=True,
@@ -180,9 +209,44 @@ def buffers_table(
     return pd.DataFrame.from_records(records)
 
 
+def heap_table(mpi: MpiLibrary, binary: Path, nrep: int, workdir: Path) -> pd.DataFrame:
+    """One row per (setting, op, size, offset, history): median and page faults."""
+    cells = list(itertools.product(HEAP_OPS, HEAP_SIZES, HEAP_OFFSETS))
+    random.Random(2).shuffle(cells)
+    records = []
+    for (history, before), heap in itertools.product(HEAP_HISTORIES.items(), HEAP_SETTINGS):
+        rows = [{"exp_id": i, **row, "nrep": 5} for i, row in enumerate(before)]
+        first = len(rows)
+        rows += [
+            {"exp_id": first + i, "op": op, "msg_size": size, "nrep": nrep, "buffer_offset": offset}
+            for i, (op, size, offset) in enumerate(cells)
+        ]
+        times, provenance = run_kernel(mpi, binary, 2, rows, workdir, args=["--heap", heap])
+        faults = {e["exp_id"]: e["page_faults"] for e in provenance["experiments"]}
+        for i, (op, size, offset) in enumerate(cells):
+            mine = valid(times[times["exp_id"] == first + i])["time_s"].astype(float)
+            exp_faults = faults[first + i]
+            records.append(
+                {"mpi": mpi.name, "heap": heap, "op": op, "size": size, "offset": offset,
+                 "history": history, "median_us": mine.median() * 1e6,
+                 "faults": exp_faults["minor_max"] + exp_faults["major_max"]}
+            )  # fmt: skip
+    return pd.DataFrame.from_records(records)
+
+
+def heap_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (mpi, op, size, heap): the spread of the medians over offsets x histories."""
+    grouped = table.groupby(["mpi", "op", "size", "heap"], sort=False)
+    summary = grouped.agg(
+        min_us=("median_us", "min"), max_us=("median_us", "max"), faults=("faults", "max")
+    )
+    summary["max/min"] = summary["max_us"] / summary["min_us"]
+    return summary[["min_us", "max_us", "max/min", "faults"]].unstack("heap")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("sync", "buffers"))
+    parser.add_argument("what", choices=("sync", "buffers", "heap"))
     parser.add_argument("--mpi", nargs="+", choices=sorted(MPI_LIBRARIES))
     parser.add_argument("--nprocs", type=int, default=2)
     parser.add_argument("--nrep", type=int, default=200)
@@ -190,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--launches", type=int, default=2, help="launches per condition")
     parser.add_argument("--workdir", type=Path, help="keep the builds and files here")
     args = parser.parse_args(argv)
-    names = args.mpi or (["openmpi", "mpich"] if args.what == "sync" else ["openmpi"])
+    names = args.mpi or (["openmpi", "mpich"] if args.what != "buffers" else ["openmpi"])
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mpiguide-fidelity-"))
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 20)
@@ -201,6 +265,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.what == "sync":
                 print(sync_table(mpi, here, args.nprocs, args.nrep, workdir).round(3).to_string())
                 print(cost_table(mpi, here, args.nprocs, workdir).round(2).to_string())
+                continue
+            if args.what == "heap":
+                table = heap_table(mpi, here, args.nrep, workdir)
+                table.to_csv(workdir / f"heap-{name}.csv", index=False)
+                print(
+                    f"{name}: median (us) over 3 offsets x 3 histories, 2 ranks, nrep {args.nrep}"
+                )
+                print(heap_summary(table).round(2).to_string())
                 continue
             kernels = {"worktree": here, args.baseline: build_revision(mpi, args.baseline, workdir)}
             table = buffers_table(mpi, kernels, args.nrep, args.launches, workdir)

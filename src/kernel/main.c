@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "check.h"
+#include "heap.h"
 #include "io/input.h"
 #include "io/output.h"
 #include "kernel_limits.h"
@@ -28,6 +29,9 @@ static const char usage_text[] =
     "  --nprocs N       fail unless MPI_COMM_WORLD has N ranks\n"
     "  --verify         run every experiment once on patterned data and check it first\n"
     "  --node-size K    treat each K consecutive ranks as one node (default: shared memory)\n"
+    "  --heap SETTING   the allocator for the whole launch: default (glibc's own, adapting to\n"
+    "                   what was allocated before) or fixed (no allocation mapped on its own,\n"
+    "                   nothing returned, a touched reserve)\n"
     "  --dump-topology  print every rank's neighbour lists instead of measuring\n"
     "  --list-ops       print the operation table (TSV) and exit\n"
     "  --list-params    print the input's columns, defaults and applicability (TSV) and exit\n"
@@ -36,6 +40,7 @@ static const char usage_text[] =
 
 struct options {
     int nprocs, node_size, verify, dump_topology, list_ops, list_params, list_limits, help;
+    enum heap_setting heap;
     const char *input, *output;
     char error[2 * PATH_MAX + 256]; /* room for the two paths a message may name */
 };
@@ -69,6 +74,30 @@ static int option_count(int argc, char **argv, int *i, const char *name, int *ou
     return 1;
 }
 
+/* Value of "--heap SETTING" or "--heap=SETTING": a name heap_setting_parse knows. */
+static int option_heap(int argc, char **argv, int *i, struct options *opt)
+{
+    const char *name = "--heap", *value;
+    size_t len = strlen(name);
+    if (strcmp(argv[*i], name) == 0) {
+        if (*i + 1 >= argc) {
+            snprintf(opt->error, sizeof opt->error, "%s needs a value (default or fixed)", name);
+            return -1;
+        }
+        value = argv[++*i];
+    } else if (strncmp(argv[*i], name, len) == 0 && argv[*i][len] == '=') {
+        value = argv[*i] + len + 1;
+    } else {
+        return 0;
+    }
+    if (heap_setting_parse(value, &opt->heap) != 0) {
+        snprintf(opt->error, sizeof opt->error,
+                 "%s: '%s' is not a heap setting; allowed: default, fixed", name, value);
+        return -1;
+    }
+    return 1;
+}
+
 static int parse_options(int argc, char **argv, struct options *opt)
 {
     memset(opt, 0, sizeof *opt);
@@ -78,6 +107,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
         int taken = option_count(argc, argv, &i, "--nprocs", &opt->nprocs, opt);
         if (taken == 0)
             taken = option_count(argc, argv, &i, "--node-size", &opt->node_size, opt);
+        if (taken == 0)
+            taken = option_heap(argc, argv, &i, opt);
         if (taken < 0)
             return -1;
         if (taken > 0)
@@ -347,7 +378,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
         struct run_info info = {.argc = argc, .argv = argv, .input_path = opt->input,
                                 .input_sha256 = input_sha256, .nprocs = size, .node = node,
                                 .node_size_option = opt->node_size, .hosts = hosts,
-                                .verify = opt->verify,
+                                .verify = opt->verify, .heap = opt->heap,
                                 .status_columns = needs_status_columns(exps, count),
                                 .ranks = placements};
         status = output_open(&out, opt->output, &info);
@@ -400,6 +431,9 @@ int main(int argc, char **argv)
     }
     int orig_argc = argc;
     char **orig_argv = argv;
+    /* Before MPI_Init: the library's own allocations, from its first, follow the setting. */
+    char heap_error[256] = "";
+    int heap_status = parsed == 0 ? heap_apply(opt.heap, heap_error, sizeof heap_error) : 0;
     MPI_CHECK(MPI_Init(&argc, &argv));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
@@ -413,6 +447,10 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "mpiguide-bench: %s\n%s", opt.error, usage_text);
         rc = EXIT_BAD_INPUT;
+    } else if (heap_status != 0) {
+        if (rank == 0)
+            fprintf(stderr, "mpiguide-bench: %s\n", heap_error);
+        rc = EXIT_RUNTIME;
     } else if (opt.nprocs && opt.nprocs != size) {
         if (rank == 0)
             fprintf(stderr,

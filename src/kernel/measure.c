@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "heap.h"
 #include "ops/op_table.h"
 
 /* Rank 0 gets the reduction of n values of a rank-local array (NULL on the other ranks). */
@@ -29,8 +30,17 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
     double *t_start = clocks ? xmalloc((size_t)exp->nrep * sizeof *t_start) : NULL;
     double *t_end = clocks ? xmalloc((size_t)exp->nrep * sizeof *t_end) : NULL;
     unsigned char *status = xmalloc((size_t)exp->nrep);
+    /* Touched now, so that the loop's first writes to them are not counted as its faults. */
+    memset(dt, 0, (size_t)exp->nrep * sizeof *dt);
+    memset(status, 0, (size_t)exp->nrep);
+    if (t_start) {
+        memset(t_start, 0, (size_t)exp->nrep * sizeof *t_start);
+        memset(t_end, 0, (size_t)exp->nrep * sizeof *t_end);
+    }
     if (sync->prepare)
         sync->prepare(sync_state, sync->clock);
+    struct heap_counters before, after;
+    heap_counters_read(&before);
     const double start = MPI_Wtime();
     int done = 0;
     while (done < exp->nrep) {
@@ -57,8 +67,21 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
                 break;
         }
     }
+    heap_counters_read(&after);
     memset(m, 0, sizeof *m);
     m->reps = done;
+    /* Reduced after the loop, never inside it: the counts cost no time that is measured. */
+    unsigned long long local[3] = {after.minor_faults - before.minor_faults,
+                                   after.major_faults - before.major_faults,
+                                   after.mmapped_allocations};
+    unsigned long long most[3] = {0, 0, 0}, total[2] = {0, 0};
+    MPI_CHECK(MPI_Reduce(local, most, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, sync_comm));
+    MPI_CHECK(MPI_Reduce(local, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, sync_comm));
+    m->minor_faults_max = most[0];
+    m->major_faults_max = most[1];
+    m->mmapped_allocations_max = most[2];
+    m->minor_faults_sum = total[0];
+    m->major_faults_sum = total[1];
     m->time_s = reduce_to_root(dt, done, MPI_DOUBLE, sizeof(double), MPI_MAX, sync_comm,
                                sync_rank);
     m->status = reduce_to_root(status, done, MPI_UNSIGNED_CHAR, 1, MPI_MAX, sync_comm,

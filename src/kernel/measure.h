@@ -12,11 +12,18 @@ struct measurement {
     double *global_s;      /* synchronised clocks only (else NULL): latest end - earliest start */
     unsigned char *status; /* per repetition: the worst enum rep_status over the ranks */
     int invalid;           /* repetitions whose status is not REP_VALID */
+    /* Over the repetition loop (synchronisation included), on rank 0: page faults, the most
+       of one rank and the sum over the ranks; allocations mapped on their own after it, the
+       most of one rank. */
+    unsigned long long minor_faults_max, minor_faults_sum, major_faults_max, major_faults_sum;
+    unsigned long long mmapped_allocations_max;
 };
 
 /* Runs up to nrep repetitions, each between the experiment's sync begin/end (after its
    prepare), and gathers them on rank 0. With max_time > 0, rank 0 decides after each
-   repetition (outside the timed region) whether the budget is spent, and broadcasts it. */
+   repetition (outside the timed region) whether the budget is spent, and broadcasts it.
+   Page faults are counted from just before the first repetition to just after the last, and
+   reduced after the loop. */
 void measure_run(struct op_context *ctx, struct sync_state *sync, struct measurement *m);
 void measurement_free(struct measurement *m);
 

@@ -456,7 +456,8 @@ def test_env_and_launcher_values_reach_the_shell_quoted(
 
     # ... then as printed, with the kernel and a tiny input where the job expects them.
     words = shlex.split(command.split(" > ", 1)[0])
-    binary, infile, outfile = Path(words[-5]), Path(words[-2]), Path(words[-1])
+    binary = Path(next(word for word in words if word.endswith("mpiguide-bench")))
+    infile, outfile = Path(words[-2]), Path(words[-1])
     for path in (binary, infile, outfile):
         (project / path).parent.mkdir(parents=True, exist_ok=True)
     (project / binary).symlink_to(kernel.binary)

@@ -371,3 +371,58 @@ def test_extra_kernel_columns_are_ignored(campaign):
     refresh_output_sha256(raw[0])
     run_aggregate(root, raw)
     assert "sync_offset_s" not in pd.read_parquet(root / "timings.parquet").columns
+
+
+def _edit_provenances(raw: list[Path], edit) -> None:
+    for path in raw:
+        json_path = path.with_suffix(".json")
+        provenance = json.loads(json_path.read_text())
+        edit(path, provenance)
+        json_path.write_text(json.dumps(provenance))
+
+
+def test_page_faults_and_heap_reach_the_medians(campaign):
+    root, raw = campaign
+
+    def faults(path: Path, provenance: dict) -> None:
+        provenance["heap"] = {"setting": "fixed"}
+        for entry in provenance["experiments"]:
+            # distinct per run and experiment, so a wrong join shows
+            run = int(path.stem.removeprefix("run"))
+            entry["page_faults"] = {"minor_max": entry["exp_id"] + run, "minor_sum": 100,
+                                    "major_max": 0, "major_sum": 0}  # fmt: skip
+
+    _edit_provenances(raw, faults)
+    run_aggregate(root, raw)
+    medians = pd.read_parquet(root / "medians.parquet")
+    assert (medians["minor_faults_max"] == medians["exp_id"] + medians["run"]).all()
+    assert (medians["minor_faults_sum"] == 100).all() and (medians["major_faults_sum"] == 0).all()
+    assert set(medians["heap"]) == {"fixed"}
+
+
+def test_provenance_without_page_faults_gives_empty_counts_and_heap_default(campaign):
+    root, raw = campaign
+    run_aggregate(root, raw)
+    medians = pd.read_parquet(root / "medians.parquet")
+    assert medians["minor_faults_max"].isna().all()
+    assert set(medians["heap"]) == {"default"}
+
+
+def test_negative_page_faults_are_refused(campaign):
+    root, raw = campaign
+
+    def negative(path: Path, provenance: dict) -> None:
+        for entry in provenance["experiments"]:
+            entry["page_faults"] = {"minor_max": -1, "minor_sum": 0, "major_max": 0,
+                                    "major_sum": 0}  # fmt: skip
+
+    _edit_provenances(raw[:1], negative)
+    with pytest.raises(DataError, match=r"run\d+\.json: every experiment's 'page_faults'"):
+        run_aggregate(root, raw)
+
+
+def test_an_mpi_entry_with_two_heap_settings_is_refused(campaign):
+    root, raw = campaign
+    _edit_provenances(raw[:1], lambda path, p: p.update(heap={"setting": "fixed"}))
+    with pytest.raises(DataError, match="an entry's runs must share one setting"):
+        run_aggregate(root, raw)

@@ -67,7 +67,7 @@ def test_defaults_are_filled_as_snakemake_fills_them(schema: dict[str, Any]) -> 
     assert ours == theirs
     assert ours["mpi"]["openmpi"] == {
         "mpicc": "mpicc", "launcher": "mpirun", "srun": "srun --mpi=pmix", "env": {},
-        "modules": [],
+        "modules": [], "heap": "default",
     }  # fmt: skip
     assert ours["analysis"] == {
         "varied": "msg_size", "p_thres": 0.001, "v_thres": 1.03, "correction": "none",

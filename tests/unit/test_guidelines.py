@@ -9,6 +9,7 @@ from scipy import stats as scipy_stats
 from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.guidelines import evaluate
+from mpiguide.core.columns import PAGE_FAULT_VALUES
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
@@ -337,3 +338,20 @@ def test_tests_of_different_shapes_equal_scipy_per_test():
         expected = scipy_stats.mannwhitneyu(lhs, rhs, alternative="greater").pvalue
         assert test.p_value == pytest.approx(expected, rel=1e-12)
         assert test.violation_ratio == pytest.approx(lhs.median() / rhs.median())
+
+
+def test_page_faults_flag_the_tests_of_experiments_that_faulted():
+    medians = allgather_vs_alltoall(1.0)
+    for column in PAGE_FAULT_VALUES:
+        medians[column] = 0
+    # one run of the 1024-byte alltoall faulted on one rank; the others never did
+    faulted = (medians["exp_id"] == 11) & (medians["run"] == 3)
+    medians.loc[faulted, ["minor_faults_max", "minor_faults_sum"]] = 5
+    tests = evaluate(medians, [guideline(**GL4_LIKE)], AnalysisOptions.with_defaults(), "t")
+    assert dict(zip(tests["msg_size"], tests["page_faults"], strict=True)) == {
+        "256": False, "1024": True, "4096": False,
+    }  # fmt: skip
+    # medians without counts (an older kernel): nothing is flagged
+    plain = evaluate(allgather_vs_alltoall(1.0), [guideline(**GL4_LIKE)],
+                     AnalysisOptions.with_defaults(), "t")  # fmt: skip
+    assert not plain["page_faults"].any()

@@ -41,7 +41,15 @@ def test_local_run_job(project: Path) -> None:
         " results/tiny/build/openmpi/mpiguide-bench --nprocs 4"
     )
     assert command in block
+    assert " --heap default " in block  # the entry's default allocator setting
     assert not (project / "pwned").exists()
+
+
+def test_the_entry_heap_setting_reaches_the_kernel(tmp_path: Path) -> None:
+    config = {**TINY_CAMPAIGN, "mpi": {"openmpi": dict(TINY_CAMPAIGN["mpi"]["openmpi"])}}
+    config["mpi"]["openmpi"]["heap"] = "fixed"
+    block = run_job_block(new_project(tmp_path / "project", config), "--cores", "2")
+    assert " --heap fixed " in block
 
 
 def test_slurm_launch_uses_srun(project: Path) -> None:

@@ -161,6 +161,11 @@ def mpi_env_prefix(mpi: str) -> str:
     return env_prefix(MPI[mpi]["env"])
 
 
+def kernel_heap_option(mpi: str) -> str:
+    """`--heap SETTING`: the entry's allocator setting, applied by the kernel per launch."""
+    return f"--heap {MPI[mpi].get('heap', 'default')}"
+
+
 def mpi_launch_command(mpi: str) -> str:
     return quoted_launcher(
         MPI[mpi][LAUNCH_KEY], f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}"

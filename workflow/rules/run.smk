@@ -34,7 +34,9 @@ for run_mpi in MPI:
         params:
             env=mpi_env_prefix(run_mpi),
             node_size=kernel_node_size_option,
+            heap=kernel_heap_option(run_mpi),
         shell:
             "{params.env} {resources.mpi} -n {resources.tasks} {input.kernel:q}"
-            " --nprocs {resources.tasks} {params.node_size} {input.csv:q} {output.csv:q}"
+            " --nprocs {resources.tasks} {params.node_size} {params.heap}"
+            " {input.csv:q} {output.csv:q}"
             " > {log:q} 2>&1"

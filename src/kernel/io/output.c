@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "check.h"
+#include "heap.h"
 #include "io/json.h"
 #include "io/sha256.h"
 
@@ -118,7 +119,8 @@ static void write_head(FILE *json, const struct run_info *info)
     int *global = NULL, flag = 0;
     MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag));
     fputs(flag && *global ? "true" : "false", json);
-    fprintf(json, ",\n  \"verify\": %s", info->verify ? "true" : "false");
+    fprintf(json, ",\n  \"verify\": %s,\n  ", info->verify ? "true" : "false");
+    heap_write_json(json, info->heap);
     json_env(json, "slurm_job_id", "SLURM_JOB_ID");
     json_env(json, "slurm_job_nodelist", "SLURM_JOB_NODELIST");
     fprintf(json, ",\n  \"start_time\": \"%s\",\n  \"experiments\": [", now);
@@ -234,6 +236,11 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
         fputs("null", json);
     write_buffers(json, buffers);
     write_sync(json, sync);
+    fprintf(json,
+            ", \"page_faults\": {\"minor_max\": %llu, \"minor_sum\": %llu, \"major_max\": %llu, "
+            "\"major_sum\": %llu}, \"mmapped_allocations_max\": %llu",
+            m->minor_faults_max, m->minor_faults_sum, m->major_faults_max, m->major_faults_sum,
+            m->mmapped_allocations_max);
     fputc('}', json);
     /* A full or failing disk shows here within a stdio buffer, not only after the last
        experiment of a run that may take hours. */

@@ -7,6 +7,7 @@
 
 #include "buffers.h"
 #include "experiment.h"
+#include "heap.h"
 #include "measure.h"
 #include "topology/node.h"
 #include "topology/placement.h"
@@ -31,6 +32,7 @@ struct run_info {
     int node_size_option; /* --node-size, 0 if MPI_COMM_TYPE_SHARED */
     char **hosts;         /* host name of each node */
     int verify;
+    enum heap_setting heap; /* --heap, applied before MPI_Init */
     int status_columns; /* OUTPUT.csv has the columns status and global_s */
     const struct rank_placement *ranks; /* host and CPU affinity of each rank */
 };

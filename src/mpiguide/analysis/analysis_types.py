@@ -13,6 +13,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from mpiguide.analysis.paper_tables import LAYOUTS
+from mpiguide.core.columns import HEAP
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml
@@ -26,7 +27,8 @@ Relation = Literal["le", "approx", "monotone"]
 Selector = dict[str, tuple[str, ...]]
 
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
-SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS)
+# heap: the allocator setting of the mpi entry's launches, a column of medians.parquet.
+SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS, HEAP)
 # Process counts that may be the varied parameter; nprocs = nodes x ppn is derived, not stored.
 PROCESS_COUNT_KEYS = ("nprocs", "nodes", "ppn")
 VARIED_KEYS = (*GRID_PARAMETERS, *PROCESS_COUNT_KEYS)

@@ -52,7 +52,7 @@ from mpiguide.analysis.verdicts import (
     verdicts,
 )
 from mpiguide.core.atomic import atomic_path
-from mpiguide.core.columns import MEDIAN_VALUES
+from mpiguide.core.columns import MEDIAN_VALUES, PAGE_FAULT_VALUES
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import DECIDED_WITH_JSON, TESTS_CSV
@@ -78,6 +78,7 @@ TEST_RESULT_COLUMNS = [
     "hl_ratio",
     "hl_low",
     "hl_high",
+    "page_faults",
 ]
 # Columns of medians.parquet that are not parameters of the experiment.
 NOT_PARAMETERS = ("exp_id", "run", *MEDIAN_VALUES)
@@ -289,6 +290,9 @@ def evaluate(
                 guidelines, pairs, statistics, strict=True
             )
         ]
+    faulted = _faulted(medians, rows, len(experiments))
+    for frame, guideline_pairs in zip(tests, pairs, strict=True):
+        frame["page_faults"] = faulted[guideline_pairs.lhs_rows] | faulted[guideline_pairs.rhs_rows]
     columns = ["guideline", "relation", *keys, "group", "lhs_exp_id", "rhs_exp_id"]
     columns += TEST_RESULT_COLUMNS
     if not tests:
@@ -345,3 +349,13 @@ def check(
         f"mpiguide check: {len(tests)} tests: "
         + ", ".join(f"{int(counts.get(verdict, 0))} {verdict}" for verdict in VERDICTS)
     )
+
+
+def _faulted(medians: pd.DataFrame, rows: np.ndarray, count: int) -> np.ndarray:
+    """Per experiment: whether a rank page-faulted during its repetitions in some run (False
+    where medians.parquet has no page-fault counts: written before the kernel counted them)."""
+    faults = [medians[c] for c in PAGE_FAULT_VALUES if c.endswith("_max") and c in medians]
+    faulted = np.zeros(count, dtype=bool)
+    for column in faults:
+        np.logical_or.at(faulted, rows, pd.to_numeric(column).fillna(0).to_numpy() > 0)
+    return faulted

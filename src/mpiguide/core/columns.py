@@ -13,5 +13,13 @@ VALID = "valid"
 
 # timings.parquet: one row per repetition, keyed by these columns.
 TIMING_KEYS = ("mpi", "nodes", "ppn", "run", "exp_id", "rep")
-# medians.parquet: the columns per experiment and run that are not parameters of it.
-MEDIAN_VALUES = ("median_s", "n_kept", "n_invalid", "launch_factor")
+# medians.parquet: the columns per experiment and run that are not parameters of it. The page
+# faults are the kernel's counts over the experiment's repetition loop (the most of one rank,
+# the sum over the ranks); empty for a run whose provenance does not have them.
+PAGE_FAULT_VALUES = ("minor_faults_max", "minor_faults_sum", "major_faults_max", "major_faults_sum")
+MEDIAN_VALUES = ("median_s", "n_kept", "n_invalid", "launch_factor", *PAGE_FAULT_VALUES)
+# medians.parquet: the allocator setting of the run's launch (the kernel's --heap, from the
+# provenance; `default` for a kernel that had none). A key like the deployment's: constant per
+# mpi entry, so a guideline may select on it.
+HEAP = "heap"
+HEAP_DEFAULT = "default"

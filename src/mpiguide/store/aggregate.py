@@ -35,7 +35,15 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from mpiguide.core.atomic import atomic_path
-from mpiguide.core.columns import GLOBAL_S, RAW_COLUMNS, STATUS, VALID
+from mpiguide.core.columns import (
+    GLOBAL_S,
+    HEAP,
+    HEAP_DEFAULT,
+    PAGE_FAULT_VALUES,
+    RAW_COLUMNS,
+    STATUS,
+    VALID,
+)
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import RUN_PATH, deployment_name
 from mpiguide.plan.grid import INTEGER_PARAMETERS, PARAMETERS
@@ -53,6 +61,12 @@ PROV_NPROCS = "nprocs"
 PROV_EXPERIMENTS = "experiments"
 PROV_EXP_ID = "exp_id"
 PROV_REPS = "reps_done"
+PROV_HEAP = "heap"  # {"setting": ...}: the launch's --heap
+PROV_PAGE_FAULTS = "page_faults"  # per experiment: {"minor_max", "minor_sum", ...}
+# medians.parquet's page-fault column of each provenance key
+PAGE_FAULT_KEYS = dict(
+    zip(("minor_max", "minor_sum", "major_max", "major_sum"), PAGE_FAULT_VALUES, strict=True)
+)
 
 
 _CATEGORY = pa.dictionary(pa.int32(), pa.string())
@@ -85,6 +99,9 @@ class Provenance:
 
     repetitions: np.ndarray  # repetitions done per grid row (0: not in this run)
     output_sha256: str | None  # None: written by a kernel that did not record it
+    heap: str  # the launch's allocator setting
+    # per PAGE_FAULT_VALUES column, per grid row; None: a kernel that did not count them
+    page_faults: dict[str, np.ndarray] | None
 
 
 def locate_run(raw_csv: str | Path, raw_root: Path, inputs_root: Path) -> RunFile:
@@ -206,7 +223,45 @@ def _read_provenance(run: RunFile, grid_rows: np.ndarray, grid: pa.Table) -> Pro
         )
     expected = np.zeros(grid.num_rows, dtype=np.int64)
     expected[rows] = reps
-    return Provenance(expected, output_sha256)
+    return Provenance(
+        expected,
+        output_sha256,
+        _heap_of(run, provenance),
+        _page_faults(run, experiments, rows, grid.num_rows),
+    )
+
+
+def _heap_of(run: RunFile, provenance: dict) -> str:
+    """The launch's allocator setting; `default` from a kernel without --heap (glibc's own)."""
+    heap = provenance.get(PROV_HEAP)
+    if heap is None:
+        return HEAP_DEFAULT
+    setting = heap.get("setting") if isinstance(heap, dict) else None
+    if not isinstance(setting, str) or not setting:
+        raise DataError(f"{run.provenance}: '{PROV_HEAP}' must be an object with a 'setting'")
+    return setting
+
+
+def _page_faults(
+    run: RunFile, experiments: list, rows: np.ndarray, n_grid: int
+) -> dict[str, np.ndarray] | None:
+    """Page-fault counts per grid row, or None when the kernel did not record them."""
+    if not experiments or PROV_PAGE_FAULTS not in experiments[0]:
+        return None
+    counts = {column: np.zeros(n_grid, dtype=np.int64) for column in PAGE_FAULT_VALUES}
+    try:
+        for row, entry in zip(rows, experiments, strict=True):
+            for key, column in PAGE_FAULT_KEYS.items():
+                value = entry[PROV_PAGE_FAULTS][key]
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise ValueError
+                counts[column][row] = value
+    except (TypeError, KeyError, ValueError):
+        raise DataError(
+            f"{run.provenance}: every experiment's '{PROV_PAGE_FAULTS}' must hold non-negative "
+            f"integers {', '.join(PAGE_FAULT_KEYS)}"
+        ) from None
+    return counts
 
 
 def _header_of(first_line: bytes) -> list[str]:
@@ -435,9 +490,9 @@ def aggregate(
 
     timings: mpi, nodes, ppn, run, exp_id, rep, time_s, status (+ global_s when a raw file has
     it), one row per repetition; the parameters are grid.csv's row of the same exp_id.
-    medians: exp_id, mpi, nodes, ppn, run, median_s, n_kept, n_invalid, launch_factor and the
-    parameters (one row per experiment and run with a valid repetition, Tukey-filtered median
-    of its valid repetitions).
+    medians: exp_id, mpi, nodes, ppn, run, median_s, n_kept, n_invalid, launch_factor, the
+    page faults (PAGE_FAULT_VALUES), heap and the parameters (one row per experiment and run
+    with a valid repetition, Tukey-filtered median of its valid repetitions).
     """
     raw_root, inputs_root = Path(raw_root), Path(inputs_root)
     runs = sorted(
@@ -455,6 +510,7 @@ def aggregate(
 
     # Provenance and checksums of every run first: a bad file fails before any work is done.
     provenances = [_read_provenance(run, grid_rows, grid) for run in runs]
+    _check_heap(runs, provenances)
     unverified = [run for run, p in zip(runs, provenances, strict=True) if p.output_sha256 is None]
     if unverified:
         _log.warning(
@@ -493,7 +549,7 @@ def aggregate(
         finally:
             if writer is not None:
                 writer.close()
-        medians = _medians_table(runs, pd.concat(run_medians, ignore_index=True), grid)
+        medians = _medians_table(runs, provenances, pd.concat(run_medians, ignore_index=True), grid)
         with atomic_path(medians_out) as medians_tmp:
             pq.write_table(medians, medians_tmp)
 
@@ -509,8 +565,45 @@ def launch_factors(deployment: np.ndarray, experiment: np.ndarray, run: np.ndarr
     return relative.groupby(frame["r"], sort=False).transform("median").to_numpy()
 
 
-def _medians_table(runs: Sequence[RunFile], medians: pd.DataFrame, grid: pa.Table) -> pa.Table:
-    """medians.parquet: exp_id, the run's keys, MEDIAN_VALUES, the parameters."""
+def _page_fault_columns(
+    provenances: Sequence[Provenance], index: np.ndarray, grid_rows: np.ndarray
+) -> dict[str, pa.Array]:
+    """PAGE_FAULT_VALUES of each median: its run's counts of its experiment, null where the
+    run's kernel did not count them."""
+    columns = {}
+    for column in PAGE_FAULT_VALUES:
+        values = np.zeros(index.size, dtype=np.int64)
+        missing = np.zeros(index.size, dtype=bool)
+        for run_index, provenance in enumerate(provenances):
+            mine = index == run_index
+            if provenance.page_faults is None:
+                missing[mine] = True
+            else:
+                values[mine] = provenance.page_faults[column][grid_rows[mine]]
+        columns[column] = pa.array(values, mask=missing)
+    return columns
+
+
+def _check_heap(runs: Sequence[RunFile], provenances: Sequence[Provenance]) -> None:
+    """Every run of an mpi entry has the entry's one allocator setting."""
+    first: dict[str, tuple[str, RunFile]] = {}
+    for run, provenance in zip(runs, provenances, strict=True):
+        heap, seen = first.setdefault(run.mpi, (provenance.heap, run))
+        if provenance.heap != heap:
+            raise DataError(
+                f"{run.provenance}: heap {provenance.heap!r}, but {seen.provenance} of the same "
+                f"mpi entry {run.mpi!r} has {heap!r}: an entry's runs must share one setting "
+                "(re-run them all after changing mpi.<entry>.heap)"
+            )
+
+
+def _medians_table(
+    runs: Sequence[RunFile],
+    provenances: Sequence[Provenance],
+    medians: pd.DataFrame,
+    grid: pa.Table,
+) -> pa.Table:
+    """medians.parquet: exp_id, the run's keys, MEDIAN_VALUES, heap, the parameters."""
     index = medians["run_index"].to_numpy()
     grid_row = pa.array(medians["grid_row"].to_numpy())
     deployments = pd.factorize(pd.Series([(r.mpi, r.nodes, r.ppn) for r in runs]))[0]
@@ -535,6 +628,11 @@ def _medians_table(runs: Sequence[RunFile], medians: pd.DataFrame, grid: pa.Tabl
             )
         ),
     }
+    columns |= _page_fault_columns(provenances, index, medians["grid_row"].to_numpy())
+    heap_names, heap_codes = np.unique([p.heap for p in provenances], return_inverse=True)
+    columns[HEAP] = pa.DictionaryArray.from_arrays(
+        pa.array(heap_codes.astype(np.int32)[index]), pa.array(heap_names)
+    )
     parameters = grid.drop_columns(["exp_id"]).take(grid_row)
     columns |= {name: parameters[name] for name in parameters.column_names}
     return pa.table(columns)
