@@ -104,13 +104,15 @@ def test_heatmap_cells_carry_their_verdict(analysed):
     gl12 = tests["guideline"] == "GL12"
     tests.loc[gl12 & (tests["msg_size"] == "64"), "verdict"] = "undecided"
     tests.loc[gl12 & (tests["msg_size"] != "64"), "verdict"] = "holds"
-    table, cells = heatmap_cells(tests, "msg_size")
+    table, cells, marks = heatmap_cells(tests, "msg_size")
     assert list(table.columns) == [64, 1024, 16384]  # numeric order, not text order
-    text = cell_annotations(table, cells)
-    gl4 = text.loc["GL4 neighbor_allgather vs neighbor_alltoall"]
-    assert gl4[1024].endswith(" ✗")
-    row = text.loc["GL12 neighbor_allgather"]
-    assert row[64].endswith(" ?") and row[1024][-1].isdigit()
+    text = cell_annotations(table, marks)
+    gl4 = "GL4 neighbor_allgather vs neighbor_alltoall"
+    assert cells.loc[gl4, 1024] == "violated"
+    assert text.loc[gl4, 1024].endswith("\n✗ 2/2")  # reorder 0 and 1, both violated
+    gl12 = "GL12 neighbor_allgather"
+    assert cells.loc[gl12, 64] == "undecided" and text.loc[gl12, 64].endswith("\n? 1/1")
+    assert cells.loc[gl12, 1024] == "holds" and "\n" not in text.loc[gl12, 1024]
 
 
 def test_sizes_are_printed_with_their_unit():

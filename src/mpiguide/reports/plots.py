@@ -53,8 +53,8 @@ SIDE_COLOURS = {"lhs": "tab:red", "rhs": "tab:blue"}
 # Groups that get overview and focus plots: a reader must see what is undecided, not only what
 # is violated; holding groups are summarised by the heatmap.
 PLOTTED_VERDICTS = (VIOLATED, UNDECIDED)
-# The heatmap's mark after a cell's ratio; a holding cell has none.
-CELL_MARKS = {VIOLATED: " ✗", UNDECIDED: " ?", HOLDS: ""}
+# The heatmap's mark under a cell's ratio; a holding cell has none.
+CELL_MARKS = {VIOLATED: "✗", UNDECIDED: "?", HOLDS: ""}
 # Ratios the heatmap's colour bar may label inside its range, rounder ones first.
 RATIO_TICKS = (1.0, 2.0, 0.5, 4.0, 0.25, 1.5, 0.67, 1.25, 0.8, 1.1, 0.9, 1.05, 0.95)
 MSG_SIZE = "msg_size"  # bytes (docs/architecture.md, the operation table)
@@ -259,27 +259,45 @@ def _cell_verdict(verdicts: pd.Series) -> str:
     return HOLDS if (verdicts == HOLDS).all() else UNDECIDED
 
 
-def heatmap_cells(tests: pd.DataFrame, varied: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _cell_mark(verdicts: pd.Series) -> str:
+    """A cell's mark and how many of its tests carry the cell's verdict (`✗ 1/10`): the median
+    ratio printed beside it can hide the one violated test."""
+    verdict = _cell_verdict(verdicts)
+    if verdict == HOLDS:
+        return CELL_MARKS[HOLDS]
+    return f"{CELL_MARKS[verdict]} {int((verdicts == verdict).sum())}/{len(verdicts)}"
+
+
+def heatmap_cells(
+    tests: pd.DataFrame, varied: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The heatmap's cells, rows (guideline, operations) in the campaign's order by the varied
-    parameter's lhs values: the median effect ratio of each cell's tests, and their verdict."""
+    parameter's lhs values: the median effect ratio of each cell's tests, their verdict and the
+    cell's mark."""
     x, numeric = _x_values(tests[varied])
     row = tests["guideline"] + " " + tests["op"].str.replace(PAIR_SEPARATOR, " vs ", regex=False)
     frame = pd.DataFrame(
         {"row": row, "x": x, "ratio": effect_ratio(tests), "verdict": tests["verdict"]}
     ).dropna(subset=["ratio"])
-    table = frame.pivot_table(index="row", columns="x", values="ratio", aggfunc="median")
-    cells = frame.pivot_table(index="row", columns="x", values="verdict", aggfunc=_cell_verdict)
+    cells = frame.groupby(["row", "x"], sort=False)
     order = pd.unique(frame["row"])
-    columns = sorted(table.columns) if numeric else list(table.columns)
-    return table.reindex(index=order, columns=columns), cells.reindex(index=order, columns=columns)
+    columns = sorted(frame["x"].unique()) if numeric else list(pd.unique(frame["x"]))
 
+    def laid_out(part: pd.Series) -> pd.DataFrame:
+        return part.unstack().reindex(index=order, columns=columns)
 
-def cell_annotations(table: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
-    """Each cell's text: its ratio and the mark of its verdict (none where all tests hold)."""
-    marks = cells.map(
-        lambda verdict: CELL_MARKS.get(verdict, "") if isinstance(verdict, str) else ""
+    return (
+        laid_out(cells["ratio"].median()),
+        laid_out(cells["verdict"].agg(_cell_verdict)),
+        laid_out(cells["verdict"].agg(_cell_mark)),
     )
-    return (table.map(_number) + marks).where(table.notna(), "")
+
+
+def cell_annotations(ratios: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
+    """Each cell's text: its median ratio, under it the mark of its verdict (none where all
+    tests hold)."""
+    text = (ratios.map(_number) + "\n" + marks.fillna("")).map(str.strip)
+    return text.where(ratios.notna(), "")
 
 
 def ratio_ticks(reach: float) -> list[float]:
@@ -303,16 +321,18 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
         axes.set_axis_off()
         save_figure(figure, path)
         return
-    table, cells = heatmap_cells(tests, varied)
-    annotations = cell_annotations(table, cells)
+    table, cells, marks = heatmap_cells(tests, varied)
+    annotations = cell_annotations(table, marks)
     # symmetric about 1 on a log scale, so that 1/r and r are equally far from white
     reach = float(np.nanmax(np.abs(np.log(table.to_numpy(dtype=float)))))
     reach = max(reach, np.log(1.1))
     norm = LogNorm(vmin=np.exp(-reach), vmax=np.exp(reach))
-    figure.set_size_inches(max(6, 1.0 * table.shape[1] + 4), 2.0 + 0.4 * table.shape[0])
+    figure.set_size_inches(max(6, 1.0 * table.shape[1] + 4), 2.0 + 0.55 * table.shape[0])
     sns.heatmap(table, norm=norm, cmap="RdBu_r", annot=annotations, fmt="", ax=axes,
+                annot_kws={"fontsize": 8},
                 cbar_kws={"label": "median violation ratio (log scale)"})  # fmt: skip
     colour_bar = axes.collections[0].colorbar
+    assert colour_bar is not None  # sns.heatmap draws one unless told not to
     colour_bar.ax.yaxis.set_major_locator(FixedLocator(ratio_ticks(reach)))
     colour_bar.ax.yaxis.set_minor_locator(NullLocator())
     colour_bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
@@ -326,8 +346,8 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
     axes.set_ylabel("guideline, operations")
     axes.set_title(
         "effect ratio v (approx: max(v, 1/v)), median over a cell's tests\n"
-        "✗ violated (a test is)   ? undecided, hatched (none violated, not all hold)   "
-        "unmarked: all hold",
+        "✗ k/n: violated (k of the cell's n tests are)   ? k/n: undecided, hatched (none "
+        "violated, k undecided)   unmarked: all hold",
         fontsize=8,
     )
     save_figure(figure, path)
