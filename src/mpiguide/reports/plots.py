@@ -213,6 +213,27 @@ def overview_plot(group: pd.DataFrame, keys: list[str], varied: str, path: Path)
     save_figure(figure, path)
 
 
+def _whisker_span(values: pd.Series) -> tuple[float, float]:
+    """The ends of a box plot's whiskers: the extreme values within 1.5 IQR of the quartiles."""
+    q1, q3 = values.quantile([0.25, 0.75])
+    inside = values[(values >= q1 - 1.5 * (q3 - q1)) & (values <= q3 + 1.5 * (q3 - q1))]
+    return float(inside.min()), float(inside.max())
+
+
+def _clip_outliers(axes: plt.Axes, boxes: pd.DataFrame) -> None:
+    """The y axis over every box's whiskers: a few repetitions 10x slower (a preempted process)
+    would otherwise flatten every box; how many lie outside is printed."""
+    spans = [_whisker_span(part["time"]) for _, part in boxes.groupby(["run", "side"])]
+    low, high = min(span[0] for span in spans), max(span[1] for span in spans)
+    pad = 0.05 * (high - low) or 0.05 * high
+    low, high = low - pad, high + pad
+    outside = int(((boxes["time"] < low) | (boxes["time"] > high)).sum())
+    if outside:
+        axes.set_ylim(low, high)
+        axes.text(0.01, 0.01, f"{outside} of {len(boxes)} repetitions outside the axis",
+                  transform=axes.transAxes, fontsize=7, color="dimgrey")  # fmt: skip
+
+
 def focus_plot(
     test: pd.Series,
     repetitions: pd.DataFrame,
@@ -236,6 +257,7 @@ def focus_plot(
     axes.axhline(test["median_rhs"] / test["median_lhs"], color=SIDE_COLOURS["rhs"],
                  linewidth=0.8, linestyle="--")  # fmt: skip
     axes.set_ylabel("time / median of lhs run medians")
+    _clip_outliers(axes, normalised)
     axes.legend(title=None, fontsize=8)
     level = f"{100 * confidence:g} %"
     at = value_label(varied, test[varied])
