@@ -196,12 +196,12 @@ def overview_plot(group: pd.DataFrame, keys: list[str], varied: str, path: Path)
     violated = frame.loc[frame["verdict"] == VIOLATED]
     if len(violated):
         axes.scatter(violated["_x"], violated["median_lhs"], s=160, facecolors="none",
-                 edgecolors="black", linewidths=1.5, label="violated", zorder=3)  # fmt: skip
+                     edgecolors="black", linewidths=1.5, label="violated", zorder=3)  # fmt: skip
     undecided = frame.loc[frame["verdict"] == UNDECIDED]
     if len(undecided):
-        axes.scatter(undecided["_x"], undecided["median_lhs"], s=160, marker="s", facecolors="none",
-                 edgecolors="grey", linewidths=1.2, linestyles="--", label="undecided",
-                 zorder=3)  # fmt: skip
+        axes.scatter(undecided["_x"], undecided["median_lhs"], s=160, marker="s",
+                     facecolors="none", edgecolors="grey", linewidths=1.2, linestyles="--",
+                     label="undecided", zorder=3)  # fmt: skip
     axes.set_yscale("log")
     if numeric and (frame["_x"] > 0).all():
         # process counts and sizes on log2 (both are mostly powers of two), as Parker's figures
