@@ -1,12 +1,20 @@
 """report_tables: the report's verdict lines per guideline and its table of the tests of violated
 and undecided groups, from a tests.csv."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
 from mpiguide.core.errors import DataError
-from mpiguide.core.paths import VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV
+from mpiguide.core.paths import (
+    SUMMARY_CSV,
+    VERDICT_LINES_CSV,
+    VERDICT_LINES_RST,
+    VIOLATED_UNDECIDED_CSV,
+)
+from mpiguide.reports.library_table import OUTPUTS as LIBRARY_TABLE_FILES
 from mpiguide.reports.report_tables import (
     verdict_lines,
     verdict_lines_rst,
@@ -107,3 +115,13 @@ def test_a_tests_csv_without_verdicts_is_refused(tmp_path):
     with pytest.raises(DataError, match=r"tests\.csv:4: a verdict is not one of"):
         write_report_tables(tmp_path / "tests.csv", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_front_page_names_the_files_paths_owns():
+    """workflow.rst is Jinja and RST, not Python: it spells the names core/paths.py owns, so
+    they are held to them here."""
+    front_page = (Path(__file__).parents[2] / "workflow" / "report" / "workflow.rst").read_text()
+    assert f'result.target == "{VERDICT_LINES_CSV}"' in front_page
+    assert f"/{VERDICT_LINES_RST}\n" in front_page
+    for link in (SUMMARY_CSV, VIOLATED_UNDECIDED_CSV, *LIBRARY_TABLE_FILES[:1]):
+        assert f"{link}_" in front_page
