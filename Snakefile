@@ -19,6 +19,7 @@ if not ANALYSIS_ONLY:
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/library_table.smk"
+include: "workflow/rules/report_tables.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/slowdown.smk"
 include: "workflow/rules/selftest.smk"
@@ -39,6 +40,7 @@ rule all:
     input:
         GUIDELINE_OUTPUTS.values(),
         LIBRARY_TABLE.values(),
+        REPORT_TABLES.values(),
         PLOTS,
         SLOWDOWN_OVERVIEW,
         ACROSS_PROCESS_COUNTS_OUTPUTS,

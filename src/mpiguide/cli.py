@@ -201,6 +201,12 @@ def cmd_library_table(args: argparse.Namespace) -> None:
     write_library_table(args.tests, args.varied, args.outdir)
 
 
+def cmd_report_tables(args: argparse.Namespace) -> None:
+    from mpiguide.reports.report_tables import write_report_tables
+
+    write_report_tables(args.tests, args.outdir)
+
+
 def cmd_partners(args: argparse.Namespace) -> None:
     from mpiguide.reports.partners import Grid, nodecart_note, parse_dims, partners_table
 
@@ -312,6 +318,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--varied", required=True, metavar="PARAMETER")
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "report-tables",
+        cmd_report_tables,
+        "write the report's verdict lines per guideline and the tests of violated and undecided"
+        " groups from tests.csv",
+    )
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 
     sub = command(

@@ -1,13 +1,23 @@
-"""plot(): overview and focus plots exactly for the violated groups, always a heatmap."""
+"""plot(): overview and focus plots exactly for the violated and undecided groups, always a
+heatmap; what the plots print (sizes, side names, verdict marks)."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.guidelines import check
 from mpiguide.core.errors import DataError
-from mpiguide.core.paths import safe_name
-from mpiguide.reports.plots import _repetitions, plot
+from mpiguide.core.paths import group_plot_name, labels_of_plot, safe_name
+from mpiguide.reports.plots import (
+    _repetitions,
+    cell_annotations,
+    heatmap_cells,
+    plot,
+    ratio_ticks,
+    side_labels,
+    size_label,
+)
 from mpiguide.store.aggregate import aggregate
 from synthetic import Deployment, grid_frame, write_campaign
 
@@ -45,16 +55,19 @@ def analysed(tmp_path_factory):
     return root
 
 
-def test_violated_groups_get_overview_and_focus(analysed):
+def test_violated_and_undecided_groups_get_overview_and_focus(analysed):
     tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
     violated = tests.loc[tests["violated"]]
     assert set(violated["guideline"]) == {"GL4"}
     assert set(violated["msg_size"]) == {1024}
+    shown = tests.loc[tests["group_verdict"].isin(["violated", "undecided"])]
     expected = sorted(
-        safe_name(g, f"group{int(n):04d}") + ".png"
-        for g, n in violated[["guideline", "group"]].drop_duplicates().itertuples(index=False)
+        group_plot_name(g, int(n), verdict)
+        for g, n, verdict in shown[["guideline", "group", "group_verdict"]]
+        .drop_duplicates()
+        .itertuples(index=False)
     )
-    assert len(expected) == 2  # reorder 0 and reorder 1
+    assert sum(name.endswith("-violated.png") for name in expected) == 2  # reorder 0 and 1
     for sub in ("overview", "focus"):
         assert sorted(p.name for p in (analysed / "plots" / sub).iterdir()) == expected
         for png in (analysed / "plots" / sub).iterdir():
@@ -62,13 +75,72 @@ def test_violated_groups_get_overview_and_focus(analysed):
     assert (analysed / "plots" / "heatmap.png").stat().st_size > 1000
 
 
-def test_no_violation_still_writes_the_heatmap(analysed, tmp_path):
+def test_an_undecided_group_is_plotted_as_such(analysed, tmp_path):
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    first = (tests["guideline"] == "GL12") & (tests["group"] == tests["group"].min())
+    tests.loc[first, "group_verdict"] = "undecided"
+    tests.loc[first & (tests["msg_size"] == 64), "verdict"] = "undecided"
+    tests.to_csv(tmp_path / "tests.csv", index=False)
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", {}, tmp_path / "plots")
+    group = int(tests.loc[first, "group"].iloc[0])
+    name = group_plot_name("GL12", group, "undecided")
+    assert (tmp_path / "plots" / "overview" / name).is_file()
+    assert (tmp_path / "plots" / "focus" / name).is_file()
+
+
+def test_no_violated_or_undecided_group_still_writes_the_heatmap(analysed, tmp_path):
     tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
     tests["violated"] = False
+    tests["verdict"] = tests["group_verdict"] = "holds"
     tests.to_csv(tmp_path / "tests.csv", index=False)
     plot(analysed / "timings.parquet", tmp_path / "tests.csv", {}, tmp_path / "plots")
     assert not list((tmp_path / "plots" / "overview").iterdir())
     assert (tmp_path / "plots" / "heatmap.png").exists()
+
+
+def test_heatmap_cells_carry_their_verdict(analysed):
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
+    tests["violation_ratio"] = pd.to_numeric(tests["violation_ratio"])
+    gl12 = tests["guideline"] == "GL12"
+    tests.loc[gl12 & (tests["msg_size"] == "64"), "verdict"] = "undecided"
+    tests.loc[gl12 & (tests["msg_size"] != "64"), "verdict"] = "holds"
+    table, cells, marks = heatmap_cells(tests, "msg_size")
+    assert list(table.columns) == [64, 1024, 16384]  # numeric order, not text order
+    text = cell_annotations(table, marks)
+    gl4 = "GL4 neighbor_allgather vs neighbor_alltoall"
+    assert cells.loc[gl4, 1024] == "violated"
+    assert text.loc[gl4, 1024].endswith("\n✗ 2/2")  # reorder 0 and 1, both violated
+    gl12 = "GL12 neighbor_allgather"
+    assert cells.loc[gl12, 64] == "undecided" and text.loc[gl12, 64].endswith("\n? 1/1")
+    assert cells.loc[gl12, 1024] == "holds" and "\n" not in text.loc[gl12, 1024]
+
+
+def test_sizes_are_printed_with_their_unit():
+    assert [size_label(s) for s in (0, 8, 1023, 1024, 1536, 2**20, 3 * 2**30)] == [
+        "0 B", "8 B", "1023 B", "1 KiB", "1.5 KiB", "1 MiB", "3 GiB",
+    ]  # fmt: skip
+
+
+def test_sides_are_named_by_what_differs():
+    keys = ["mpi", "op", "msg_size", "ordering", "reorder"]
+    base = {"mpi": "openmpi", "op": "neighbor_allgather|neighbor_alltoall", "msg_size": "8",
+            "ordering": "|LINEAR", "reorder": "0"}  # fmt: skip
+    assert side_labels(pd.Series(base), keys) == ("neighbor_allgather", "neighbor_alltoall")
+    reorder = pd.Series({**base, "op": "allgather", "reorder": "1|0"})
+    assert side_labels(reorder, keys) == ("reorder=1", "reorder=0")
+    monotone = pd.Series({**base, "op": "allgather", "msg_size": "256|1024", "ordering": ""})
+    assert side_labels(monotone, keys) == ("msg_size=256 B", "msg_size=1 KiB")
+    alike = pd.Series({**base, "op": "allgather", "ordering": ""})
+    assert side_labels(alike, keys) == ("lhs", "rhs")
+
+
+def test_plot_names_and_report_labels_round_trip():
+    name = group_plot_name("GL 4", 3, "undecided")
+    assert name == "GL_4-group0003-undecided.png"
+    assert labels_of_plot("overview/" + name.removesuffix(".png")) == {
+        "guideline": "GL_4", "plot": "overview", "group": "0003", "verdict": "undecided",
+    }  # fmt: skip
+    assert labels_of_plot("heatmap")["verdict"] == "all"
 
 
 def test_safe_names():
@@ -150,3 +222,8 @@ def test_focus_plots_show_valid_repetitions_only(analysed, tmp_path):
     every = _repetitions(analysed / "timings.parquet", violated)
     shown = _repetitions(tmp_path / "timings.parquet", violated)
     assert len(every) and len(shown) == len(every) * 9 // 10  # 10 repetitions, rep 0 late
+
+
+def test_colour_bar_ticks_are_ratios_that_do_not_crowd():
+    assert ratio_ticks(np.log(4)) == [0.25, 0.5, 1.0, 2.0, 4.0]
+    assert ratio_ticks(np.log(1.1)) == [0.95, 1.0, 1.05, 1.1]

@@ -10,6 +10,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.guidelines import evaluate
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.paths import group_plot_name
 from mpiguide.reports.plots import plot
 
 RUNS = 10
@@ -100,7 +101,8 @@ def test_overview_plot_along_nodes(tmp_path):
     timings = medians.rename(columns={"median_s": "time_s"})
     timings.to_parquet(tmp_path / "timings.parquet")
     plot(tmp_path / "timings.parquet", tmp_path / "tests.csv", {"varied": "nodes"}, tmp_path)
-    assert [p.name for p in (tmp_path / "overview").iterdir()] == ["G-group0001.png"]  # gather
+    names = [p.name for p in (tmp_path / "overview").iterdir()]
+    assert names == [group_plot_name("G", 1, "violated")]  # gather
 
 
 def campaign(deployments, varied):

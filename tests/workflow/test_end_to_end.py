@@ -4,6 +4,7 @@ what the contracts say (docs/kernel.md, README's results table)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -89,13 +90,26 @@ def test_report(campaign_copy: Path) -> None:
     report = campaign_copy / "results" / "tiny" / "report.html"
     snakemake(campaign_copy, "--profile", "profiles/local", "--report", str(report))
     html = report.read_text(errors="replace")
-    for expected in ("tests.csv", "summary.csv", "slowdown.csv", "slowdown.png", "Plots", "tiny"):
+    tables = ("library_table.csv", "verdict_lines.csv", "violated_undecided.csv")
+    for expected in ("tests.csv", "summary.csv", "slowdown.csv", "slowdown.png", "Plots", "tiny",
+                     *tables):  # fmt: skip
         assert expected in html
+    # the front page opens with one line per guideline: GL4's tests over both MPI libraries
+    line = re.search(
+        r"<strong>GL4</strong> \(le\): (\d+) hold, (\d+) violated, (\d+) undecided of (\d+) tests;"
+        r" groups: \d+ hold, \d+ violated, \d+ undecided of \d+; median detectable ratio",
+        html,
+    )
+    assert line is not None, "no verdict line for GL4 on the report's front page"
+    holds, violated, undecided, tests = map(int, line.groups())
+    assert holds + violated + undecided == tests == 4 * len(MPIS)
+    assert "System Message" not in html  # the included RST and the captions rendered cleanly
 
 
 def test_every_job_left_a_log(completed_campaign: Path) -> None:
     logs = results(completed_campaign) / "logs"
-    rules = ("grid", "aggregate", "check_guidelines", "library_table", "plot", "slowdown_overview")
+    rules = ("grid", "aggregate", "check_guidelines", "library_table", "report_tables", "plot",
+             "slowdown_overview")  # fmt: skip
     expected = [logs / f"{rule}.log" for rule in rules]
     for mpi in MPIS:
         expected.append(logs / "build" / f"{mpi}.log")

@@ -50,7 +50,16 @@ SLOWDOWN_CSV = "slowdown.csv"
 DECIDED_WITH_JSON = "decided_with.json"
 GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, DECIDED_WITH_JSON)
 
-# plots/: `overview/<guideline>-group<NNNN>.png`, `focus/<guideline>-group<NNNN>.png` and
+# guidelines/: written by `mpiguide report-tables` (reports/report_tables.py) for the report:
+# one line per guideline on its front page (.rst, and the same counts as a table), and the tests
+# of every violated or undecided group.
+VERDICT_LINES_CSV = "verdict_lines.csv"
+VERDICT_LINES_RST = "verdict_lines.rst"
+VIOLATED_UNDECIDED_CSV = "violated_undecided.csv"
+REPORT_TABLE_FILES = (VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV)
+
+# plots/: `overview/<guideline>-group<NNNN>-<verdict>.png`,
+# `focus/<guideline>-group<NNNN>-<verdict>.png` (for violated and undecided groups) and
 # `heatmap.png` (`<guideline>` made safe for a file name).
 GROUP_PLOT_KINDS = ("overview", "focus")
 HEATMAP = "heatmap"
@@ -62,16 +71,19 @@ def safe_name(*parts: object) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", "-".join(str(part) for part in parts))
 
 
-def group_plot_name(guideline: str, group: int) -> str:
-    """The file name of a group's overview or focus plot."""
-    return safe_name(guideline, f"group{group:04d}") + PLOT_SUFFIX
+def group_plot_name(guideline: str, group: int, verdict: str) -> str:
+    """The file name of a group's overview or focus plot; the group's verdict is in the name so
+    that a listing (and the report's labels) tell violated from undecided groups."""
+    return safe_name(guideline, f"group{group:04d}", verdict) + PLOT_SUFFIX
 
 
 def labels_of_plot(name: str) -> dict[str, str]:
-    """Labels of a plot below plots/, its suffix removed (`overview/GL4-group0003`, `heatmap`):
-    the guideline, the kind of plot and the group (`all` for the heatmap)."""
+    """Labels of a plot below plots/, its suffix removed (`overview/GL4-group0003-violated`,
+    `heatmap`): the guideline, the kind of plot, the group and its verdict (`all` for the
+    heatmap)."""
     kind, _, stem = name.rpartition("/")
-    guideline, _, group = stem.rpartition("-group")
+    guideline, _, group_verdict = stem.rpartition("-group")
     if not kind:
-        return {"guideline": "all", "plot": stem, "group": "all"}
-    return {"guideline": guideline, "plot": kind, "group": group}
+        return {"guideline": "all", "plot": stem, "group": "all", "verdict": "all"}
+    group, _, verdict = group_verdict.partition("-")
+    return {"guideline": guideline, "plot": kind, "group": group, "verdict": verdict}

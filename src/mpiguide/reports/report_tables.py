@@ -1,0 +1,140 @@
+"""What `snakemake --report` shows of the verdicts, from tests.csv.
+
+- verdict_lines.csv and verdict_lines.rst: one line per guideline over every MPI library and
+  deployment: the tests (and groups) that hold, are violated and are undecided, and the median
+  detectable ratio. The RST is included on the report's front page (workflow/report/workflow.rst),
+  so that a reader sees first how much the campaign could decide, not only what it flagged.
+- violated_undecided.csv: the tests of every violated or undecided group, the columns a reader
+  needs to judge them first (verdicts, effect and bounds, the deciding test, what the test could
+  have seen), parameter columns that are empty in every row left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from mpiguide.analysis.tables import SUMMARY_KEYS, parameter_columns
+from mpiguide.analysis.verdicts import UNDECIDED, VERDICTS, VIOLATED
+from mpiguide.core.atomic import atomic_path
+from mpiguide.core.errors import DataError
+from mpiguide.core.paths import VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV
+
+NEEDED = ("guideline", "relation", "group", "verdict", "group_verdict", "detectable_ratio")
+# violated_undecided.csv: these first, then the parameters, then these.
+LEADING = ("guideline", "relation", "group", "group_verdict", "verdict")
+TRAILING = (
+    "violation_ratio", "ratio_low", "ratio_high", "test", "p_value", "p_adjusted",
+    "detectable_ratio", "runs_needed", "n_lhs", "n_rhs", "median_lhs", "median_rhs",
+    "lhs_exp_id", "rhs_exp_id", "hl_ratio", "hl_low", "hl_high",
+)  # fmt: skip
+# Group verdicts in the order violated_undecided.csv lists them.
+SHOWN_GROUPS = (VIOLATED, UNDECIDED)
+
+
+def read_tests(tests_csv: Path) -> pd.DataFrame:
+    """tests.csv as text, cells as written (so that the tables repeat its numbers exactly)."""
+    try:
+        tests = pd.read_csv(tests_csv, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise DataError(f"{tests_csv}: cannot read the tests: {error}") from None
+    missing = [column for column in NEEDED if column not in tests]
+    if missing:
+        raise DataError(f"{tests_csv}: column {missing[0]!r} missing")
+    unknown = ~tests["verdict"].isin(VERDICTS) | ~tests["group_verdict"].isin(VERDICTS)
+    if unknown.any():
+        line = int(unknown.to_numpy().argmax()) + 2  # the header is line 1
+        raise DataError(f"{tests_csv}:{line}: a verdict is not one of {', '.join(VERDICTS)}")
+    return tests
+
+
+def verdict_lines(tests: pd.DataFrame) -> pd.DataFrame:
+    """Per guideline, in tests.csv's order: tests and groups that hold, are violated and are
+    undecided, and the median detectable ratio of its tests. A group is one per guideline, mpi
+    and deployment, as in summary.csv."""
+    columns = ["guideline", "relation", "tests", *VERDICTS, "groups"]
+    columns += [f"{verdict}_groups" for verdict in VERDICTS] + ["median_detectable_ratio"]
+    if tests.empty:
+        return pd.DataFrame(columns=columns)
+    detectable = pd.to_numeric(tests["detectable_ratio"], errors="coerce")
+    frame = tests.assign(_detectable=detectable)
+    by_guideline = frame.groupby("guideline", sort=False)
+    lines = by_guideline.agg(relation=("relation", "first"), tests=("verdict", "size"))
+    for verdict in VERDICTS:
+        lines[verdict] = by_guideline["verdict"].agg(lambda v, want=verdict: int((v == want).sum()))
+    groups = frame.drop_duplicates([*SUMMARY_KEYS, "group"]).groupby("guideline", sort=False)
+    lines["groups"] = groups.size()
+    for verdict in VERDICTS:
+        lines[f"{verdict}_groups"] = groups["group_verdict"].agg(
+            lambda v, want=verdict: int((v == want).sum())
+        )
+    lines["median_detectable_ratio"] = by_guideline["_detectable"].median()
+    return lines.reset_index()[columns]
+
+
+def _rst_text(text: str) -> str:
+    """Text as RST shows it literally: inline markup characters escaped."""
+    return re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text)
+
+
+def verdict_lines_rst(lines: pd.DataFrame) -> str:
+    """The front page's lines: a bullet per guideline (no title, so that it can be included
+    anywhere in a document)."""
+    text = [
+        "**Verdicts per guideline**, over every MPI library and deployment: a test is "
+        "*violated* when the data show a violation, *holds* when they rule one out, "
+        "*undecided* when they can do neither (more runs, or a quieter machine, may decide "
+        "it). The detectable ratio is the smallest true ratio a test would have flagged with "
+        "80 % power.",
+        "",
+    ]
+    if lines.empty:
+        return "\n".join([*text, "No tests: no guideline paired any experiments.", ""])
+    for line in lines.itertuples(index=False):
+        detectable = line.median_detectable_ratio
+        detectable_text = "n/a" if pd.isna(detectable) else f"{detectable:.3g}"
+        text.append(
+            f"- **{_rst_text(str(line.guideline))}** ({_rst_text(str(line.relation))}): "
+            f"{line.holds} hold, {line.violated} violated, {line.undecided} undecided "
+            f"of {line.tests} tests; groups: {line.holds_groups} hold, "
+            f"{line.violated_groups} violated, {line.undecided_groups} undecided "
+            f"of {line.groups}; median detectable ratio {detectable_text}"
+        )
+    return "\n".join(text) + "\n"
+
+
+def violated_undecided(tests: pd.DataFrame) -> pd.DataFrame:
+    """The tests of violated groups, then of undecided ones (guidelines in tests.csv's order
+    within each), verdicts and the varied parameters first; parameter columns empty in every
+    row left out."""
+    shown = tests.loc[tests["group_verdict"].isin(SHOWN_GROUPS)]
+    order = {verdict: index for index, verdict in enumerate(SHOWN_GROUPS)}
+    guidelines = {guideline: index for index, guideline in enumerate(tests["guideline"].unique())}
+    shown = shown.assign(
+        _verdict=shown["group_verdict"].map(order), _guideline=shown["guideline"].map(guidelines)
+    ).sort_values(["_verdict", "_guideline"], kind="stable")
+    parameters = [key for key in parameter_columns(tests) if (shown[key] != "").any()]
+    columns = [c for c in (*LEADING, *parameters, *TRAILING) if c in tests]
+    return shown[columns].reset_index(drop=True)
+
+
+def write_report_tables(tests_csv: str | Path, outdir: str | Path) -> Sequence[Path]:
+    """Read tests.csv, write verdict_lines.csv, verdict_lines.rst and violated_undecided.csv
+    into outdir."""
+    tests_csv, outdir = Path(tests_csv), Path(outdir)
+    tests = read_tests(tests_csv)
+    lines = verdict_lines(tests)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = [
+        outdir / name for name in (VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV)
+    ]
+    with atomic_path(paths[0]) as temporary:
+        lines.to_csv(temporary, index=False)
+    with atomic_path(paths[1]) as temporary:
+        Path(temporary).write_text(verdict_lines_rst(lines), encoding="utf-8")
+    with atomic_path(paths[2]) as temporary:
+        violated_undecided(tests).to_csv(temporary, index=False)
+    return paths
