@@ -204,7 +204,7 @@ def cmd_library_table(args: argparse.Namespace) -> None:
 def cmd_report_tables(args: argparse.Namespace) -> None:
     from mpiguide.reports.report_tables import write_report_tables
 
-    write_report_tables(args.tests, args.outdir)
+    write_report_tables(args.tests, args.decided_with, args.outdir)
 
 
 def cmd_partners(args: argparse.Namespace) -> None:
@@ -327,6 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
         " groups from tests.csv",
     )
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument(
+        "--decided-with",
+        type=_existing_file,
+        required=True,
+        metavar="JSON",
+        help="check's decided_with.json: the options the verdicts were decided with",
+    )
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 
     sub = command(

@@ -1,12 +1,15 @@
 """report_tables: the report's verdict lines per guideline and its table of the tests of violated
 and undecided groups, from a tests.csv."""
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import (
     SUMMARY_CSV,
@@ -63,20 +66,31 @@ def test_one_line_per_guideline_counts_tests_and_groups():
     assert lines.loc["GL*B", "relation"] == "approx"
 
 
+DECIDED_WITH = dataclasses.asdict(AnalysisOptions.with_defaults(v_thres=1.5))
+
+
+def decided_with_json(tmp_path: Path) -> Path:
+    path = tmp_path / "decided_with.json"
+    path.write_text(json.dumps({"analysis": DECIDED_WITH, "guidelines": [], "verdicts": {}}))
+    return path
+
+
 def test_the_lines_are_rst_that_renders_each_guideline():
-    text = verdict_lines_rst(verdict_lines(campaign_tests()))
+    text = verdict_lines_rst(verdict_lines(campaign_tests()), DECIDED_WITH)
     html = publish_parts(text, writer="html")["body"]
     assert "<strong>GL_A</strong> (le): 3 hold, 1 violated, 2 undecided of 6 tests" in html
     # the id's markup characters are shown, not interpreted
     assert "<strong>GL*B</strong> (approx): 1 hold, 0 violated, 0 undecided of 1 tests" in html
     assert "median detectable ratio 1.1" in html
     assert "System Message" not in html
+    # the thresholds the verdicts were decided with, not today's config
+    assert "v ≥ 1.5" in html and "below 1.5" in html
 
 
 def test_no_tests_say_so():
     empty = campaign_tests().iloc[0:0]
     assert verdict_lines(empty).empty
-    assert "No tests" in verdict_lines_rst(verdict_lines(empty))
+    assert "No tests" in verdict_lines_rst(verdict_lines(empty), DECIDED_WITH)
 
 
 def test_violated_then_undecided_groups_with_their_every_test():
@@ -97,7 +111,9 @@ def test_files_repeat_tests_csv_cells_exactly(tmp_path):
     tests = campaign_tests()
     tests.loc[0, "violation_ratio"] = "1.0742975832139652"
     tests.to_csv(tmp_path / "tests.csv", index=False)
-    written = write_report_tables(tmp_path / "tests.csv", tmp_path / "out")
+    written = write_report_tables(
+        tmp_path / "tests.csv", decided_with_json(tmp_path), tmp_path / "out"
+    )
     names = [path.name for path in written]
     assert names == [VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV]
     table = (tmp_path / "out" / VIOLATED_UNDECIDED_CSV).read_text()
@@ -108,13 +124,31 @@ def test_files_repeat_tests_csv_cells_exactly(tmp_path):
 def test_a_tests_csv_without_verdicts_is_refused(tmp_path):
     campaign_tests().drop(columns="group_verdict").to_csv(tmp_path / "tests.csv", index=False)
     with pytest.raises(DataError, match=r"tests\.csv: column 'group_verdict' missing"):
-        write_report_tables(tmp_path / "tests.csv", tmp_path / "out")
+        write_report_tables(tmp_path / "tests.csv", decided_with_json(tmp_path), tmp_path / "out")
     tests = campaign_tests()
     tests.loc[2, "verdict"] = "maybe"
     tests.to_csv(tmp_path / "tests.csv", index=False)
     with pytest.raises(DataError, match=r"tests\.csv:4: a verdict is not one of"):
-        write_report_tables(tmp_path / "tests.csv", tmp_path / "out")
+        write_report_tables(tmp_path / "tests.csv", decided_with_json(tmp_path), tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_an_unreadable_record_is_refused(tmp_path):
+    campaign_tests().to_csv(tmp_path / "tests.csv", index=False)
+    (tmp_path / "decided_with.json").write_text("{}")
+    with pytest.raises(DataError, match=r"decided_with\.json: cannot read what the verdicts"):
+        write_report_tables(tmp_path / "tests.csv", tmp_path / "decided_with.json", tmp_path)
+
+
+def test_the_front_page_quotes_no_threshold_from_the_config():
+    """The thresholds come from check's record with the tables (decided_with.json): a report
+    built after the options changed, without re-running check, must not state the new ones."""
+    report = Path(__file__).parents[2] / "workflow" / "report"
+    for name in ("workflow.rst", "tests.rst"):
+        text = (report / name).read_text()
+        for option in ("p_thres", "v_thres", "confidence", '"test"'):
+            assert f'["analysis"][{option}' not in text.replace("'", '"'), (name, option)
+            assert f'["analysis"]["{option}"]' not in text, (name, option)
 
 
 def test_the_front_page_names_the_files_paths_owns():

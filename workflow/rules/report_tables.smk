@@ -8,6 +8,7 @@ REPORT_TABLES = {name: f"{RESULTS}/guidelines/{name}" for name in REPORT_TABLE_F
 rule report_tables:
     input:
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+        decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
     output:
         lines=report(
             REPORT_TABLES[VERDICT_LINES_CSV],
@@ -29,8 +30,8 @@ rule report_tables:
     params:
         outdir=output_dir,
     shell:
-        "python -m mpiguide report-tables --tests {input.tests:q} --outdir {params.outdir:q}"
-        " 2> {log:q}"
+        "python -m mpiguide report-tables --tests {input.tests:q}"
+        " --decided-with {input.decided_with:q} --outdir {params.outdir:q} 2> {log:q}"
 
 
 localrules:
