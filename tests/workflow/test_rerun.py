@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,12 +54,15 @@ def test_a_dry_run_writes_no_option_record(campaign_copy: Path, edit_config: Edi
 
 
 def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
-    # The catalogue is the package's one copy: a newer file (as after an upgrade) is the change.
-    before = GUIDELINE_CATALOGUE.stat()
-    os.utime(GUIDELINE_CATALOGUE, (before.st_atime, time.time() + 60))
+    # The catalogue is the package's one copy: an edited file (as after an upgrade) is the
+    # change. Snakemake compares the content of a small newer input with its metadata's
+    # checksum, so the edit must change bytes, and the package's file gets them back.
+    before, text = GUIDELINE_CATALOGUE.stat(), GUIDELINE_CATALOGUE.read_bytes()
     try:
+        GUIDELINE_CATALOGUE.write_bytes(text + b"\n# edited\n")
         assert scheduled_jobs(campaign_copy) == ANALYSIS
     finally:
+        GUIDELINE_CATALOGUE.write_bytes(text)
         os.utime(GUIDELINE_CATALOGUE, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
