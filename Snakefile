@@ -38,6 +38,7 @@ rule all:
     default_target: True
     input:
         GUIDELINE_OUTPUTS.values(),
+        GATE_TARGETS,
         LIBRARY_TABLE.values(),
         PLOTS,
         SLOWDOWN_OVERVIEW,

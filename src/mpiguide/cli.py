@@ -162,7 +162,43 @@ def cmd_check(args: argparse.Namespace) -> None:
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     catalogue = load_catalogue(args.catalogue)
     resolved = resolve(selection, catalogue, "--guidelines-json")
-    check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
+    tests = check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.core.paths import JUNIT_XML
+    from mpiguide.reports.junit import verdict_counts, write_junit
+
+    varied = AnalysisOptions.from_mapping(analysis, "--analysis-json").varied
+    texts = {guideline.id: guideline.text for guideline in resolved}
+    write_junit(tests, texts, varied, args.fail_on, args.outdir / JUNIT_XML)
+    if not args.exit_zero:
+        _exit_on_failing_verdicts(verdict_counts(tests), args.fail_on)
+
+
+class FailingVerdicts(Exception):
+    """A `--fail-on` verdict was found: main() exits with FAILED_STATUS."""
+
+
+def _exit_on_failing_verdicts(counts: dict[str, int], fail_on: str) -> None:
+    from mpiguide.reports.junit import failing_verdicts, fails
+
+    if fails(counts, fail_on):
+        found = ", ".join(f"{counts[v]} {v}" for v in failing_verdicts(fail_on) if counts[v])
+        print(f"mpiguide: failing: --fail-on {fail_on}: {found}", file=sys.stderr)
+        raise FailingVerdicts
+
+
+def cmd_gate(args: argparse.Namespace) -> None:
+    from mpiguide.core.atomic import atomic_path
+    from mpiguide.reports.junit import read_tests, verdict_counts
+
+    _refuse_overwriting([("--tests", args.tests)], [("--out", args.out)])
+    counts = verdict_counts(read_tests(args.tests))
+    line = f"{sum(counts.values())} tests: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+    print(f"mpiguide gate: {line}")
+    _exit_on_failing_verdicts(counts, args.fail_on)
+    if args.out is not None:
+        with atomic_path(args.out) as temporary:
+            temporary.write_text(f"fail_on {args.fail_on}: passed; {line}\n")
 
 
 def cmd_plot(args: argparse.Namespace) -> None:
@@ -225,6 +261,16 @@ def cmd_selftest(args: argparse.Namespace) -> None:
     run(args)
 
 
+def _fail_on_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--fail-on",
+        choices=("never", "violated", "undecided"),
+        default="never",
+        help="exit 3 when a test is violated (violated), or violated or undecided (undecided);"
+        " these tests are junit.xml's failures, other undecided ones skipped (default: never)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -281,6 +327,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--guidelines-json", required=True, metavar="JSON")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+    _fail_on_option(sub)
+    sub.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 whatever the verdicts; --fail-on then shapes junit.xml only (the workflow's"
+        " check rule: its `gate` rule fails instead, so that the tables stay)",
+    )
+
+    sub = command(
+        "gate",
+        cmd_gate,
+        "exit 3 when tests.csv holds a verdict that --fail-on names (the workflow's `fail_on`)",
+    )
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    _fail_on_option(sub)
+    sub.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="written with the counts when the gate passes (default: none written)",
+    )
 
     sub = command("plot", cmd_plot, "plot violated groups and the overview heatmap")
     sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
@@ -378,6 +445,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MpiguideError as exc:
         _report(str(exc))
         return 2
+    except FailingVerdicts:
+        from mpiguide.reports.junit import FAILED_STATUS
+
+        return FAILED_STATUS
     except OSError as exc:  # e.g. an output directory that cannot be created or written
         where = f"{exc.filename}: " if exc.filename is not None else ""
         _report(f"{where}{exc.strerror or exc}")

@@ -21,7 +21,9 @@ from mpiguide.campaign.launch import env_prefix, quoted_launcher
 from mpiguide.campaign.options_record import record
 from mpiguide.core.paths import (
     DEPLOYMENT_RUN_PATTERN,
+    GATE_TXT,
     GUIDELINE_FILES,
+    JUNIT_XML,
     RUN_PATTERN,
     SLOWDOWN_CSV,
     SUMMARY_CSV,
@@ -233,6 +235,9 @@ def kernel_binary(mpi: str) -> str:
 
 
 GUIDELINE_OUTPUTS = {name: f"{RESULTS}/guidelines/{name}" for name in GUIDELINE_FILES}
+# The CI gate's output: a target of `all` only when the campaign sets `fail_on`.
+GATE_OUTPUT = f"{RESULTS}/guidelines/{GATE_TXT}"
+GATE_TARGETS = [] if config["fail_on"] == "never" else [GATE_OUTPUT]
 PLOTS = f"{RESULTS}/plots"
 SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
 

@@ -45,7 +45,11 @@ TESTS_CSV = "tests.csv"
 SUMMARY_CSV = "summary.csv"
 SUMMARY_MD = "summary.md"
 SLOWDOWN_CSV = "slowdown.csv"
-GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV)
+# written by `mpiguide check` from the tests (reports/junit.py), for CI services
+JUNIT_XML = "junit.xml"
+GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, JUNIT_XML)
+# written by `mpiguide gate` when the campaign sets `fail_on`: the verdict counts that passed
+GATE_TXT = "fail_on.txt"
 
 # plots/: `overview/<guideline>-group<NNNN>.png`, `focus/<guideline>-group<NNNN>.png` and
 # `heatmap.png` (`<guideline>` made safe for a file name).
