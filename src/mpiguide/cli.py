@@ -201,6 +201,25 @@ def cmd_gate(args: argparse.Namespace) -> None:
             temporary.write_text(f"fail_on {args.fail_on}: passed; {line}\n")
 
 
+def cmd_diff(args: argparse.Namespace) -> None:
+    from mpiguide.reports.diff import NEW_VIOLATION, counts, diff_campaigns, write_diff
+
+    sources = [("RESULTS_A", args.results_a), ("RESULTS_B", args.results_b)]
+    _refuse_overwriting(sources, [(f, p) for f, p in (("--csv", args.csv), ("--md", args.md)) if p])
+    result = diff_campaigns(args.results_a, args.results_b, args.mpi_a, args.mpi_b)
+    names = (
+        f"{args.results_a}" + (f" ({args.mpi_a})" if args.mpi_a else ""),
+        f"{args.results_b}" + (f" ({args.mpi_b})" if args.mpi_b else ""),
+    )
+    text = write_diff(result, names, args.csv, args.md)
+    if args.md is None:
+        print(text, end="")
+    new = counts(result)[NEW_VIOLATION]
+    if args.fail_on == "new" and new:
+        print(f"mpiguide: failing: --fail-on new: {new} new violations", file=sys.stderr)
+        raise FailingVerdicts
+
+
 def cmd_plot(args: argparse.Namespace) -> None:
     from mpiguide.reports.plots import plot
 
@@ -347,6 +366,35 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="written with the counts when the gate passes (default: none written)",
+    )
+
+    sub = command(
+        "diff",
+        cmd_diff,
+        "compare two campaigns' verdicts: new violations, fixed ones, ratios that moved beyond"
+        " their confidence intervals, per guideline and group",
+    )
+    sub.add_argument(
+        "results_a", type=Path, metavar="RESULTS_A", help="results/<campaign>/ or its tests.csv"
+    )
+    sub.add_argument(
+        "results_b", type=Path, metavar="RESULTS_B", help="the same, compared with RESULTS_A"
+    )
+    sub.add_argument(
+        "--mpi-a", metavar="ENTRY", help="take only this mpi entry's tests of A (default: all)"
+    )
+    sub.add_argument(
+        "--mpi-b", metavar="ENTRY", help="take only this mpi entry's tests of B (default: all)"
+    )
+    sub.add_argument("--csv", type=Path, metavar="FILE", help="one row per test (default: none)")
+    sub.add_argument(
+        "--md", type=Path, metavar="FILE", help="the markdown tables (default: standard output)"
+    )
+    sub.add_argument(
+        "--fail-on",
+        choices=("never", "new"),
+        default="never",
+        help="exit 3 when B has a violation that A has not (default: never)",
     )
 
     sub = command("plot", cmd_plot, "plot violated groups and the overview heatmap")
