@@ -170,4 +170,4 @@ def validate_campaign(path: Path, scale: str) -> None:
         cwd=REPO, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith(": ok")
+    assert result.stdout.splitlines()[0].endswith(": ok")

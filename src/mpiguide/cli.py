@@ -115,10 +115,18 @@ def _raw_and_provenance(raw: Sequence[Path]) -> list[tuple[str, Path]]:
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.campaign.config import load_campaign
+    from mpiguide.campaign.summary import summarise
 
-    load_campaign(args.config, args.catalogue, args.scale)
+    config = load_campaign(args.config, args.catalogue, args.scale)
     print(f"{args.config}: ok")
+    catalogue = load_catalogue(args.catalogue or GUIDELINE_CATALOGUE)
+    summary = summarise(config, resolve(config["guidelines"], catalogue, str(args.config)))
+    for line in summary.lines():
+        print(f"  {line}")
+    for warning in summary.warnings:
+        print(f"mpiguide: warning: {args.config}: {warning}", file=sys.stderr)
 
 
 def cmd_grid(args: argparse.Namespace) -> None:
@@ -280,6 +288,16 @@ def cmd_selftest(args: argparse.Namespace) -> None:
     run(args)
 
 
+def _version() -> str:
+    """The installed distribution's version: pyproject.toml owns it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mpiguide")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def _fail_on_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--fail-on",
@@ -294,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
     )
+    parser.add_argument("--version", action="version", version=f"mpiguide {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Callable[[argparse.Namespace], None], text: str) -> Any:
@@ -410,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--models-json", required=True, metavar="JSON",
                      help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
     sub.add_argument("--analysis-json", default="{}", metavar="JSON",
-                     help="the campaign's analysis: (model_tolerance)")  # fmt: skip
+                     help="the campaign's analysis: (model_tolerance) (default: {})")  # fmt: skip
     sub.add_argument("--out", type=Path, required=True, metavar="DIR")
 
     sub = command("variability", cmd_variability, "run-to-run spread, slow runs, Figure 10 plots")
@@ -446,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--node-size", type=_integer(1), required=True, metavar="K")
     sub.add_argument("--periodic", action="store_true", help="every dimension periodic")
     sub.add_argument(
-        "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
+        "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default: 1)"
     )
     sub = command(
         "selftest",
@@ -474,9 +493,59 @@ def build_parser() -> argparse.ArgumentParser:
         "--resamples",
         type=int,
         metavar="N",
-        help="draws of runs per run count (default: mpiguide.selftest.power.RESAMPLES)",
+        help="draws of runs per run count (default: 100)",
     )
+    _document(parser)
     return parser
+
+
+# Help of the options that the rules pass (the same meaning in every subcommand unless the
+# subcommand's own entry says otherwise); each is required, so there is no default to show.
+OPTION_HELP = {
+    "--config": "the campaign config file",
+    "--out": "the file to write",
+    "--outdir": "the directory to write the outputs into",
+    "--grid": "grid.csv (written by `mpiguide grid`)",
+    "--seed": "the campaign's seed",
+    "--mpi": "the mpi entry of the run",
+    "--nodes": "nodes of the run's deployment",
+    "--ppn": "processes per node of the run's deployment",
+    "--run": "the run's number (zero-based)",
+    "--raw-root": "results/<campaign>/raw: the kernel outputs below <mpi>/<nodes>x<ppn>/",
+    "--inputs-root": "results/<campaign>/inputs: the run inputs, mirroring --raw-root",
+    "--timings": "timings.parquet (written by `mpiguide aggregate`)",
+    "--medians": "medians.parquet (written by `mpiguide aggregate`)",
+    "--guidelines-json": "the campaign's guidelines: list of ids or inline entries, as JSON",
+    "--analysis-json": "the campaign's analysis: mapping, as JSON",
+    "--tests": "tests.csv (written by `mpiguide check`)",
+    "--varied": "the campaign's analysis.varied",
+    "--slowdown": "slowdown.csv (written by `mpiguide check`)",
+    "--node-size": "ranks per node",
+    "--csv": "the CSV file to write",
+    "--plot": "the PNG file to write",
+    "raw": "the kernel outputs of every run (RAW.json beside each)",
+}
+COMMAND_OPTION_HELP = {
+    ("aggregate", "--timings"): "timings.parquet to write",
+    ("aggregate", "--medians"): "medians.parquet to write",
+    ("grid", "--out"): "grid.csv to write",
+    ("inputs", "--out"): "the run's kernel input (CSV) to write",
+    ("fit", "--out"): "the directory to write models.csv, residuals.csv and plots/ into",
+    ("slowdown-plot", "--out"): "the PNG file to write",
+    ("selftest", "--medians"): "medians.parquet of the self-test campaign",
+}
+
+
+def _document(parser: argparse.ArgumentParser) -> None:
+    """Fills in the help of the options whose meaning OPTION_HELP holds."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for option in sub._actions:
+                    if option.help or isinstance(option, argparse._HelpAction):
+                        continue
+                    flag = option.option_strings[0] if option.option_strings else option.dest
+                    option.help = COMMAND_OPTION_HELP.get((name, flag), OPTION_HELP.get(flag))
 
 
 def _report(message: str) -> None:
