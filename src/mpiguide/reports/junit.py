@@ -87,12 +87,21 @@ def case_name(row: Mapping[str, object], keys: Sequence[str], varied: str) -> st
     return " ".join([deployment, *fixed])
 
 
-def _test_line(row: Mapping[str, object], varied: str) -> str:
-    return (
-        f"{varied}={_text(row[varied])}: {row['verdict']}, ratio {_number(row['violation_ratio'])}"
-        f" (interval {_number(row['ratio_low'])} to {_number(row['ratio_high'])}),"
-        f" p {_number(row['p_adjusted'])}, runs {_text(row['n_lhs'])}/{_text(row['n_rhs'])}"
-    )
+def _lines(tests: pd.DataFrame, varied: str) -> list[str]:
+    """Per test: `<varied>=v: verdict, ratio r (interval low to high), p p, runs n/m`."""
+    values = [_text(v) for v in tests[varied]] if varied else [""] * len(tests)
+    columns = [
+        tests[c].tolist()
+        for c in ("verdict", "violation_ratio", "ratio_low", "ratio_high", "p_adjusted")
+    ]
+    runs = zip(tests["n_lhs"].tolist(), tests["n_rhs"].tolist(), strict=True)
+    return [
+        f"{varied}={value}: {verdict}, ratio {_number(ratio)} (interval {_number(low)} to "
+        f"{_number(high)}), p {_number(p)}, runs {_text(n_lhs)}/{_text(n_rhs)}"
+        for value, verdict, ratio, low, high, p, (n_lhs, n_rhs) in zip(
+            values, *columns, runs, strict=True
+        )
+    ]
 
 
 def junit_tree(
@@ -100,69 +109,96 @@ def junit_tree(
 ) -> ET.ElementTree:
     """The JUnit document of tests.csv: a suite per guideline, a case per group. A group with a
     violated test is a failure; an undecided group is skipped, or a failure when `fail_on` is
-    undecided; a group that holds passes. `texts`: guideline id -> its text, for the suite."""
+    undecided; a group that holds passes. `texts`: guideline id -> its text, for the suite.
+
+    Built from plain lists in one pass over the tests sorted by guideline and group: a campaign
+    has up to millions of tests, and per-group pandas calls would take minutes."""
     failing = failing_verdicts(fail_on)
+    if varied not in tests.columns:
+        varied = ""
     # Parameters that are the same in every test (defaults such as dtype=char) tell no case
     # from another: the names keep the deployment and the parameters that vary.
     keys = [key for key in key_columns(tests) if tests[key].astype(str).nunique() > 1]
-    if varied not in tests.columns:
-        varied = ""
+    order = {gid: index for index, gid in enumerate(pd.unique(tests["guideline"]))}
+    tests = tests.assign(_order=tests["guideline"].map(order)).sort_values(
+        ["_order", "group"], kind="stable"
+    )
+    lines = _lines(tests, varied)
+    guidelines = tests["guideline"].astype(str).tolist()
+    groups = tests["group"].tolist()
+    verdicts = tests["verdict"].tolist()
+    group_verdicts = tests["group_verdict"].astype(str).tolist()
+    ratios = pd.to_numeric(tests["violation_ratio"], errors="coerce").fillna(-1.0).tolist()
+    named = tests[[k for k in ("mpi", "nodes", "ppn", *keys) if k in tests.columns]]
+    records = named.to_dict("records")
     timestamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    hostname = socket.gethostname() or "localhost"
     root = ET.Element("testsuites", name="mpiguide")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
-    for index, (guideline, rows) in enumerate(tests.groupby("guideline", sort=False)):
-        suite = ET.SubElement(root, "testsuite", name=str(guideline))
-        properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="text", value=texts.get(str(guideline), ""))
-        ET.SubElement(properties, "property", name="fail_on", value=fail_on)
-        counts = {"tests": 0, "failures": 0, "skipped": 0}
-        for group, members in rows.groupby("group", sort=True):
-            first = members.iloc[0].to_dict()
-            verdict = str(first["group_verdict"])
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                name=f"{case_name(first, keys, varied)} (group {_text(group)})",
-                classname=f"mpiguide.{guideline}",
-                time="0",
-            )
-            counts["tests"] += 1
-            lines = "\n".join(_test_line(row, varied) for row in members.to_dict("records"))
-            if verdict == HOLDS:
-                continue
-            if verdict in failing or verdict == VIOLATED:
-                worst = members.loc[members["verdict"] == verdict]
-                worst = worst if not worst.empty else members
-                top = worst.loc[worst["violation_ratio"].astype(float).idxmax()].to_dict()
-                failure = ET.SubElement(
-                    case,
-                    "failure",
-                    message=f"{verdict}: {_test_line(top, varied)}",
-                    type=verdict,
-                )
-                failure.text = lines
-                counts["failures"] += 1
-            else:
-                undecided = int((members["verdict"] == UNDECIDED).sum())
-                skipped = ET.SubElement(
-                    case, "skipped", message=f"{UNDECIDED}: {undecided} of {len(members)} tests"
-                )
-                skipped.text = lines
-                counts["skipped"] += 1
-        suite.set("id", str(index))
-        suite.set("tests", str(counts["tests"]))
-        suite.set("failures", str(counts["failures"]))
+    suite: ET.Element | None = None
+    counts: dict[str, int] = {}
+
+    def close(suite: ET.Element | None) -> None:
+        if suite is None:
+            return
+        for key in ("tests", "failures"):
+            suite.set(key, str(counts[key]))
         suite.set("errors", "0")
         suite.set("skipped", str(counts["skipped"]))
         suite.set("time", "0")
         suite.set("timestamp", timestamp)
-        suite.set("hostname", socket.gethostname() or "localhost")
+        suite.set("hostname", hostname)
         ET.SubElement(suite, "system-out")
         ET.SubElement(suite, "system-err")
         for key in totals:
             totals[key] += counts[key]
-    root.set("tests", str(totals["tests"]))
-    root.set("failures", str(totals["failures"]))
+
+    begin = 0
+    while begin < len(lines):
+        end = begin + 1
+        while end < len(lines) and (guidelines[end], groups[end]) == (
+            guidelines[begin],
+            groups[begin],
+        ):
+            end += 1
+        guideline = guidelines[begin]
+        if suite is None or suite.get("name") != guideline:
+            close(suite)
+            suite = ET.SubElement(root, "testsuite", name=guideline, id=str(len(root)))
+            properties = ET.SubElement(suite, "properties")
+            ET.SubElement(properties, "property", name="text", value=texts.get(guideline, ""))
+            ET.SubElement(properties, "property", name="fail_on", value=fail_on)
+            counts = {"tests": 0, "failures": 0, "skipped": 0}
+        verdict = group_verdicts[begin]
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            name=f"{case_name(records[begin], keys, varied)} (group {_text(groups[begin])})",
+            classname=f"mpiguide.{guideline}",
+            time="0",
+        )
+        counts["tests"] += 1
+        members = range(begin, end)
+        text = "\n".join(lines[begin:end])
+        if verdict in failing or verdict == VIOLATED:
+            chosen = [i for i in members if verdicts[i] == verdict] or list(members)
+            top = max(chosen, key=lambda i: ratios[i])
+            failure = ET.SubElement(
+                case, "failure", message=f"{verdict}: {lines[top]}", type=verdict
+            )
+            failure.text = text
+            counts["failures"] += 1
+        elif verdict != HOLDS:
+            undecided = sum(verdicts[i] == UNDECIDED for i in members)
+            skipped = ET.SubElement(
+                case, "skipped", message=f"{UNDECIDED}: {undecided} of {len(members)} tests"
+            )
+            skipped.text = text
+            counts["skipped"] += 1
+        begin = end
+    close(suite)
+    for key in ("tests", "failures"):
+        root.set(key, str(totals[key]))
     root.set("errors", "0")
     root.set("skipped", str(totals["skipped"]))
     root.set("time", "0")
