@@ -39,6 +39,7 @@ rule all:
     default_target: True
     input:
         GUIDELINE_OUTPUTS.values(),
+        GATE_TARGETS,
         LIBRARY_TABLE.values(),
         REPORT_TABLES.values(),
         PLOTS,

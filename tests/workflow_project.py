@@ -23,6 +23,9 @@ PROJECT_FILES = (
     "Snakefile",
     "workflow",
     "profiles",
+    # `--profile local` and `--profile slurm` by name: links to profiles/ (README, Quick start)
+    "local",
+    "slurm",
     "config/local-mpi.yaml",
     "src/kernel",
     "src/inject",
@@ -149,7 +152,9 @@ def new_project(root: Path, config: dict[str, Any]) -> Path:
     root.mkdir(parents=True)
     for name in PROJECT_FILES:
         source = REPO / name
-        if source.is_dir():
+        if source.is_symlink():
+            (root / name).symlink_to(source.readlink())
+        elif source.is_dir():
             shutil.copytree(source, root / name, ignore=IGNORED)
         else:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -165,4 +170,4 @@ def validate_campaign(path: Path, scale: str) -> None:
         cwd=REPO, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith(": ok")
+    assert result.stdout.splitlines()[0].endswith(": ok")

@@ -115,10 +115,18 @@ def _raw_and_provenance(raw: Sequence[Path]) -> list[tuple[str, Path]]:
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.campaign.config import load_campaign
+    from mpiguide.campaign.summary import summarise
 
-    load_campaign(args.config, args.catalogue, args.scale)
+    config = load_campaign(args.config, args.catalogue, args.scale)
     print(f"{args.config}: ok")
+    catalogue = load_catalogue(args.catalogue or GUIDELINE_CATALOGUE)
+    summary = summarise(config, resolve(config["guidelines"], catalogue, str(args.config)))
+    for line in summary.lines():
+        print(f"  {line}")
+    for warning in summary.warnings:
+        print(f"mpiguide: warning: {args.config}: {warning}", file=sys.stderr)
 
 
 def cmd_grid(args: argparse.Namespace) -> None:
@@ -162,7 +170,62 @@ def cmd_check(args: argparse.Namespace) -> None:
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     catalogue = load_catalogue(args.catalogue)
     resolved = resolve(selection, catalogue, "--guidelines-json")
-    check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
+    tests = check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.core.paths import JUNIT_XML
+    from mpiguide.reports.junit import verdict_counts, write_junit
+
+    varied = AnalysisOptions.from_mapping(analysis, "--analysis-json").varied
+    texts = {guideline.id: guideline.text for guideline in resolved}
+    write_junit(tests, texts, varied, args.fail_on, args.outdir / JUNIT_XML)
+    if not args.exit_zero:
+        _exit_on_failing_verdicts(verdict_counts(tests), args.fail_on)
+
+
+class FailingVerdicts(Exception):
+    """A `--fail-on` verdict was found: main() exits with FAILED_STATUS."""
+
+
+def _exit_on_failing_verdicts(counts: dict[str, int], fail_on: str) -> None:
+    from mpiguide.reports.junit import failing_verdicts, fails
+
+    if fails(counts, fail_on):
+        found = ", ".join(f"{counts[v]} {v}" for v in failing_verdicts(fail_on) if counts[v])
+        print(f"mpiguide: failing: --fail-on {fail_on}: {found}", file=sys.stderr)
+        raise FailingVerdicts
+
+
+def cmd_gate(args: argparse.Namespace) -> None:
+    from mpiguide.core.atomic import atomic_path
+    from mpiguide.reports.junit import read_tests, verdict_counts
+
+    _refuse_overwriting([("--tests", args.tests)], [("--out", args.out)])
+    counts = verdict_counts(read_tests(args.tests))
+    line = f"{sum(counts.values())} tests: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+    print(f"mpiguide gate: {line}")
+    _exit_on_failing_verdicts(counts, args.fail_on)
+    if args.out is not None:
+        with atomic_path(args.out) as temporary:
+            temporary.write_text(f"fail_on {args.fail_on}: passed; {line}\n")
+
+
+def cmd_diff(args: argparse.Namespace) -> None:
+    from mpiguide.reports.diff import NEW_VIOLATION, counts, diff_campaigns, write_diff
+
+    sources = [("RESULTS_A", args.results_a), ("RESULTS_B", args.results_b)]
+    _refuse_overwriting(sources, [(f, p) for f, p in (("--csv", args.csv), ("--md", args.md)) if p])
+    result = diff_campaigns(args.results_a, args.results_b, args.mpi_a, args.mpi_b)
+    names = (
+        f"{args.results_a}" + (f" ({args.mpi_a})" if args.mpi_a else ""),
+        f"{args.results_b}" + (f" ({args.mpi_b})" if args.mpi_b else ""),
+    )
+    text = write_diff(result, names, args.csv, args.md)
+    if args.md is None:
+        print(text, end="")
+    new = counts(result)[NEW_VIOLATION]
+    if args.fail_on == "new" and new:
+        print(f"mpiguide: failing: --fail-on new: {new} new violations", file=sys.stderr)
+        raise FailingVerdicts
 
 
 def cmd_plot(args: argparse.Namespace) -> None:
@@ -231,10 +294,31 @@ def cmd_selftest(args: argparse.Namespace) -> None:
     run(args)
 
 
+def _version() -> str:
+    """The installed distribution's version: pyproject.toml owns it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mpiguide")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _fail_on_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--fail-on",
+        choices=("never", "violated", "undecided"),
+        default="never",
+        help="exit 3 when a test is violated (violated), or violated or undecided (undecided);"
+        " these tests are junit.xml's failures, other undecided ones skipped (default: never)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
     )
+    parser.add_argument("--version", action="version", version=f"mpiguide {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Callable[[argparse.Namespace], None], text: str) -> Any:
@@ -287,6 +371,56 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--guidelines-json", required=True, metavar="JSON")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+    _fail_on_option(sub)
+    sub.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 whatever the verdicts; --fail-on then shapes junit.xml only (the workflow's"
+        " check rule: its `gate` rule fails instead, so that the tables stay)",
+    )
+
+    sub = command(
+        "gate",
+        cmd_gate,
+        "exit 3 when tests.csv holds a verdict that --fail-on names (the workflow's `fail_on`)",
+    )
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    _fail_on_option(sub)
+    sub.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="written with the counts when the gate passes (default: none written)",
+    )
+
+    sub = command(
+        "diff",
+        cmd_diff,
+        "compare two campaigns' verdicts: new violations, fixed ones, ratios that moved beyond"
+        " their confidence intervals, per guideline and group",
+    )
+    sub.add_argument(
+        "results_a", type=Path, metavar="RESULTS_A", help="results/<campaign>/ or its tests.csv"
+    )
+    sub.add_argument(
+        "results_b", type=Path, metavar="RESULTS_B", help="the same, compared with RESULTS_A"
+    )
+    sub.add_argument(
+        "--mpi-a", metavar="ENTRY", help="take only this mpi entry's tests of A (default: all)"
+    )
+    sub.add_argument(
+        "--mpi-b", metavar="ENTRY", help="take only this mpi entry's tests of B (default: all)"
+    )
+    sub.add_argument("--csv", type=Path, metavar="FILE", help="one row per test (default: none)")
+    sub.add_argument(
+        "--md", type=Path, metavar="FILE", help="the markdown tables (default: standard output)"
+    )
+    sub.add_argument(
+        "--fail-on",
+        choices=("never", "new"),
+        default="never",
+        help="exit 3 when B has a violation that A has not (default: never)",
+    )
 
     sub = command("plot", cmd_plot, "plot violated groups and the overview heatmap")
     sub.add_argument("--timings", type=_existing_file, required=True, metavar="FILE")
@@ -301,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--models-json", required=True, metavar="JSON",
                      help='the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]')  # fmt: skip
     sub.add_argument("--analysis-json", default="{}", metavar="JSON",
-                     help="the campaign's analysis: (model_tolerance)")  # fmt: skip
+                     help="the campaign's analysis: (model_tolerance) (default: {})")  # fmt: skip
     sub.add_argument("--out", type=Path, required=True, metavar="DIR")
 
     sub = command("variability", cmd_variability, "run-to-run spread, slow runs, Figure 10 plots")
@@ -359,7 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Gropp 2018 counts (on + off = 2 ndim); default: not at all, as the kernel's provenance",
     )
     sub.add_argument(
-        "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default 1)"
+        "--reorder", type=int, choices=(0, 1), default=1, help="reorder flag (default: 1)"
     )
     sub = command(
         "selftest",
@@ -394,9 +528,59 @@ def build_parser() -> argparse.ArgumentParser:
         "--resamples",
         type=int,
         metavar="N",
-        help="draws of runs per run count (default: mpiguide.selftest.power.RESAMPLES)",
+        help="draws of runs per run count (default: 100)",
     )
+    _document(parser)
     return parser
+
+
+# Help of the options that the rules pass (the same meaning in every subcommand unless the
+# subcommand's own entry says otherwise); each is required, so there is no default to show.
+OPTION_HELP = {
+    "--config": "the campaign config file",
+    "--out": "the file to write",
+    "--outdir": "the directory to write the outputs into",
+    "--grid": "grid.csv (written by `mpiguide grid`)",
+    "--seed": "the campaign's seed",
+    "--mpi": "the mpi entry of the run",
+    "--nodes": "nodes of the run's deployment",
+    "--ppn": "processes per node of the run's deployment",
+    "--run": "the run's number (zero-based)",
+    "--raw-root": "results/<campaign>/raw: the kernel outputs below <mpi>/<nodes>x<ppn>/",
+    "--inputs-root": "results/<campaign>/inputs: the run inputs, mirroring --raw-root",
+    "--timings": "timings.parquet (written by `mpiguide aggregate`)",
+    "--medians": "medians.parquet (written by `mpiguide aggregate`)",
+    "--guidelines-json": "the campaign's guidelines: list of ids or inline entries, as JSON",
+    "--analysis-json": "the campaign's analysis: mapping, as JSON",
+    "--tests": "tests.csv (written by `mpiguide check`)",
+    "--varied": "the campaign's analysis.varied",
+    "--slowdown": "slowdown.csv (written by `mpiguide check`)",
+    "--node-size": "ranks per node",
+    "--csv": "the CSV file to write",
+    "--plot": "the PNG file to write",
+    "raw": "the kernel outputs of every run (RAW.json beside each)",
+}
+COMMAND_OPTION_HELP = {
+    ("aggregate", "--timings"): "timings.parquet to write",
+    ("aggregate", "--medians"): "medians.parquet to write",
+    ("grid", "--out"): "grid.csv to write",
+    ("inputs", "--out"): "the run's kernel input (CSV) to write",
+    ("fit", "--out"): "the directory to write models.csv, residuals.csv and plots/ into",
+    ("slowdown-plot", "--out"): "the PNG file to write",
+    ("selftest", "--medians"): "medians.parquet of the self-test campaign",
+}
+
+
+def _document(parser: argparse.ArgumentParser) -> None:
+    """Fills in the help of the options whose meaning OPTION_HELP holds."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for option in sub._actions:
+                    if option.help or isinstance(option, argparse._HelpAction):
+                        continue
+                    flag = option.option_strings[0] if option.option_strings else option.dest
+                    option.help = COMMAND_OPTION_HELP.get((name, flag), OPTION_HELP.get(flag))
 
 
 def _report(message: str) -> None:
@@ -413,6 +597,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MpiguideError as exc:
         _report(str(exc))
         return 2
+    except FailingVerdicts:
+        from mpiguide.reports.junit import FAILED_STATUS
+
+        return FAILED_STATUS
     except OSError as exc:  # e.g. an output directory that cannot be created or written
         where = f"{exc.filename}: " if exc.filename is not None else ""
         _report(f"{where}{exc.strerror or exc}")

@@ -26,7 +26,9 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_validate_prints_ok(capsys: pytest.CaptureFixture[str]) -> None:
     config = REPO / "config" / "config.yaml"
-    assert run(["validate", "--config", str(config)], capsys) == (0, f"{config}: ok\n", "")
+    code, out, _ = run(["validate", "--config", str(config)], capsys)
+    assert code == 0
+    assert out.splitlines()[0] == f"{config}: ok"
 
 
 def test_grid_then_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

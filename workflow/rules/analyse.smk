@@ -7,6 +7,7 @@ rule check_guidelines:
         medians=f"{RESULTS}/medians.parquet",
         catalogue=CATALOGUE,
         options=analysis_options(),
+        fail_on=options_record("fail_on", config["fail_on"]),
     output:
         tests=report(
             GUIDELINE_OUTPUTS[TESTS_CSV],
@@ -22,6 +23,7 @@ rule check_guidelines:
         ),
         summary_md=GUIDELINE_OUTPUTS[SUMMARY_MD],
         decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
+        junit=GUIDELINE_OUTPUTS[JUNIT_XML],
         slowdown=report(
             GUIDELINE_OUTPUTS[SLOWDOWN_CSV],
             caption="../report/slowdown.rst",
@@ -36,13 +38,34 @@ rule check_guidelines:
         guidelines=as_json(config["guidelines"]),
         analysis=as_json(config["analysis"]),
         outdir=output_dir,
+        fail_on=config["fail_on"],
     shell:
         "python -m mpiguide check --medians {input.medians:q} --catalogue {input.catalogue:q}"
         " --guidelines-json {params.guidelines:q} --analysis-json {params.analysis:q}"
-        " --outdir {params.outdir:q} 2> {log:q}"
+        " --outdir {params.outdir:q} --fail-on {params.fail_on:q} --exit-zero 2> {log:q}"
+
+
+# `fail_on` (CI): fails the invocation on the verdicts it names. A rule of its own, so that the
+# tables and junit.xml of a failing campaign stay (Snakemake deletes a failed job's outputs).
+rule fail_on:
+    input:
+        tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+        fail_on=options_record("fail_on", config["fail_on"]),
+    output:
+        GATE_OUTPUT,
+    log:
+        f"{RESULTS}/logs/fail_on.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        fail_on=config["fail_on"],
+    shell:
+        "python -m mpiguide gate --tests {input.tests:q} --fail-on {params.fail_on:q}"
+        " --out {output:q} 2> {log:q}"
 
 
 # Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs
 # (the login node) instead of waiting in the queue.
 localrules:
     check_guidelines,
+    fail_on,

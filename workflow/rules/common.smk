@@ -23,7 +23,9 @@ from mpiguide.campaign.options_record import record
 from mpiguide.core.paths import (
     DEPLOYMENT_RUN_PATTERN,
     DECIDED_WITH_JSON,
+    GATE_TXT,
     GUIDELINE_FILES,
+    JUNIT_XML,
     REPORT_TABLE_FILES,
     RUN_PATTERN,
     SLOWDOWN_CSV,
@@ -249,6 +251,9 @@ def kernel_binary(mpi: str) -> str:
 
 
 GUIDELINE_OUTPUTS = {name: f"{RESULTS}/guidelines/{name}" for name in GUIDELINE_FILES}
+# The CI gate's output: a target of `all` only when the campaign sets `fail_on`.
+GATE_OUTPUT = f"{RESULTS}/guidelines/{GATE_TXT}"
+GATE_TARGETS = [] if config["fail_on"] == "never" else [GATE_OUTPUT]
 PLOTS = f"{RESULTS}/plots"
 SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
 

@@ -7,6 +7,7 @@ the analysis itself lives in guidelines.py.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -128,8 +129,13 @@ def resolve(
         where = f"{source}: guidelines[{i}]"
         if isinstance(item, str):
             if item not in catalogue:
+                # as for unknown operations: the closest id, case aside (gl4 -> GL4)
+                folded = {str(key).lower(): str(key) for key in catalogue}
+                close = difflib.get_close_matches(item.lower(), folded, n=1)
+                hint = f" (did you mean '{folded[close[0]]}'?)" if close else ""
                 raise ConfigError(
-                    f"{where}: unknown guideline {item!r}; the catalogue has {', '.join(catalogue)}"
+                    f"{where}: unknown guideline {item!r}{hint}; "
+                    f"the catalogue has {', '.join(catalogue)}"
                 )
             resolved.append(_guideline(item, catalogue[item]))
         elif isinstance(item, Mapping) and isinstance(item.get("id"), str):

@@ -319,8 +319,9 @@ def check(
     analysis: Mapping[str, Any],
     outdir: str | Path,
     source: str = "config",
-) -> None:
-    """Test every guideline on the run medians; write tests.csv and the tables into outdir.
+) -> pd.DataFrame:
+    """Test every guideline on the run medians; write tests.csv and the tables into outdir;
+    return the tests (tests.csv's rows).
 
     `source` names the config the analysis options come from, for error messages.
     """
@@ -349,6 +350,7 @@ def check(
         f"mpiguide check: {len(tests)} tests: "
         + ", ".join(f"{int(counts.get(verdict, 0))} {verdict}" for verdict in VERDICTS)
     )
+    return tests
 
 
 def _faulted(medians: pd.DataFrame, rows: np.ndarray, count: int) -> np.ndarray:

@@ -48,7 +48,11 @@ SLOWDOWN_CSV = "slowdown.csv"
 # What check decided with: its analysis options, guidelines and verdict counts, written with the
 # tables, so that a text about them never quotes options the tables were not computed with.
 DECIDED_WITH_JSON = "decided_with.json"
-GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, DECIDED_WITH_JSON)
+# written by `mpiguide check` from the tests (reports/junit.py), for CI services
+JUNIT_XML = "junit.xml"
+GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, DECIDED_WITH_JSON, JUNIT_XML)
+# written by `mpiguide gate` when the campaign sets `fail_on`: the verdict counts that passed
+GATE_TXT = "fail_on.txt"
 
 # guidelines/: written by `mpiguide report-tables` (reports/report_tables.py) for the report:
 # one line per guideline on its front page (.rst, and the same counts as a table), and the tests

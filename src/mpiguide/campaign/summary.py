@@ -1,0 +1,165 @@
+"""What a valid campaign amounts to, for `mpiguide validate`: its experiments, runs, launches,
+guideline tests and an estimate of the kernel's time, and the warnings a campaign deserves
+before hours are spent on it (more ranks than cores, too few runs to ever reach p_thres).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
+from mpiguide.analysis.pairing import Experiments, pair_comparison, pair_monotone
+from mpiguide.plan.grid import build_grid
+
+# The kernel-time model: per repetition a fixed cost (synchronisation and the call) plus the
+# bytes every rank sends at an assumed bandwidth; an experiment with a max_time budget stops at
+# it; a launch costs its start-up. Machines differ from it by an order of magnitude either way:
+# an estimate to tell minutes from days, not a prediction.
+SECONDS_PER_REPETITION = 10e-6
+SECONDS_PER_BYTE = 1e-9  # 1 GB/s per rank
+SECONDS_PER_LAUNCH = 1.0
+MODEL = (
+    f"per repetition {SECONDS_PER_REPETITION * 1e6:g} µs + msg_size x ranks at "
+    f"{1 / SECONDS_PER_BYTE / 1e9:g} GB/s, capped at max_time per experiment, plus "
+    f"{SECONDS_PER_LAUNCH:g} s per launch"
+)
+
+
+@dataclass
+class Summary:
+    experiments: int  # grid rows x mpi entries x deployments
+    grid_rows: int
+    mpi_entries: int
+    deployments: int
+    runs: int
+    launches: int
+    tests: dict[str, int]
+    kernel_seconds: float
+    warnings: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        tests = sum(self.tests.values())
+        per_guideline = ", ".join(f"{gid} {n}" for gid, n in self.tests.items())
+        return [
+            f"experiments: {self.experiments} ({self.grid_rows} in the grid x "
+            f"{_count(self.mpi_entries, 'mpi entry', 'mpi entries')} x "
+            f"{_count(self.deployments, 'deployment', 'deployments')})",
+            f"runs: {self.runs} per mpi entry and deployment; launches: {self.launches}",
+            f"tests: {tests}" + (f" ({per_guideline})" if per_guideline else ""),
+            f"kernel time: about {_duration(self.kernel_seconds)} (an estimate: {MODEL})",
+        ]
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def _experiments(config: Mapping[str, Any], grid: pd.DataFrame, varied: str) -> Experiments:
+    """The experiments of every mpi entry and deployment, keyed as the analysis keys them."""
+    frames = [
+        grid.assign(mpi=mpi, nodes=d["nodes"], ppn=d["ppn"])
+        for mpi in config["mpi"]
+        for d in config["deployments"]
+    ]
+    frame = pd.concat(frames, ignore_index=True)
+    if varied == "nprocs":
+        frame["nprocs"] = frame["nodes"] * frame["ppn"]
+    keys = [*DEPLOYMENT_KEYS, *(["nprocs"] if varied == "nprocs" else [])]
+    keys += [c for c in grid.columns if c != "exp_id"]
+    return Experiments.from_frame(frame, keys)
+
+
+def count_tests(
+    config: Mapping[str, Any], grid: pd.DataFrame, guidelines: list[Guideline]
+) -> dict[str, int]:
+    """Guideline id -> the tests the campaign's grid yields (pairs, as `check` forms them)."""
+    options = AnalysisOptions.from_mapping(config["analysis"], "config")
+    experiments = _experiments(config, grid, options.varied)
+    counts = {}
+    for guideline in guidelines:
+        total = 0
+        for comparison in guideline.comparisons:
+            if guideline.relation == "monotone":
+                lhs, _ = pair_monotone(experiments, comparison.lhs, options.varied)
+            else:
+                lhs, _ = pair_comparison(experiments, comparison.lhs, comparison.rhs)
+            total += int(np.asarray(lhs).size)
+        counts[guideline.id] = total
+    return counts
+
+
+def kernel_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> float:
+    """The kernel-time estimate of MODEL over every run."""
+    sizes = pd.to_numeric(grid.get("msg_size"), errors="coerce").fillna(0).to_numpy(float)
+    nrep = pd.to_numeric(grid["nrep"]).to_numpy(float)
+    max_time = pd.to_numeric(grid.get("max_time"), errors="coerce").fillna(0).to_numpy(float)
+    total = 0.0
+    for deployment in config["deployments"]:
+        ranks = deployment["nodes"] * deployment["ppn"]
+        per_experiment = nrep * (SECONDS_PER_REPETITION + sizes * ranks * SECONDS_PER_BYTE)
+        capped = np.where(max_time > 0, np.minimum(per_experiment, max_time), per_experiment)
+        total += float(capped.sum()) + SECONDS_PER_LAUNCH
+    return total * config["runs"] * len(config["mpi"])
+
+
+def warnings(config: Mapping[str, Any], cores: int | None) -> list[str]:
+    """One-node deployments that oversubscribe this machine (a campaign with several nodes per
+    deployment is meant for a cluster); runs too few to ever reach p_thres."""
+    found = []
+    if config["launch"] == "local" and cores:
+        for deployment in config["deployments"]:
+            ranks = deployment["nodes"] * deployment["ppn"]
+            if deployment["nodes"] == 1 and ranks > cores:
+                found.append(
+                    f"deployment {deployment['nodes']}x{deployment['ppn']}: {ranks} ranks on "
+                    f"{cores} cores (launch: local): ranks share cores and wait for each other; "
+                    "its timings measure the oversubscription too"
+                )
+    options = AnalysisOptions.from_mapping(config["analysis"], "config")
+    runs = config["runs"]
+    if options.test == "ranksum":
+        floor = 1 / math.comb(2 * runs, runs)
+        if floor > options.p_thres:
+            found.append(
+                f"runs: {runs}: the rank-sum's smallest p-value, 1/C(2n,n) = {floor:.3g}, is "
+                f"above p_thres {options.p_thres:g}: no test can ever be violated"
+            )
+    elif runs < 2:
+        found.append(
+            f"runs: {runs}: the t-tests need at least 2 runs per side: every test stays undecided"
+        )
+    return found
+
+
+def summarise(config: Mapping[str, Any], guidelines: list[Guideline]) -> Summary:
+    """The Summary of a checked campaign (load_campaign's config, guidelines resolved)."""
+    grid = build_grid({"nrep": config["nrep"], "experiments": config["experiments"]}, "config")
+    entries, deployments = len(config["mpi"]), len(config["deployments"])
+    return Summary(
+        experiments=len(grid) * entries * deployments,
+        grid_rows=len(grid),
+        mpi_entries=entries,
+        deployments=deployments,
+        runs=config["runs"],
+        launches=config["runs"] * entries * deployments,
+        tests=count_tests(config, grid, guidelines),
+        kernel_seconds=kernel_seconds(config, grid),
+        warnings=warnings(config, os.cpu_count()),
+    )
