@@ -86,6 +86,22 @@ def test_one_run_is_never_holds():
     assert frame["ratio_high"].isna().all()
 
 
+def assert_bounds_and_equivalence(row, low: float, high: float, tost_pvalue: float) -> None:
+    """The row's bounds are the library's log interval, and an approx verdict holds exactly
+    where the library's TOST rejects both one-sided nulls at 1 - confidence."""
+    assert np.log(row["ratio_low"]) == pytest.approx(low, rel=1e-10, abs=1e-12)
+    assert np.log(row["ratio_high"]) == pytest.approx(high, rel=1e-10, abs=1e-12)
+    approx = verdicts(
+        True,
+        np.array([row["violation_ratio"]]),
+        np.array([row["ratio_low"]]),
+        np.array([row["ratio_high"]]),
+        np.ones(1),
+        THRESHOLDS,
+    )
+    assert (approx[0] == HOLDS) == (tost_pvalue <= 1 - THRESHOLDS.confidence)
+
+
 @pytest.mark.parametrize(("ratio", "noise"), [(1.0, 0.01), (1.02, 0.02), (1.1, 0.05)])
 def test_paired_bounds_are_scipys_one_sample_t_interval(ratio, noise):
     frame, _, lhs, rhs = decide(ratio, noise, 10, tests=12)
@@ -95,19 +111,8 @@ def test_paired_bounds_are_scipys_one_sample_t_interval(ratio, noise):
         assert frame["p_value"][i] == pytest.approx(result.pvalue, rel=1e-10)
         # the two one-sided 95 % bounds: the two-sided 90 % interval
         low, high = scipy_stats.ttest_1samp(x - y, 0.0).confidence_interval(0.90)
-        assert np.log(frame["ratio_low"][i]) == pytest.approx(low, rel=1e-10, abs=1e-12)
-        assert np.log(frame["ratio_high"][i]) == pytest.approx(high, rel=1e-10, abs=1e-12)
-        # approx holds exactly where statsmodels' TOST rejects both one-sided nulls
         tost = ttost_paired(x, y, -np.log(1.03), np.log(1.03))[0]
-        approx = verdicts(
-            True,
-            frame["violation_ratio"].to_numpy()[i : i + 1],
-            frame["ratio_low"].to_numpy()[i : i + 1],
-            frame["ratio_high"].to_numpy()[i : i + 1],
-            np.ones(1),
-            THRESHOLDS,
-        )
-        assert (approx[0] == HOLDS) == (tost <= 1 - THRESHOLDS.confidence)  # fmt: skip
+        assert_bounds_and_equivalence(frame.iloc[i], low, high, tost)
 
 
 @pytest.mark.parametrize(("ratio", "noise"), [(1.0, 0.01), (1.02, 0.02), (1.2, 0.05)])
@@ -118,18 +123,8 @@ def test_welch_bounds_are_statsmodels_ttost_ind(ratio, noise):
         result = scipy_stats.ttest_ind(x, y, equal_var=False, alternative="greater")
         assert frame["p_value"][i] == pytest.approx(result.pvalue, rel=1e-10)
         low, high = scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.90)
-        assert np.log(frame["ratio_low"][i]) == pytest.approx(low, rel=1e-10, abs=1e-12)
-        assert np.log(frame["ratio_high"][i]) == pytest.approx(high, rel=1e-10, abs=1e-12)
         tost = ttost_ind(x, y, -np.log(1.03), np.log(1.03), usevar="unequal")[0]
-        approx = verdicts(
-            True,
-            frame["violation_ratio"].to_numpy()[i : i + 1],
-            frame["ratio_low"].to_numpy()[i : i + 1],
-            frame["ratio_high"].to_numpy()[i : i + 1],
-            np.ones(1),
-            THRESHOLDS,
-        )
-        assert (approx[0] == HOLDS) == (tost <= 1 - THRESHOLDS.confidence)  # fmt: skip
+        assert_bounds_and_equivalence(frame.iloc[i], low, high, tost)
 
 
 def test_no_test_is_both_violated_and_holding():
