@@ -15,7 +15,10 @@ from synthetic import grid_frame
 def test_kernel_output_timings_and_medians() -> None:
     assert RAW_COLUMNS == ("exp_id", "rep", "time_s")
     assert TIMING_KEYS == ("mpi", "nodes", "ppn", "run", "exp_id", "rep")
-    assert MEDIAN_VALUES == ("median_s", "n_kept", "n_invalid", "launch_factor")
+    assert MEDIAN_VALUES == (
+        "median_s", "n_kept", "n_invalid", "launch_factor", "block", "block_attempt",
+        "load_before", "other_cpu_fraction", "steal_s",
+    )  # fmt: skip
 
 
 def test_tests_csv() -> None:
@@ -23,7 +26,9 @@ def test_tests_csv() -> None:
     grid = grid_frame([{**blank, "op": "allgather", "msg_size": 8, "nrep": 5}])
     # medians.parquet's order: exp_id, deployment, run, values, then every parameter
     medians = grid.assign(mpi="openmpi", nodes=1, ppn=2, run=0, median_s=1e-5, n_kept=5,
-                          n_invalid=0, launch_factor=1.0)  # fmt: skip
+                          n_invalid=0, launch_factor=1.0, block="", block_attempt=0,
+                          load_before=float("nan"), other_cpu_fraction=float("nan"),
+                          steal_s=float("nan"))  # fmt: skip
     medians = medians[["exp_id", "mpi", "nodes", "ppn", "run", *MEDIAN_VALUES, *PARAMETERS]]
     tests = evaluate(medians, [], AnalysisOptions.with_defaults(), "c.yaml")
     assert list(tests.columns) == [

@@ -22,11 +22,13 @@ from mpiguide.campaign.options_record import record
 from mpiguide.core.paths import (
     DEPLOYMENT_RUN_PATTERN,
     GUIDELINE_FILES,
+    BLOCKS_TREE,
     RUN_PATTERN,
     SLOWDOWN_CSV,
     SUMMARY_CSV,
     SUMMARY_MD,
     TESTS_CSV,
+    block_path,
     deployment_name,
     labels_of_plot,
     run_path,
@@ -81,6 +83,12 @@ ANALYSIS_ONLY = config["analysis_only"]
 # `launch: slurm` (set by profiles/slurm) starts each run with the entry's `srun` command
 # instead of its local `launcher`.
 LAUNCH_KEY = {"local": "launcher", "slurm": "srun"}[config["launch"]]
+
+# `blocking: run` measures run NN of every entry of a deployment back to back in one job (a
+# block; mpiguide.campaign.blocks), so that comparisons across entries are paired block by block.
+# With one entry there is nothing to block.
+BLOCKING = config.get("blocking") or ("run" if len(MPI) >= 2 else "none")
+BLOCKS = f"{RESULTS}/{BLOCKS_TREE}"
 
 # The rules call `python -m mpiguide`. Under --sdm conda that is the analysis env's python (conda
 # activation drops PYTHONPATH from the environment, so it is exported in the command) with the
@@ -202,6 +210,17 @@ def raw_jsons(wildcards) -> list[str]:
 
 def run_inputs(wildcards) -> list[str]:
     return campaign_files("inputs", "csv")
+
+
+def block_records(wildcards) -> list[str]:
+    """Every block's record (none without blocking): its launches, attempts and interference."""
+    if BLOCKING != "run":
+        return []
+    return [
+        f"{BLOCKS}/{block_path(d['nodes'], d['ppn'], run)}.json"
+        for d in config["deployments"]
+        for run in range(config["runs"])
+    ]
 
 
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout).
