@@ -132,7 +132,8 @@ def read_block_launches(runs: Sequence[RunFile], blocks_root: Path | None) -> li
             continue
         listed = record.get(BLOCK_LAUNCHES) if isinstance(record, dict) else None
         launch = listed.get(run.mpi) if isinstance(listed, dict) else None
-        attempt = launch.get(BLOCK_ATTEMPT) if isinstance(launch, dict) else None
+        launch = launch if isinstance(launch, dict) else {}
+        attempt = launch.get(BLOCK_ATTEMPT)
         if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
             raise DataError(
                 f"{path}: '{BLOCK_LAUNCHES}' must hold entry {run.mpi!r} with a positive integer "
