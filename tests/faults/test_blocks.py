@@ -74,9 +74,10 @@ def ranks_of(project: Path) -> list[int]:
     for entry in Path("/proc").iterdir():
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        if argv and argv[0].endswith(b"mpiguide-bench") and str(project).encode() in argv[0]:
+        if argv and argv[0].endswith(b"mpiguide-bench") and cwd == str(project):
             found.append(int(entry.name))
     return found
 
