@@ -70,6 +70,9 @@ TINY_CAMPAIGN: dict[str, Any] = {
     ],
     "guidelines": ["GL4"],
     "analysis": {"varied": "msg_size", "p_thres": 0.5, "v_thres": 1.0},
+    # One job per launch, as the tests of run jobs, re-runs and failures expect; blocks (the
+    # default for two entries) have tests of their own (test_run_jobs, tests/faults/test_blocks).
+    "blocking": "none",
 }
 N_EXPERIMENTS = 8
 DEPLOYMENT = "1x2"
