@@ -190,6 +190,43 @@ def kernel_node_size_option(wildcards) -> str:
     return "" if node_size is None else f"--node-size {int(node_size)}"
 
 
+def block_spec(wildcards) -> str:
+    """The block's description for `mpiguide run-block`, one JSON word: every entry's launcher,
+    env and modules go to the launch as arguments, never through a shell."""
+    nodes, ppn, run = int(wildcards.nodes), int(wildcards.ppn), int(wildcards.run)
+    entries = []
+    for mpi in MPI:
+        mpi_launch_command(
+            mpi
+        )  # a launcher that cannot be split stops here, naming its key
+        path = run_path(mpi, nodes, ppn, run)
+        entries.append(
+            {
+                "mpi": mpi,
+                "launcher": MPI[mpi][LAUNCH_KEY],
+                "key_path": f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}",
+                "env": MPI[mpi]["env"],
+                "modules": MPI[mpi]["modules"],
+                "kernel": kernel_binary(mpi),
+                "input": f"{RESULTS}/inputs/{path}.csv",
+                "output": f"{RESULTS}/raw/{path}.csv",
+                "log": f"{RESULTS}/logs/run/{path}.log",
+            }
+        )
+    deployment = DEPLOYMENT_BY_NAME[deployment_name(nodes, ppn)]
+    return as_json(
+        {
+            "seed": config["seed"],
+            "nodes": nodes,
+            "ppn": ppn,
+            "run": run,
+            "node_size": deployment.get("node_size"),
+            "record": f"{BLOCKS}/{block_path(nodes, ppn, run)}.json",
+            "entries": entries,
+        }
+    )
+
+
 def campaign_files(tree: str, suffix: str) -> list[str]:
     """Every (mpi, deployment, run) file of `tree` (inputs or raw)."""
     return [

@@ -8,43 +8,6 @@
 # existing runs.
 
 
-def block_spec(wildcards) -> str:
-    """The block's description for `mpiguide run-block`, one JSON word: every entry's launcher,
-    env and modules go to the launch as arguments, never through a shell."""
-    nodes, ppn, run = int(wildcards.nodes), int(wildcards.ppn), int(wildcards.run)
-    entries = []
-    for mpi in MPI:
-        mpi_launch_command(
-            mpi
-        )  # a launcher that cannot be split stops here, naming its key
-        path = run_path(mpi, nodes, ppn, run)
-        entries.append(
-            {
-                "mpi": mpi,
-                "launcher": MPI[mpi][LAUNCH_KEY],
-                "key_path": f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}",
-                "env": MPI[mpi]["env"],
-                "modules": MPI[mpi]["modules"],
-                "kernel": kernel_binary(mpi),
-                "input": f"{RESULTS}/inputs/{path}.csv",
-                "output": f"{RESULTS}/raw/{path}.csv",
-                "log": f"{RESULTS}/logs/run/{path}.log",
-            }
-        )
-    deployment = DEPLOYMENT_BY_NAME[deployment_name(nodes, ppn)]
-    return as_json(
-        {
-            "seed": config["seed"],
-            "nodes": nodes,
-            "ppn": ppn,
-            "run": run,
-            "node_size": deployment.get("node_size"),
-            "record": f"{BLOCKS}/{block_path(nodes, ppn, run)}.json",
-            "entries": entries,
-        }
-    )
-
-
 # One job per (deployment, run) under `blocking: run`: run NN of every entry, back to back in
 # the block's shuffled order (mpiguide.campaign.blocks). Locally one Snakemake job holding the
 # deployment's cores; under SLURM one allocation of its nodes and tasks, in which every entry
