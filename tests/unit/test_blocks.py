@@ -151,3 +151,33 @@ def test_interference_subtracts_the_launch_own_cpu_time() -> None:
     assert record["steal_s"] == pytest.approx(0.5)
     assert record["other_cpu_fraction"] == pytest.approx(1.0 / (2.0 * record["cpus"]))
     assert {"time", "children_s"} <= set(interference_snapshot())
+
+
+def test_aggregation_reads_each_run_block_and_attempt(tmp_path: Path) -> None:
+    from mpiguide.core.errors import DataError
+    from mpiguide.store.aggregate import RunFile, read_block_launches
+
+    def run_file(mpi: str, run: int) -> RunFile:
+        raw = tmp_path / "raw" / mpi / "1x2" / f"run{run:02d}.csv"
+        return RunFile(raw, raw.with_suffix(".json"), raw, mpi, 1, 2, run)
+
+    blocks = tmp_path / "blocks"
+    (blocks / "1x2").mkdir(parents=True)
+    launch = {
+        "attempt": 2,
+        "interference": {"loadavg_before": [1.5, 1, 1], "other_cpu_fraction": 0.25, "steal_s": 0.0},
+    }
+    (blocks / "1x2" / "run00.json").write_text(json.dumps({"launches": {"a": launch}}))
+    found = read_block_launches([run_file("a", 0), run_file("a", 1)], blocks)
+    assert (found[0].block, found[0].attempt, found[0].interference) == (
+        "1x2/run00",
+        2,
+        (1.5, 0.25, 0.0),
+    )
+    assert (found[1].block, found[1].attempt) == ("", 0)  # no record: not in a block
+    assert read_block_launches([run_file("a", 0)], None)[0].attempt == 0
+    with pytest.raises(DataError, match="must hold entry 'b'"):
+        read_block_launches([run_file("b", 0)], blocks)
+    (blocks / "1x2" / "run00.json").write_text("{")
+    with pytest.raises(DataError, match="not a readable block record"):
+        read_block_launches([run_file("a", 0)], blocks)
