@@ -73,9 +73,22 @@ TINY_CAMPAIGN: dict[str, Any] = {
     ],
     "guidelines": ["GL4"],
     "analysis": {"varied": "msg_size", "p_thres": 0.5, "v_thres": 1.0},
+    # One job per launch, as the tests of run jobs, re-runs and failures expect; blocks (the
+    # default for two entries) have tests of their own (test_run_jobs, tests/faults/test_blocks).
+    "blocking": "none",
 }
 N_EXPERIMENTS = 8
 DEPLOYMENT = "1x2"
+
+
+def run_jobs(mpi: Any, runs: int, deployments: list, blocking: str | None = None) -> dict[str, int]:
+    """The launch jobs a campaign schedules: one `run_block` per deployment and run under
+    `blocking: run` (the default with two or more entries), else one `run_<mpi>` per launch."""
+    names = list(mpi)
+    if (blocking or ("run" if len(names) >= 2 else "none")) == "run":
+        return {"run_block": runs * len(deployments)}
+    return {f"run_{name}": runs * len(deployments) for name in names}
+
 
 # Job summary of `snakemake -n`: "job  count" header, dashes, one "<rule> <count>" line per rule.
 JOB_LINE = re.compile(r"^(\S+)\s+(\d+)$")

@@ -154,7 +154,15 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
         [("--timings", args.timings), ("--medians", args.medians)],
         [("--raw-root", args.raw_root), ("--inputs-root", args.inputs_root)],
     )
-    aggregate(args.grid, args.raw, args.raw_root, args.inputs_root, args.timings, args.medians)
+    aggregate(
+        args.grid,
+        args.raw,
+        args.raw_root,
+        args.inputs_root,
+        args.timings,
+        args.medians,
+        args.blocks_root,
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> None:
@@ -288,6 +296,14 @@ def cmd_slowdown_plot(args: argparse.Namespace) -> None:
     plot_overview(read_slowdown(args.slowdown), args.out)
 
 
+def cmd_run_block(args: argparse.Namespace) -> None:
+    from mpiguide.campaign.blocks import main
+
+    status = main(args.spec_json)
+    if status:
+        raise SystemExit(status)
+
+
 def cmd_selftest(args: argparse.Namespace) -> None:
     from mpiguide.selftest.power import run
 
@@ -355,12 +371,31 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--run", type=_integer(0), required=True)
     sub.add_argument("--out", type=Path, required=True, metavar="FILE")
 
+    sub = command(
+        "run-block",
+        cmd_run_block,
+        "launch one block: run NN of every mpi entry of a deployment, back to back",
+    )
+    sub.add_argument(
+        "--spec-json",
+        required=True,
+        metavar="JSON",
+        help="the block: seed, nodes, ppn, run, node_size, record and its entries"
+        " (mpi, launcher, env, modules, kernel, input, output, log)",
+    )
+
     sub = command("aggregate", cmd_aggregate, "join raw kernel outputs with the grid")
     sub.add_argument("--grid", type=_existing_file, required=True, metavar="FILE")
     sub.add_argument("--raw-root", type=_existing_directory, required=True, metavar="DIR")
     sub.add_argument("--inputs-root", type=_existing_directory, required=True, metavar="DIR")
     sub.add_argument("--timings", type=Path, required=True, metavar="OUT")
     sub.add_argument("--medians", type=Path, required=True, metavar="OUT")
+    sub.add_argument(
+        "--blocks-root",
+        type=Path,
+        metavar="DIR",
+        help="the block records (blocks/<nodes>x<ppn>/run<NN>.json) of blocked runs",
+    )
     sub.add_argument("raw", type=_existing_file, nargs="+", metavar="RAW.csv")
 
     sub = command("check", cmd_check, "test the selected guidelines on the run medians")

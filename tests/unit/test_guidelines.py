@@ -355,3 +355,75 @@ def test_page_faults_flag_the_tests_of_experiments_that_faulted():
     plain = evaluate(allgather_vs_alltoall(1.0), [guideline(**GL4_LIKE)],
                      AnalysisOptions.with_defaults(), "t")  # fmt: skip
     assert not plain["page_faults"].any()
+
+
+def blocked_entries(attempts: list[int] | None, seed: int = 3) -> pd.DataFrame:
+    """Two entries whose runs share a launch factor run by run (blocks), the lhs 10 % slower;
+    `attempts` per run gives both entries' block_attempt, except that run 0 of the lhs is
+    re-measured (attempt 2) when the list says so with a 2 in place 0."""
+    rng = np.random.default_rng(seed)
+    rows = [experiment(i, "neighbor_alltoall", s) for i, s in enumerate(SIZES)]
+    launch = np.exp(rng.normal(0, 0.3, RUNS))  # slow and fast launches, shared by a block
+    frames = []
+    for mpi, factor in (("slow", 1.1), ("fast", 1.0)):
+        medians = run_medians(rows, {}, 0.01, seed=seed + len(mpi)).assign(mpi=mpi)
+        medians["median_s"] *= factor * launch[medians["run"].to_numpy()]
+        if attempts is not None:
+            block_attempt = np.array(attempts)[medians["run"].to_numpy()]
+            if mpi == "fast":
+                block_attempt = np.where(block_attempt == 2, 1, block_attempt)
+            medians["block_attempt"] = block_attempt
+        frames.append(medians)
+    return pd.concat(frames, ignore_index=True)
+
+
+SLOW_VS_FAST = {"relation": "le", "lhs": {"mpi": "slow"}, "rhs": {"mpi": "fast"}}
+
+
+def test_entries_measured_in_blocks_are_paired_block_by_block(capsys):
+    medians = blocked_entries([1] * RUNS)
+    tests = evaluate(medians, [guideline(**SLOW_VS_FAST)], AnalysisOptions.with_defaults(), "t")
+    assert set(tests["test"]) == {"block_paired_t"}
+    # the shared launch factors cancel: the planted 10 % is found as in one launch
+    assert tests["violation_ratio"].to_numpy() == pytest.approx(1.1, rel=0.02)
+    assert tests["violated"].all()
+    for test in tests.itertuples():
+        lhs = medians.loc[(medians["mpi"] == "slow") & (medians["exp_id"] == test.lhs_exp_id)]
+        rhs = medians.loc[(medians["mpi"] == "fast") & (medians["exp_id"] == test.rhs_exp_id)]
+        log_ratios = np.log(lhs.sort_values("run")["median_s"].to_numpy()) - np.log(
+            rhs.sort_values("run")["median_s"].to_numpy()
+        )
+        expected = scipy_stats.ttest_1samp(log_ratios, 0.0, alternative="greater").pvalue
+        assert test.p_value == pytest.approx(expected, rel=1e-9)
+    assert "left out" not in capsys.readouterr().err
+    # without blocks the same entries are compared unpaired, and the launches swamp the 10 %
+    unblocked = evaluate(
+        medians.drop(columns="block_attempt"), [guideline(**SLOW_VS_FAST)],
+        AnalysisOptions.with_defaults(), "t",
+    )  # fmt: skip
+    assert set(unblocked["test"]) == {"welch_t"}
+    assert unblocked["p_value"].min() > tests["p_value"].max()
+
+
+def test_a_launch_measured_again_is_not_paired_with_its_block(capsys):
+    medians = blocked_entries([2] + [1] * (RUNS - 1))
+    tests = evaluate(medians, [guideline(**SLOW_VS_FAST)], AnalysisOptions.with_defaults(), "t")
+    assert set(tests["test"]) == {"block_paired_t"}
+    for test in tests.itertuples():
+        lhs = medians.loc[(medians["mpi"] == "slow") & (medians["exp_id"] == test.lhs_exp_id)]
+        rhs = medians.loc[(medians["mpi"] == "fast") & (medians["exp_id"] == test.rhs_exp_id)]
+        kept = lambda side: side.sort_values("run")["median_s"].to_numpy()[1:]  # noqa: E731
+        expected = scipy_stats.ttest_1samp(
+            np.log(kept(lhs)) - np.log(kept(rhs)), 0.0, alternative="greater"
+        ).pvalue
+        assert test.p_value == pytest.approx(expected, rel=1e-9)
+    assert f"{len(SIZES)} pair(s) of runs left out" in capsys.readouterr().err
+
+
+def test_too_few_pairs_from_one_attempt_fall_back_to_welch(capsys):
+    attempts = [1, 1] + [0] * (RUNS - 2)  # only two blocks; one of them re-measured
+    attempts[0] = 2
+    medians = blocked_entries(attempts)
+    tests = evaluate(medians, [guideline(**SLOW_VS_FAST)], AnalysisOptions.with_defaults(), "t")
+    assert set(tests["test"]) == {"welch_t"}
+    assert f"{2 * len(SIZES)} pair(s) of runs left out" in capsys.readouterr().err

@@ -17,7 +17,8 @@ def test_kernel_output_timings_and_medians() -> None:
     assert TIMING_KEYS == ("mpi", "nodes", "ppn", "run", "exp_id", "rep")
     assert MEDIAN_VALUES == (
         "median_s", "n_kept", "n_invalid", "launch_factor", "minor_faults_max",
-        "minor_faults_sum", "major_faults_max", "major_faults_sum",
+        "minor_faults_sum", "major_faults_max", "major_faults_sum", "block", "block_attempt",
+        "load_before", "other_cpu_fraction", "steal_s",
     )  # fmt: skip
 
 
@@ -28,6 +29,8 @@ def test_tests_csv() -> None:
     medians = grid.assign(mpi="openmpi", nodes=1, ppn=2, run=0, median_s=1e-5, n_kept=5,
                           n_invalid=0, launch_factor=1.0, minor_faults_max=0,
                           minor_faults_sum=0, major_faults_max=0, major_faults_sum=0,
+                          block="", block_attempt=0, load_before=float("nan"),
+                          other_cpu_fraction=float("nan"), steal_s=float("nan"),
                           heap="default")  # fmt: skip
     medians = medians[["exp_id", "mpi", "nodes", "ppn", "run", *MEDIAN_VALUES, "heap", *PARAMETERS]]
     tests = evaluate(medians, [], AnalysisOptions.with_defaults(), "c.yaml")

@@ -129,3 +129,18 @@ def test_config_checks_that_variability_selectors_match(variability, message):
     else:
         with pytest.raises(ConfigError, match=message):
             check_config(config, {}, "c.yaml")
+
+
+def test_interference_is_correlated_with_the_launch_factor_per_deployment() -> None:
+    from mpiguide.reports.variability import interference
+
+    table = pd.DataFrame(
+        {"nodes": 1, "ppn": 2, "launch_factor": [1.0, 1.2, 1.5, 0.9, 1.1],
+         "load_before": [0.5, 2.0, 4.0, 0.1, 1.0], "other_cpu_fraction": 0.1,
+         "steal_s": [0.0, float("nan"), 0.1, 0.0, 0.2]}
+    )  # fmt: skip
+    result = interference(table).set_index("measure")
+    assert result.loc["load_before", "spearman"] == pytest.approx(1.0)
+    assert result.loc["load_before", "runs"] == 5
+    assert np.isnan(result.loc["other_cpu_fraction", "spearman"])  # constant
+    assert result.loc["steal_s", "runs"] == 4

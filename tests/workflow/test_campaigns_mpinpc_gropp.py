@@ -18,7 +18,14 @@ from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.operations import load_operations
 from mpiguide.reports.partners import Grid, partners_table
-from workflow_project import REPO, new_project, scheduled_jobs, snakemake, validate_campaign
+from workflow_project import (
+    REPO,
+    new_project,
+    run_jobs,
+    scheduled_jobs,
+    snakemake,
+    validate_campaign,
+)
 
 CAMPAIGNS = {"mpinpc": "Hunold", "gropp-nodecart": "Gropp"}
 CORES = 2
@@ -67,12 +74,16 @@ def test_dry_run_plans_every_run_at_both_scales(name: str, tmp_path: Path) -> No
     project = project_for(tmp_path / "project", name)
     configfile = ("--configfile", f"config/campaigns/{name}.yaml")
     jobs = scheduled_jobs(project, *configfile)
-    for entry in config["mpi"]:
-        assert jobs.get(f"run_{entry}") == config["runs"] * len(config["deployments"]), jobs
+    launches = run_jobs(
+        config["mpi"], config["runs"], config["deployments"], config.get("blocking")
+    )
+    for rule, count in launches.items():
+        assert jobs.get(rule) == count, jobs
     local = config["local"]
     jobs = scheduled_jobs(project, *configfile, "--config", "scale=local")
-    for entry in local["mpi"]:
-        assert jobs.get(f"run_{entry}") == local["runs"] * len(local["deployments"]), jobs
+    launches = run_jobs(local["mpi"], local["runs"], local["deployments"], config.get("blocking"))
+    for rule, count in launches.items():
+        assert jobs.get(rule) == count, jobs
     assert jobs.get("check_guidelines") == 1 and jobs.get("slowdown_overview") == 1, jobs
 
 

@@ -20,7 +20,7 @@ import yaml
 from mpiguide.analysis.paper_tables import LUBBE_TABLE4
 from mpiguide.campaign.config import load_campaign
 from mpiguide.campaign.scale import apply_scale
-from workflow_project import REPO, new_project, scheduled_jobs, snakemake
+from workflow_project import REPO, new_project, run_jobs, scheduled_jobs, snakemake
 
 CAMPAIGNS_DIR = REPO / "config" / "campaigns"
 CORES = 2
@@ -136,7 +136,11 @@ def test_campaign_dry_run_plans_every_run(name: str, scale: str, tmp_path: Path)
     )
     for entry in config["mpi"]:
         assert jobs.get(f"build_{entry}") == 1, jobs
-        assert jobs.get(f"run_{entry}") == config["runs"] * len(config["deployments"]), jobs
+    launches = run_jobs(
+        config["mpi"], config["runs"], config["deployments"], config.get("blocking")
+    )
+    for rule, count in launches.items():
+        assert jobs.get(rule) == count, jobs
     assert jobs.get("check_guidelines") == 1, jobs
 
 

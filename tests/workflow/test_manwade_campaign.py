@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from workflow_project import REPO, new_project, scheduled_jobs, snakemake
+from workflow_project import REPO, new_project, run_jobs, scheduled_jobs, snakemake
 
 CAMPAIGN = REPO / "config" / "campaigns" / "manwade.yaml"
 OSU_SIZES = [1024, 1048576]  # their section IV
@@ -65,8 +65,11 @@ def test_paper_scale_dry_run_plans_every_run(tmp_path: Path) -> None:
     jobs = scheduled_jobs(
         project_of(tmp_path / "project"), "--configfile", "config/campaigns/manwade.yaml"
     )
-    for entry in config["mpi"]:
-        assert jobs.get(f"run_{entry}") == config["runs"] * len(config["deployments"]), jobs
+    launches = run_jobs(
+        config["mpi"], config["runs"], config["deployments"], config.get("blocking")
+    )
+    for rule, count in launches.items():
+        assert jobs.get(rule) == count, jobs
     assert jobs.get("library_table") == 1, jobs
 
 

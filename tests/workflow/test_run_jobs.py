@@ -3,6 +3,7 @@ resources, threads, the quoted env prefix and launcher, `--nprocs`."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -56,3 +57,29 @@ def test_slurm_launch_uses_srun(project: Path) -> None:
     block = run_job_block(project, "--config", "launch=slurm")
     assert "mpi=srun --mpi=pmix" in block
     assert "srun --mpi=pmix -n 4 results/tiny/build/openmpi/mpiguide-bench --nprocs 4" in block
+
+
+def test_two_entries_run_in_blocks_by_default(tmp_path: Path) -> None:
+    config = {key: value for key, value in TINY_CAMPAIGN.items() if key != "blocking"}
+    config["mpi"] = {name: dict(entry) for name, entry in TINY_CAMPAIGN["mpi"].items()}
+    config["mpi"]["mpich"]["env"] = {"MPIGUIDE_NOTE": HOSTILE_VALUE}
+    project = new_project(tmp_path / "project", config)
+    output = snakemake(project, "--profile", "profiles/local", "-n", "-p").stdout
+    assert "rule run_openmpi:" not in output and "rule run_mpich:" not in output
+    start = output.index("rule run_block:")
+    block = output[start : output.index("\n\n", start)]
+    assert "threads: 2" in block
+    for resource in ("nodes=1", "tasks=2", "mpi=srun", "cpus_per_task=1"):
+        assert resource in block
+    command = block[block.index("python -m mpiguide run-block") :].splitlines()[0]
+    words = shlex.split(command)
+    assert words[:4] == ["python", "-m", "mpiguide", "run-block"]
+    assert words[4] == "--spec-json" and words[6] == ">"
+    spec = json.loads(words[5])
+    entries = {entry["mpi"]: entry for entry in spec["entries"]}
+    assert entries["mpich"]["env"] == {"MPIGUIDE_NOTE": HOSTILE_VALUE}
+    assert entries["openmpi"]["launcher"] == "mpirun.openmpi --oversubscribe"
+    assert (spec["nodes"], spec["ppn"], spec["seed"]) == (1, 2, TINY_CAMPAIGN["seed"])
+    assert spec["record"].endswith("blocks/1x2/run00.json") or spec["record"].endswith(
+        "blocks/1x2/run01.json"
+    )

@@ -9,6 +9,7 @@ rule aggregate:
         raw=raw_csvs,
         provenance=raw_jsons,
         inputs=run_inputs,
+        blocks=block_records,
         campaign=campaign_shape(),
     output:
         timings=f"{RESULTS}/timings.parquet",
@@ -20,10 +21,11 @@ rule aggregate:
     params:
         raw_root=f"{RESULTS}/raw",
         inputs_root=f"{RESULTS}/inputs",
+        blocks=f"--blocks-root {shlex.quote(BLOCKS)}" if BLOCKING == "run" else "",
     shell:
         "python -m mpiguide aggregate --grid {input.grid:q}"
         " --raw-root {params.raw_root:q} --inputs-root {params.inputs_root:q}"
-        " --timings {output.timings:q} --medians {output.medians:q}"
+        " --timings {output.timings:q} --medians {output.medians:q} {params.blocks}"
         " {input.raw:q} 2> {log:q}"
 
 

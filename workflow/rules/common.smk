@@ -25,6 +25,7 @@ from mpiguide.core.paths import (
     DECIDED_WITH_JSON,
     GATE_TXT,
     GUIDELINE_FILES,
+    BLOCKS_TREE,
     JUNIT_XML,
     REPORT_TABLE_FILES,
     RUN_PATTERN,
@@ -35,6 +36,7 @@ from mpiguide.core.paths import (
     VERDICT_LINES_CSV,
     VERDICT_LINES_RST,
     VIOLATED_UNDECIDED_CSV,
+    block_path,
     deployment_name,
     labels_of_plot,
     run_path,
@@ -89,6 +91,12 @@ ANALYSIS_ONLY = config["analysis_only"]
 # `launch: slurm` (set by profiles/slurm) starts each run with the entry's `srun` command
 # instead of its local `launcher`.
 LAUNCH_KEY = {"local": "launcher", "slurm": "srun"}[config["launch"]]
+
+# `blocking: run` measures run NN of every entry of a deployment back to back in one job (a
+# block; mpiguide.campaign.blocks), so that comparisons across entries are paired block by block.
+# With one entry there is nothing to block.
+BLOCKING = config.get("blocking") or ("run" if len(MPI) >= 2 else "none")
+BLOCKS = f"{RESULTS}/{BLOCKS_TREE}"
 
 # The rules call `python -m mpiguide`. Under --sdm conda that is the analysis env's python (conda
 # activation drops PYTHONPATH from the environment, so it is exported in the command) with the
@@ -200,6 +208,43 @@ def kernel_node_size_option(wildcards) -> str:
     return "" if node_size is None else f"--node-size {int(node_size)}"
 
 
+def block_spec(wildcards) -> str:
+    """The block's description for `mpiguide run-block`, one JSON word: every entry's launcher,
+    env and modules go to the launch as arguments, never through a shell."""
+    nodes, ppn, run = int(wildcards.nodes), int(wildcards.ppn), int(wildcards.run)
+    entries = []
+    for mpi in MPI:
+        mpi_launch_command(
+            mpi
+        )  # a launcher that cannot be split stops here, naming its key
+        path = run_path(mpi, nodes, ppn, run)
+        entries.append(
+            {
+                "mpi": mpi,
+                "launcher": MPI[mpi][LAUNCH_KEY],
+                "key_path": f"{CONFIG_SOURCE}: mpi.{mpi}.{LAUNCH_KEY}",
+                "env": MPI[mpi]["env"],
+                "modules": MPI[mpi]["modules"],
+                "kernel": kernel_binary(mpi),
+                "input": f"{RESULTS}/inputs/{path}.csv",
+                "output": f"{RESULTS}/raw/{path}.csv",
+                "log": f"{RESULTS}/logs/run/{path}.log",
+            }
+        )
+    deployment = DEPLOYMENT_BY_NAME[deployment_name(nodes, ppn)]
+    return as_json(
+        {
+            "seed": config["seed"],
+            "nodes": nodes,
+            "ppn": ppn,
+            "run": run,
+            "node_size": deployment.get("node_size"),
+            "record": f"{BLOCKS}/{block_path(nodes, ppn, run)}.json",
+            "entries": entries,
+        }
+    )
+
+
 def campaign_files(tree: str, suffix: str) -> list[str]:
     """Every (mpi, deployment, run) file of `tree` (inputs or raw)."""
     return [
@@ -220,6 +265,17 @@ def raw_jsons(wildcards) -> list[str]:
 
 def run_inputs(wildcards) -> list[str]:
     return campaign_files("inputs", "csv")
+
+
+def block_records(wildcards) -> list[str]:
+    """Every block's record (none without blocking): its launches, attempts and interference."""
+    if BLOCKING != "run":
+        return []
+    return [
+        f"{BLOCKS}/{block_path(d['nodes'], d['ppn'], run)}.json"
+        for d in config["deployments"]
+        for run in range(config["runs"])
+    ]
 
 
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout).

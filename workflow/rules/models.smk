@@ -69,6 +69,12 @@ rule variability:
             category="Variability",
             labels={"table": "runs"},
         ),
+        interference=report(
+            f"{VARIABILITY_DIR}/interference.csv",
+            caption="../report/variability.rst",
+            category="Variability",
+            labels={"table": "interference and launch factor"},
+        ),
         plots=report(
             directory(f"{VARIABILITY_DIR}/plots"),
             patterns=["{name}.png"],

@@ -1,4 +1,4 @@
-# One job per (mpi, deployment, run): one launch of the kernel over one shuffled input.
+# Without blocking, one job per (mpi, deployment, run): one launch of the kernel over one shuffled input.
 # Generated per MPI entry (its envmodules, env and launcher are static per rule).
 #
 # threads = ranks: locally Snakemake never runs more ranks at once than --cores, and caps a job
@@ -7,7 +7,45 @@
 # The kernel is `ancient`: rebuilding it (e.g. after touching a source file) never re-measures
 # existing runs.
 
-for run_mpi in MPI:
+
+# One job per (deployment, run) under `blocking: run`: run NN of every entry, back to back in
+# the block's shuffled order (mpiguide.campaign.blocks). Locally one Snakemake job holding the
+# deployment's cores; under SLURM one allocation of its nodes and tasks, in which every entry
+# starts its ranks with its own `srun` (`mpi` is set only so that the plugin sizes the
+# allocation by tasks and leaves the launching to the block). The raw files are outputs as in
+# the per-entry rules; those of a failed block's finished entries survive in its stash.
+# Under --sdm conda the block runs in the kernel's env when no entry loads modules.
+if BLOCKING == "run":
+
+    rule run_block:
+        input:
+            kernels=[ancient(kernel_binary(mpi)) for mpi in MPI],
+            csvs=[f"{RESULTS}/inputs/{mpi}/{DEPLOYMENT_RUN_PATTERN}.csv" for mpi in MPI],
+            preload=[path for mpi in MPI for path in preloaded_libraries(mpi)],
+        output:
+            record=f"{BLOCKS}/{DEPLOYMENT_RUN_PATTERN}.json",
+            csvs=[f"{RESULTS}/raw/{mpi}/{DEPLOYMENT_RUN_PATTERN}.csv" for mpi in MPI],
+            jsons=[f"{RESULTS}/raw/{mpi}/{DEPLOYMENT_RUN_PATTERN}.json" for mpi in MPI],
+        log:
+            block=f"{RESULTS}/logs/blocks/{DEPLOYMENT_RUN_PATTERN}.log",
+            runs=[
+                f"{RESULTS}/logs/run/{mpi}/{DEPLOYMENT_RUN_PATTERN}.log" for mpi in MPI
+            ],
+        conda:
+            None if any(MPI[mpi]["modules"] for mpi in MPI) else "../envs/kernel.yaml"
+        threads: deployment_ranks
+        resources:
+            nodes=deployment_nodes,
+            tasks=deployment_ranks,
+            mpi="srun",
+            cpus_per_task=1,
+        params:
+            spec=block_spec,
+        shell:
+            "python -m mpiguide run-block --spec-json {params.spec:q} > {log.block:q} 2>&1"
+
+
+for run_mpi in MPI if BLOCKING != "run" else ():
 
     rule:
         name:

@@ -8,6 +8,10 @@ A test is decided by one of three tests (its `test` column), fixed by `analysis.
 whether its two sides hold the same runs, never by the data's shape:
 - `paired_t`: the one-sample t-test on the runs' log-ratios lhs/rhs (run i of lhs against run
   i of rhs); the effect is their geometric mean, exp(mean log-ratio);
+- `block_paired_t`: the same test where the two sides are different mpi entries measured in
+  blocks (run i of both launched back to back in one job): the log-ratios of the runs whose
+  launches share their block's attempt; runs measured in different attempts are left out and
+  counted (LOST_PAIRS);
 - `welch_t`: Welch's two-sample t-test on the two sides' log run medians; the effect is the
   ratio of their geometric means;
 - `ranksum`: Lübbe's unpaired Wilcoxon rank-sum over the run medians (`analysis.test:
@@ -54,9 +58,19 @@ STAT_COLUMNS = (
 # estimates, not columns of tests.csv.
 LOG_SE, DF = "_log_se", "_df"
 MODEL_COLUMNS = (LOG_SE, DF)
+# Launch pairs of block-paired tests left out because their launches ran in different attempts
+# of their block (not a column of tests.csv: the check reports the total).
+LOST_PAIRS = "_lost_pairs"
 # Which test decided a row, and its values.
 TEST_COLUMN = "test"
 RANKSUM, PAIRED_T, WELCH_T = "ranksum", "paired_t", "welch_t"
+BLOCK_PAIRED_T = "block_paired_t"
+PAIRED_TESTS = (PAIRED_T, BLOCK_PAIRED_T)
+# What `may_pair` allows a test (compare): nothing, pairing run by run (the two sides come from
+# the same launches), or pairing block by block (the two sides' launches share blocks).
+NO_PAIRING, PAIR_RUNS, PAIR_BLOCKS = 0, 1, 2
+# A block-paired test needs this many pairs from one attempt; with fewer it is decided unpaired.
+MIN_BLOCK_PAIRS = 2
 # The rank-sum's power is estimated as Welch's at its asymptotic relative efficiency under
 # normality, 3/pi: its standard error is that much larger.
 _RANKSUM_SE_FACTOR = float(np.sqrt(np.pi / 3))
@@ -65,17 +79,24 @@ _RANKSUM_SE_FACTOR = float(np.sqrt(np.pi / 3))
 @dataclass(frozen=True)
 class RunMedians:
     """Run medians of experiment row r: values[start[r] : start[r] + count[r]], measured in
-    runs[start[r] : start[r] + count[r]] (ascending); median[r] their median."""
+    runs[start[r] : start[r] + count[r]] (ascending) in the block attempts of `attempts` at the
+    same places (0: not in a block); median[r] their median."""
 
     values: np.ndarray
     runs: np.ndarray
     start: np.ndarray
     count: np.ndarray
     median: np.ndarray
+    attempts: np.ndarray
 
     @classmethod
     def from_frame(
-        cls, rows: np.ndarray, runs: np.ndarray, medians: np.ndarray, n_rows: int
+        cls,
+        rows: np.ndarray,
+        runs: np.ndarray,
+        medians: np.ndarray,
+        n_rows: int,
+        attempts: np.ndarray | None = None,
     ) -> RunMedians:
         order = np.lexsort((runs, rows))
         count = np.bincount(rows, minlength=n_rows)
@@ -87,7 +108,8 @@ class RunMedians:
         for width in np.unique(count[count > 0]):
             which = np.flatnonzero(count == width)
             median[which] = np.median(values[start[which][:, None] + np.arange(width)], axis=1)
-        return cls(values, np.asarray(runs)[order], start, count, median)
+        attempts = np.zeros(len(order), np.int64) if attempts is None else np.asarray(attempts)
+        return cls(values, np.asarray(runs)[order], start, count, median, attempts[order])
 
     def _index(self, rows: np.ndarray, width: int) -> np.ndarray:
         return self.start[rows][:, None] + np.arange(width)
@@ -101,6 +123,16 @@ class RunMedians:
         lhs_runs = self.runs[self._index(lhs_rows, width)]
         return (lhs_runs == self.runs[self._index(rhs_rows, width)]).all(axis=1)
 
+    def block_pairs(
+        self, lhs_rows: np.ndarray, rhs_rows: np.ndarray, width: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair of rows with the same runs, per run, two (len(lhs_rows), width) masks:
+        whether both launches ran in blocks, and whether in the same attempt of one."""
+        lhs = self.attempts[self._index(lhs_rows, width)]
+        rhs = self.attempts[self._index(rhs_rows, width)]
+        blocked = (lhs > 0) & (rhs > 0)
+        return blocked, blocked & (lhs == rhs)
+
 
 def compare(
     run_medians: RunMedians,
@@ -111,39 +143,73 @@ def compare(
     may_pair: np.ndarray,
     unpaired_test: str = WELCH_T,
 ) -> pd.DataFrame:
-    """STAT_COLUMNS, MODEL_COLUMNS and TEST_COLUMN for every test (lhs_rows[i] against
-    rhs_rows[i]).
+    """STAT_COLUMNS, MODEL_COLUMNS, LOST_PAIRS and TEST_COLUMN for every test (lhs_rows[i]
+    against rhs_rows[i]).
 
-    Test i is paired when may_pair[i] and its two sides hold the same runs, else decided by
-    `unpaired_test` (WELCH_T or RANKSUM).
+    may_pair[i] (NO_PAIRING, PAIR_RUNS, PAIR_BLOCKS; True counts as PAIR_RUNS): test i is paired
+    run by run when PAIR_RUNS and its two sides hold the same runs; block by block when
+    PAIR_BLOCKS, its two sides hold the same runs and at least MIN_BLOCK_PAIRS of them share
+    their block's attempt (the others are lost pairs); else it is decided by `unpaired_test`
+    (WELCH_T or RANKSUM).
     """
     n_tests = lhs_rows.size
     n_lhs = run_medians.count[lhs_rows]
     n_rhs = run_medians.count[rhs_rows]
     result = {name: np.full(n_tests, np.nan) for name in (*STAT_COLUMNS, *MODEL_COLUMNS)}
     result["n_lhs"], result["n_rhs"] = n_lhs, n_rhs
+    mode = np.asarray(may_pair).astype(np.int8)
     paired = np.zeros(n_tests, dtype=bool)
+    block_paired = np.zeros(n_tests, dtype=bool)
+    lost = np.zeros(n_tests, dtype=np.int64)
     shapes = np.unique(np.stack((n_lhs, n_rhs), axis=1), axis=0) if n_tests else np.empty((0, 2))
     # Every experiment has at least one run median (its rows come from medians.parquet).
     for m, n in shapes:
         which = np.flatnonzero((n_lhs == m) & (n_rhs == n))
+        kept = np.zeros((which.size, m), dtype=bool)
         if m == n:
-            candidates = which[may_pair[which]]
+            candidates = which[mode[which] == PAIR_RUNS]
             paired[candidates] = run_medians.same_runs(
                 lhs_rows[candidates], rhs_rows[candidates], m
             )
+            in_blocks = np.flatnonzero(mode[which] == PAIR_BLOCKS)
+            candidates = which[in_blocks]
+            same = run_medians.same_runs(lhs_rows[candidates], rhs_rows[candidates], m)
+            blocked, shared = run_medians.block_pairs(lhs_rows[candidates], rhs_rows[candidates], m)
+            blocked &= same[:, None]
+            shared &= same[:, None]
+            enough = shared.sum(axis=1) >= MIN_BLOCK_PAIRS
+            block_paired[candidates] = enough
+            kept[in_blocks] = shared & enough[:, None]
+            # Pairs of blocks are lost where the two launches of a run are from different
+            # attempts (all of them when too few remain to pair).
+            lost[candidates] = np.where(enough, blocked.sum(axis=1) - shared.sum(axis=1),
+                                        blocked.sum(axis=1))  # fmt: skip
         lhs = run_medians.stack(lhs_rows[which], m)
         rhs = run_medians.stack(rhs_rows[which], n)
         result["median_lhs"][which] = run_medians.median[lhs_rows[which]]
         result["median_rhs"][which] = run_medians.median[rhs_rows[which]]
-        unpaired = ~paired[which]
+        unpaired = ~(paired[which] | block_paired[which])
         two_sample = _rank_sum if unpaired_test == RANKSUM else _welch
         two_sample(result, which[unpaired], lhs[unpaired], rhs[unpaired], alternative, confidence)
-        if not unpaired.all():
-            log_ratios = np.log(lhs[~unpaired]) - np.log(rhs[~unpaired])
-            _paired(result, which[~unpaired], log_ratios, alternative, confidence)
+        by_run = paired[which]
+        if by_run.any():
+            log_ratios = np.log(lhs[by_run]) - np.log(rhs[by_run])
+            _paired(result, which[by_run], log_ratios, alternative, confidence)
+        by_block = block_paired[which]
+        counts = kept.sum(axis=1)
+        for k in np.unique(counts[by_block]):
+            rows = np.flatnonzero(by_block & (counts == k))
+            # The kept runs of each row first, in run order: a stable sort of "not kept".
+            columns = np.argsort(~kept[rows], axis=1, kind="stable")[:, :k]
+            log_ratios = np.log(np.take_along_axis(lhs[rows], columns, axis=1)) - np.log(
+                np.take_along_axis(rhs[rows], columns, axis=1)
+            )
+            _paired(result, which[rows], log_ratios, alternative, confidence)
     frame = pd.DataFrame(result)
-    frame[TEST_COLUMN] = np.where(paired, PAIRED_T, unpaired_test)
+    frame[LOST_PAIRS] = lost
+    frame[TEST_COLUMN] = np.where(
+        paired, PAIRED_T, np.where(block_paired, BLOCK_PAIRED_T, unpaired_test)
+    )
     return frame
 
 

@@ -25,8 +25,12 @@ from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, G
 from mpiguide.analysis.comparisons import (
     DF,
     LOG_SE,
+    LOST_PAIRS,
     MODEL_COLUMNS,
-    PAIRED_T,
+    NO_PAIRING,
+    PAIR_BLOCKS,
+    PAIR_RUNS,
+    PAIRED_TESTS,
     RANKSUM,
     TEST_COLUMN,
     WELCH_T,
@@ -52,7 +56,7 @@ from mpiguide.analysis.verdicts import (
     verdicts,
 )
 from mpiguide.core.atomic import atomic_path
-from mpiguide.core.columns import MEDIAN_VALUES, PAGE_FAULT_VALUES
+from mpiguide.core.columns import BLOCK_ATTEMPT_COLUMN, MEDIAN_VALUES, PAGE_FAULT_VALUES
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import DECIDED_WITH_JSON, TESTS_CSV
@@ -135,16 +139,23 @@ def _experiments(medians: pd.DataFrame) -> tuple[Experiments, np.ndarray, np.nda
 def _may_pair(
     experiments: Experiments, lhs_rows: np.ndarray, rhs_rows: np.ndarray, options: AnalysisOptions
 ) -> np.ndarray:
-    """Per test: whether `analysis.test` lets it be paired run by run (compare pairs it only if
-    both sides hold the same runs). `auto`: where both sides were measured in the same
-    launches, i.e. share mpi entry and deployment (a run index names one launch of each)."""
+    """Per test: how `analysis.test` lets it be paired (NO_PAIRING, PAIR_RUNS, PAIR_BLOCKS;
+    compare pairs it only if both sides hold the same runs, and block by block only the runs
+    whose launches share their block's attempt). `auto`: run by run where both sides were
+    measured in the same launches, i.e. share mpi entry and deployment (a run index names one
+    launch of each); block by block where they share the deployment but not the entry (run i
+    of two entries is one block under `blocking: run`; without blocks compare finds no
+    attempts to share and decides the test unpaired)."""
     if options.test != "auto":
-        return np.full(lhs_rows.size, options.test == "paired")
+        return np.full(lhs_rows.size, PAIR_RUNS if options.test == "paired" else NO_PAIRING)
     same = np.ones(lhs_rows.size, dtype=bool)
     for key in DEPLOYMENT_KEYS:
-        codes = experiments.codes[:, experiments.column(key)]
-        same &= codes[lhs_rows] == codes[rhs_rows]
-    return same
+        if key != "mpi":
+            codes = experiments.codes[:, experiments.column(key)]
+            same &= codes[lhs_rows] == codes[rhs_rows]
+    mpi = experiments.codes[:, experiments.column("mpi")]
+    same_entry = mpi[lhs_rows] == mpi[rhs_rows]
+    return np.where(same, np.where(same_entry, PAIR_RUNS, PAIR_BLOCKS), NO_PAIRING)
 
 
 # Tests are decided in blocks of this many, spread over the cores: most of a block's time goes
@@ -246,7 +257,7 @@ def _tests_of(
         np.log(tests["violation_ratio"].to_numpy()[undecided]),
         se[undecided],
         runs[undecided],
-        (tests[TEST_COLUMN] == PAIRED_T).to_numpy()[undecided],
+        tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()[undecided],
         thresholds,
     )
     tests["runs_needed"] = pd.array(needed, dtype="Int64")
@@ -274,8 +285,13 @@ def evaluate(
                         f"{source}: guideline {guideline.id} selects on {key!r}, which the "
                         f"data lack; parameters: {', '.join(keys)}"
                     )
+    attempts = medians.get(BLOCK_ATTEMPT_COLUMN)
     run_medians = RunMedians.from_frame(
-        rows, medians["run"].to_numpy(), medians["median_s"].to_numpy(), len(experiments)
+        rows,
+        medians["run"].to_numpy(),
+        medians["median_s"].to_numpy(),
+        len(experiments),
+        None if attempts is None else attempts.to_numpy(dtype=np.int64),
     )
     pairs = [_pairs_of(guideline, experiments, options) for guideline in guidelines]
     # The statistics run on the pool while this thread builds the tables' key columns.
@@ -293,6 +309,14 @@ def evaluate(
     faulted = _faulted(medians, rows, len(experiments))
     for frame, guideline_pairs in zip(tests, pairs, strict=True):
         frame["page_faults"] = faulted[guideline_pairs.lhs_rows] | faulted[guideline_pairs.rhs_rows]
+    lost = sum(int(frame[LOST_PAIRS].sum()) for frame in tests)
+    if lost:
+        print(
+            f"mpiguide: warning: {lost} pair(s) of runs left out of block-paired tests: their "
+            "launches ran in different attempts of their block (a re-measured entry does not "
+            "share the block's conditions)",
+            file=sys.stderr,
+        )
     columns = ["guideline", "relation", *keys, "group", "lhs_exp_id", "rhs_exp_id"]
     columns += TEST_RESULT_COLUMNS
     if not tests:

@@ -13,11 +13,29 @@ VALID = "valid"
 
 # timings.parquet: one row per repetition, keyed by these columns.
 TIMING_KEYS = ("mpi", "nodes", "ppn", "run", "exp_id", "rep")
-# medians.parquet: the columns per experiment and run that are not parameters of it. The page
-# faults are the kernel's counts over the experiment's repetition loop (the most of one rank,
-# the sum over the ranks); empty for a run whose provenance does not have them.
+# medians.parquet: the block a run was launched in (`<nodes>x<ppn>/run<NN>`, empty when its
+# launch was a job of its own) and the block's attempt (0 without a block). Launches of one block
+# and attempt ran back to back; the analysis pairs them.
+BLOCK = "block"
+BLOCK_ATTEMPT_COLUMN = "block_attempt"
+# medians.parquet: what the OS said about interference around the run's launch (block records
+# only; NaN otherwise): 1-minute load average before it, the fraction of the host's CPU time
+# spent by other processes during it, CPU seconds stolen by the hypervisor during it.
+INTERFERENCE_COLUMNS = ("load_before", "other_cpu_fraction", "steal_s")
+# medians.parquet: the page faults are the kernel's counts over the experiment's repetition loop
+# (the most of one rank, the sum over the ranks); empty for a run whose provenance lacks them.
 PAGE_FAULT_VALUES = ("minor_faults_max", "minor_faults_sum", "major_faults_max", "major_faults_sum")
-MEDIAN_VALUES = ("median_s", "n_kept", "n_invalid", "launch_factor", *PAGE_FAULT_VALUES)
+# medians.parquet: the columns per experiment and run that are not parameters of it.
+MEDIAN_VALUES = (
+    "median_s",
+    "n_kept",
+    "n_invalid",
+    "launch_factor",
+    *PAGE_FAULT_VALUES,
+    BLOCK,
+    BLOCK_ATTEMPT_COLUMN,
+    *INTERFERENCE_COLUMNS,
+)
 # medians.parquet: the allocator setting of the run's launch (the kernel's --heap, from the
 # provenance; `default` for a kernel that had none). A key like the deployment's: constant per
 # mpi entry, so a guideline may select on it.

@@ -4,8 +4,10 @@ the files of guidelines/ and the plots' names.
 One owner for how a deployment and a run are named in paths: the workflow's rules and input
 functions (common.smk, plan.smk, run.smk), aggregation (which parses raw paths back) and the
 self-test (which reads run logs) all go through here. Trees: `inputs` (shuffled kernel inputs),
-`raw` (kernel output and provenance), `logs/run` and `logs/inputs` (the jobs' logs). Runs are
-zero-based with at least two digits.
+`raw` (kernel output and provenance), `blocks` (one record per block of launches:
+`blocks/<nodes>x<ppn>/run<NN>.json`, with the finished launches of a failed block kept in
+`run<NN>.stash/` beside it), `logs/run`, `logs/blocks` and `logs/inputs` (the jobs' logs). Runs
+are zero-based with at least two digits.
 """
 
 from __future__ import annotations
@@ -38,6 +40,19 @@ def run_number(run: int) -> str:
 def run_path(mpi: str, nodes: int, ppn: int, run: int) -> str:
     """`<mpi>/<nodes>x<ppn>/run<NN>`, below any tree; add the suffix."""
     return RUN_PATTERN.format(mpi=mpi, nodes=nodes, ppn=ppn, run=run_number(run))
+
+
+def block_path(nodes: int, ppn: int, run: int) -> str:
+    """`<nodes>x<ppn>/run<NN>`: a block below `blocks/` (the run-NN launches of every entry of
+    one deployment); add the suffix."""
+    return DEPLOYMENT_RUN_PATTERN.format(nodes=nodes, ppn=ppn, run=run_number(run))
+
+
+# A block's record below results/<campaign>/, and where a failed block keeps its finished
+# launches until the next attempt (`<stash>/<mpi>.csv`, `.json`, `.launch.json`).
+BLOCKS_TREE = "blocks"
+BLOCK_RECORD_SUFFIX = ".json"
+BLOCK_STASH_SUFFIX = ".stash"
 
 
 # guidelines/: written by `mpiguide check` (guidelines.py, tables.py), read by later rules.

@@ -11,6 +11,11 @@ Outputs in the output directory:
 - runs.csv: per run: experiments, outside (its run medians outside the band), run_ratio (median
   over its experiments of run median / median of medians), launch_factor (from medians.parquet
   when present, else empty) and `flagged` when run_ratio lies outside the band;
+- interference.csv: how slow launches relate to what the OS said about interference (the block
+  records' load_before, other_cpu_fraction, steal_s, also columns of runs.csv): per deployment
+  and measure, over its runs with both numbers, `runs` and Spearman's rank correlation
+  `spearman` with launch_factor (empty with fewer than 3 runs or a constant column) — a slow
+  launch on a loaded host says "the machine", not "the library";
 - plots/<mpi>-<nodes>x<ppn>-exp<NNNNNN>.png: Figure 10 of Parker et al.: one box per run of the
   experiment's repetitions, the median of medians and ±5 % and ±10 % around it — for the lhs and
   rhs experiment at the most violated point of every violated group, and for every experiment
@@ -30,6 +35,7 @@ from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions
 from mpiguide.analysis.guidelines import read_medians, with_nprocs
 from mpiguide.analysis.pairing import Experiments, split_pair
 from mpiguide.core.atomic import atomic_path
+from mpiguide.core.columns import BLOCK, BLOCK_ATTEMPT_COLUMN, INTERFERENCE_COLUMNS
 from mpiguide.core.paths import deployment_name, safe_name
 from mpiguide.core.values import canonical_value
 from mpiguide.reports.plots import read_repetitions, read_tests, save_figure
@@ -74,7 +80,27 @@ def runs(medians: pd.DataFrame, band: float) -> pd.DataFrame:
     )
     table[LAUNCH_FACTOR] = by_run[LAUNCH_FACTOR].first() if LAUNCH_FACTOR in frame else np.nan
     table["flagged"] = np.abs(table["run_ratio"] - 1) > band
+    for name in (BLOCK, BLOCK_ATTEMPT_COLUMN, *INTERFERENCE_COLUMNS):
+        if name in frame:
+            table[name] = by_run[name].first()
     return table.reset_index()
+
+
+def interference(run_table: pd.DataFrame) -> pd.DataFrame:
+    """One row per deployment and interference measure (see the module docstring), from the
+    table of `runs`."""
+    rows = []
+    measures = [name for name in INTERFERENCE_COLUMNS if name in run_table]
+    for (nodes, ppn), table in run_table.groupby(["nodes", "ppn"], sort=True):
+        for name in measures:
+            both = table[[LAUNCH_FACTOR, name]].astype(float).dropna()
+            constant = both.nunique().min() < 2 if len(both) else True
+            rho = np.nan
+            if len(both) >= 3 and not constant:
+                rho = both[LAUNCH_FACTOR].corr(both[name], method="spearman")
+            rows.append({"nodes": nodes, "ppn": ppn, "measure": name, "runs": len(both),
+                         "spearman": rho})  # fmt: skip
+    return pd.DataFrame(rows, columns=["nodes", "ppn", "measure", "runs", "spearman"])
 
 
 def _violated_experiments(tests_csv: Path) -> pd.DataFrame:
@@ -155,9 +181,15 @@ def variability(
     options = AnalysisOptions.from_mapping(analysis, source)
     medians = read_medians(Path(medians_parquet))
     (outdir / "plots").mkdir(parents=True, exist_ok=True)
-    for name, table in (("spread.csv", spread), ("runs.csv", runs)):
+    run_table = runs(medians, options.run_band)
+    tables = {
+        "spread.csv": spread(medians, options.run_band),
+        "runs.csv": run_table,
+        "interference.csv": interference(run_table),
+    }
+    for name, table in tables.items():
         with atomic_path(outdir / name) as temporary:
-            table(medians, options.run_band).to_csv(temporary, index=False)
+            table.to_csv(temporary, index=False)
     chosen = pd.concat(
         [_violated_experiments(Path(tests_csv)), _selected_experiments(medians, options)]
     ).astype(str)

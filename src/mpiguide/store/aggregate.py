@@ -36,16 +36,19 @@ import pyarrow.parquet as pq
 
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import (
+    BLOCK,
+    BLOCK_ATTEMPT_COLUMN,
     GLOBAL_S,
     HEAP,
     HEAP_DEFAULT,
+    INTERFERENCE_COLUMNS,
     PAGE_FAULT_VALUES,
     RAW_COLUMNS,
     STATUS,
     VALID,
 )
 from mpiguide.core.errors import DataError
-from mpiguide.core.paths import RUN_PATH, deployment_name
+from mpiguide.core.paths import BLOCK_RECORD_SUFFIX, RUN_PATH, block_path, deployment_name
 from mpiguide.plan.grid import INTEGER_PARAMETERS, PARAMETERS
 from mpiguide.store.tukey import tukey_row_medians
 
@@ -67,6 +70,10 @@ PROV_PAGE_FAULTS = "page_faults"  # per experiment: {"minor_max", "minor_sum", .
 PAGE_FAULT_KEYS = dict(
     zip(("minor_max", "minor_sum", "major_max", "major_sum"), PAGE_FAULT_VALUES, strict=True)
 )
+# Block record keys (written by mpiguide.campaign.blocks, `blocks/<nodes>x<ppn>/run<NN>.json`).
+BLOCK_LAUNCHES = "launches"
+BLOCK_ATTEMPT = "attempt"
+BLOCK_INTERFERENCE = "interference"
 
 
 _CATEGORY = pa.dictionary(pa.int32(), pa.string())
@@ -91,6 +98,66 @@ class RunFile:
     nodes: int
     ppn: int
     run: int
+
+
+@dataclass(frozen=True)
+class BlockLaunch:
+    """Where a run was launched: its block (empty: its own job) and the block's attempt
+    (0: no block), and the interference its block record measured (NaN: unknown)."""
+
+    block: str = ""
+    attempt: int = 0
+    interference: tuple[float, ...] = (np.nan,) * len(INTERFERENCE_COLUMNS)
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return np.nan
+    return float(value)
+
+
+def read_block_launches(runs: Sequence[RunFile], blocks_root: Path | None) -> list[BlockLaunch]:
+    """Per run, its block and attempt from `blocks_root/<nodes>x<ppn>/run<NN>.json` when that
+    record exists. DataError on a record that is not JSON or does not list the run's entry with
+    a positive integer attempt."""
+    launches = []
+    records: dict[Path, dict] = {}
+    for run in runs:
+        if blocks_root is None:
+            launches.append(BlockLaunch())
+            continue
+        name = block_path(run.nodes, run.ppn, run.run)
+        path = blocks_root / f"{name}{BLOCK_RECORD_SUFFIX}"
+        if path not in records:
+            try:
+                records[path] = json.loads(path.read_text())
+            except FileNotFoundError:
+                records[path] = {}
+            except (OSError, ValueError) as error:
+                raise DataError(f"{path}: not a readable block record: {error}") from None
+        record = records[path]
+        if not record:
+            launches.append(BlockLaunch())
+            continue
+        listed = record.get(BLOCK_LAUNCHES) if isinstance(record, dict) else None
+        launch = listed.get(run.mpi) if isinstance(listed, dict) else None
+        launch = launch if isinstance(launch, dict) else {}
+        attempt = launch.get(BLOCK_ATTEMPT)
+        if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+            raise DataError(
+                f"{path}: '{BLOCK_LAUNCHES}' must hold entry {run.mpi!r} with a positive integer "
+                f"'{BLOCK_ATTEMPT}' (the block record of {run.raw_csv})"
+            )
+        measured = launch.get(BLOCK_INTERFERENCE)
+        measured = measured if isinstance(measured, dict) else {}
+        loadavg = measured.get("loadavg_before")
+        values = (
+            _number(loadavg[0]) if isinstance(loadavg, list) and loadavg else np.nan,
+            _number(measured.get("other_cpu_fraction")),
+            _number(measured.get("steal_s")),
+        )
+        launches.append(BlockLaunch(name, attempt, values))
+    return launches
 
 
 @dataclass(frozen=True)
@@ -485,13 +552,15 @@ def aggregate(
     inputs_root: str | Path,
     timings_out: str | Path,
     medians_out: str | Path,
+    blocks_root: str | Path | None = None,
 ) -> None:
     """Check every raw CSV; write timings and run medians (Parquet).
 
     timings: mpi, nodes, ppn, run, exp_id, rep, time_s, status (+ global_s when a raw file has
     it), one row per repetition; the parameters are grid.csv's row of the same exp_id.
     medians: exp_id, mpi, nodes, ppn, run, median_s, n_kept, n_invalid, launch_factor, the
-    page faults (PAGE_FAULT_VALUES), heap and the parameters (one row per experiment and run
+    page faults (PAGE_FAULT_VALUES), block, block_attempt, the interference columns (from the
+    block records below `blocks_root`), heap and the parameters (one row per experiment and run
     with a valid repetition, Tukey-filtered median of its valid repetitions).
     """
     raw_root, inputs_root = Path(raw_root), Path(inputs_root)
@@ -511,6 +580,7 @@ def aggregate(
     # Provenance and checksums of every run first: a bad file fails before any work is done.
     provenances = [_read_provenance(run, grid_rows, grid) for run in runs]
     _check_heap(runs, provenances)
+    blocks = read_block_launches(runs, None if blocks_root is None else Path(blocks_root))
     unverified = [run for run, p in zip(runs, provenances, strict=True) if p.output_sha256 is None]
     if unverified:
         _log.warning(
@@ -549,7 +619,9 @@ def aggregate(
         finally:
             if writer is not None:
                 writer.close()
-        medians = _medians_table(runs, provenances, pd.concat(run_medians, ignore_index=True), grid)
+        medians = _medians_table(
+            runs, provenances, blocks, pd.concat(run_medians, ignore_index=True), grid
+        )
         with atomic_path(medians_out) as medians_tmp:
             pq.write_table(medians, medians_tmp)
 
@@ -600,10 +672,12 @@ def _check_heap(runs: Sequence[RunFile], provenances: Sequence[Provenance]) -> N
 def _medians_table(
     runs: Sequence[RunFile],
     provenances: Sequence[Provenance],
+    blocks: Sequence[BlockLaunch],
     medians: pd.DataFrame,
     grid: pa.Table,
 ) -> pa.Table:
-    """medians.parquet: exp_id, the run's keys, MEDIAN_VALUES, heap, the parameters."""
+    """medians.parquet: exp_id, the run's keys, MEDIAN_VALUES (page faults and block columns
+    included), heap, the parameters."""
     index = medians["run_index"].to_numpy()
     grid_row = pa.array(medians["grid_row"].to_numpy())
     deployments = pd.factorize(pd.Series([(r.mpi, r.nodes, r.ppn) for r in runs]))[0]
@@ -629,6 +703,17 @@ def _medians_table(
         ),
     }
     columns |= _page_fault_columns(provenances, index, medians["grid_row"].to_numpy())
+    block_names, block_codes = np.unique([b.block for b in blocks], return_inverse=True)
+    columns[BLOCK] = pa.DictionaryArray.from_arrays(
+        pa.array(block_codes.astype(np.int32)[index]), pa.array(block_names)
+    )
+    columns[BLOCK_ATTEMPT_COLUMN] = pa.array(
+        np.array([b.attempt for b in blocks], dtype=np.int64)[index]
+    )
+    interference = np.array([b.interference for b in blocks], dtype=np.float64)
+    interference = interference.reshape(len(blocks), len(INTERFERENCE_COLUMNS))
+    for position, name in enumerate(INTERFERENCE_COLUMNS):
+        columns[name] = pa.array(interference[index, position])
     heap_names, heap_codes = np.unique([p.heap for p in provenances], return_inverse=True)
     columns[HEAP] = pa.DictionaryArray.from_arrays(
         pa.array(heap_codes.astype(np.int32)[index]), pa.array(heap_names)

@@ -1,0 +1,59 @@
+"""A 2-node deployment in blocks on the two-node test cluster (MPIGUIDE_SLURM_NODES=2
+tests/slurm/cluster.sh start): one sbatch allocation per block, each entry one srun step
+across both nodes. Skipped on the one-node cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from slurm_project import SLURM_PROFILE_ARGS, Cluster, run, sacct_record, snakemake
+
+from workflow_project import TINY_CAMPAIGN, new_project
+
+pytestmark = pytest.mark.slurm
+
+# Open MPI between the two nodes: TCP over the veth pair that joins them (cluster.sh), the only
+# interface both namespaces have.
+TCP = {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "169.254.77.0/30"}
+BASE = {**TINY_CAMPAIGN["mpi"]["openmpi"], "srun": "srun --mpi=pmix"}
+CAMPAIGN = "twonode"
+TWO_NODES = {
+    **TINY_CAMPAIGN,
+    "campaign": CAMPAIGN,
+    "runs": 2,
+    "blocking": "run",
+    "deployments": [{"nodes": 2, "ppn": 1}],
+    "mpi": {
+        "openmpi": {**BASE, "env": {**BASE["env"], **TCP}},
+        "openmpi-tuned": {
+            **BASE,
+            "env": {**BASE["env"], **TCP, "OMPI_MCA_coll_tuned_use_dynamic_rules": "true"},
+        },
+    },
+}
+
+
+def test_a_block_is_one_allocation_with_one_step_per_entry(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    nodes = run("sinfo", "-h", "-N", "-o", "%N").split()
+    if len(nodes) < 2:
+        pytest.skip("the test cluster has one node (start it with MPIGUIDE_SLURM_NODES=2)")
+    project = new_project(tmp_path / "project", TWO_NODES)
+    result = snakemake(project, *SLURM_PROFILE_ARGS, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    blocks = project / "results" / CAMPAIGN / "blocks" / "2x1"
+    for run_name in ("run00", "run01"):
+        record = json.loads((blocks / f"{run_name}.json").read_text())
+        launches = record["launches"]
+        assert set(launches) == set(TWO_NODES["mpi"])
+        (job_id,) = {launch["slurm_job_id"] for launch in launches.values()}
+        for launch in launches.values():
+            assert sorted(launch["hosts"]) == sorted(nodes)
+            assert launch["attempt"] == 1
+        allocation = sacct_record(job_id, ("NNodes", "State"))
+        assert allocation == {"NNodes": "2", "State": "COMPLETED"}
+        for step in range(len(launches)):
+            assert sacct_record(f"{job_id}.{step}", ("NNodes", "State"))["NNodes"] == "2"
