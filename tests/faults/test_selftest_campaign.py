@@ -68,8 +68,8 @@ def test_reduced_selftest_detects_the_planted_slowdown(
 
     results = project / "results" / "selftest"
     table = pd.read_csv(results / "selftest.csv")
-    assert set(table["test"]) == {"paired", "ranksum"}
-    # Entries compared across launches: the rank-sum decides them under analysis.test auto.
+    assert set(table["test"]) == {"auto", "ranksum"}
+    # Entries compared across launches: the papers' rank-sum, beside the default.
     overall = table[(table["op"] == "all") & (table["test"] == "ranksum")]
     overall = overall.set_index("slowdown_pct")
     assert set(overall["launches"]) == {"different"}
@@ -79,3 +79,6 @@ def test_reduced_selftest_detects_the_planted_slowdown(
     # Loose on purpose: 8 null tests at p <= 0.01 on a machine shared with other jobs.
     assert overall.loc[0.0, "flagged_test_rate"] <= 0.1, table
     assert (results / "selftest.png").read_bytes().startswith(b"\x89PNG")
+    # a planted 300 % is never cleared, and the verdict shares are in the Markdown tables too
+    assert overall.loc[300.0, "holds_test_rate"] == 0.0, table
+    assert "`analysis.test: auto`" in (results / "selftest.md").read_text()

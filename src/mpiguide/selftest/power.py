@@ -13,11 +13,12 @@ the same launches; one between two entries compares different launches.
 
 Each rate is computed as the campaign's own analysis computes verdicts (guidelines.evaluate,
 same thresholds), once with each test (`analysis.test` auto, the default, and ranksum), on
-subsets of the runs: for every run count of the power table, the runs of each entry are drawn
-without replacement, many times, and the rates are averaged over the draws. A draw numbers its
-runs of every entry 0, 1, ... in drawn order (the runs of one entry stay paired with
-themselves). Besides the violated shares, each row gives the shares of tests and groups that
-hold and that stay undecided: a test of a planted slowdown that holds is a false all-clear.
+subsets of the runs: for every run count of the power table, the runs of each deployment are
+drawn without replacement, the same run indices from every entry, many times, and the rates are
+averaged over the draws. A draw numbers its runs 0, 1, ... in drawn order: the runs of one entry
+stay paired with themselves, and launches of one block (`blocking: run`) with each other.
+Besides the violated shares, each row gives the shares of tests and groups that hold and that
+stay undecided: a test of a planted slowdown that holds is a false all-clear.
 """
 
 from __future__ import annotations
@@ -161,6 +162,15 @@ def check_injection_logs(
             raise DataError(f"{log}: libmpiguide-inject was active in clean entry {row.mpi!r}")
 
 
+def _common_runs(medians: pd.DataFrame) -> dict[tuple[Any, Any], np.ndarray]:
+    """Per deployment (nodes, ppn): the run indices every mpi entry of it measured."""
+    common = {}
+    for deployment, part in medians.groupby(["nodes", "ppn"], observed=True):
+        per_entry = [set(runs) for runs in part.groupby("mpi", observed=True)["run"].unique()]
+        common[deployment] = np.array(sorted(set.intersection(*per_entry)))
+    return common
+
+
 def _draws(
     medians: pd.DataFrame,
     mpis: Iterable[str],
@@ -168,19 +178,21 @@ def _draws(
     draw_ids: range,
     rng: np.random.Generator,
 ) -> pd.DataFrame:
-    """Subsets of the medians, one per draw id, each with `n_runs` runs of every (mpi,
-    deployment) drawn without replacement and numbered 0 .. n_runs-1 in drawn order, stacked for
+    """Subsets of the medians, one per draw id, each with `n_runs` runs of every deployment
+    drawn without replacement — the same run indices for every mpi entry of it, so that runs
+    measured in one block stay paired — and numbered 0 .. n_runs-1 in drawn order, stacked for
     one evaluate call: the `draw` column is a parameter, so tests pair experiments of the same
     draw only, and exp_ids are offset per draw, so that each draw's experiments are experiments
     of their own."""
 
     medians = medians[medians["mpi"].isin(list(mpis))]
     offset = int(medians["exp_id"].max()) + 1
+    common = _common_runs(medians)
     pieces = []
     for draw in draw_ids:
-        for _, entry in medians.groupby(list(DEPLOYMENT_KEYS), observed=True):
-            chosen = rng.choice(np.unique(entry["run"].to_numpy()), size=n_runs, replace=False)
-            piece = entry[entry["run"].isin(chosen)]
+        for deployment, part in medians.groupby(["nodes", "ppn"], observed=True):
+            chosen = rng.choice(common[deployment], size=n_runs, replace=False)
+            piece = part[part["run"].isin(chosen)]
             position = pd.Series(np.arange(n_runs), index=chosen)
             pieces.append(
                 piece.assign(
@@ -279,8 +291,9 @@ def power_table(
     unmeasured = sorted(mpis - set(medians["mpi"].astype(str)))
     if unmeasured:
         raise DataError(f"the run medians hold no runs of mpi entries {unmeasured}")
-    runs_per_entry = medians[medians["mpi"].isin(list(mpis))].groupby(list(DEPLOYMENT_KEYS))
-    measured = int(runs_per_entry["run"].nunique().min())
+    # Runs every entry of a deployment measured: a draw takes the same ones from each entry.
+    common = _common_runs(medians[medians["mpi"].isin(list(mpis))])
+    measured = min(runs.size for runs in common.values())
     guidelines = [p.guideline for p in planted]
     label = ",".join(p.guideline.id for p in planted)
     rng = np.random.default_rng(seed)
