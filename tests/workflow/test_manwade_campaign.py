@@ -90,7 +90,8 @@ def test_local_scale_runs_and_writes_the_table(tmp_path: Path) -> None:
     mk = table[table["guideline"].str.startswith("MK-")]
     cells = set(zip(mk["guideline"], mk["mpi"], mk["msg_size"], strict=True))
     assert cells == {(g, m, s) for g in MK_IDS for m in ("openmpi", "mpich") for s in OSU_SIZES}
-    assert set(mk["verdict"]) <= {"holds", "violated"}
+    # two runs decide little: a cell may also say that its runs cannot tell
+    assert set(mk["verdict"]) <= {"holds", "violated", "undecided"}
     approx = set(mk.loc[mk["relation"] == "approx", "guideline"])
     assert approx == {"MK-T1-R12", "MK-T1-R13"}
     cross = table[table["guideline"] == "XLIB-OPENMPI-MPICH"]
