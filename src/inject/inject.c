@@ -18,8 +18,8 @@
 #define INJECT_VARIABLE "MPIGUIDE_INJECT"
 
 enum inject_function {
-#define INJECT_BLOCKING(name, params, args) INJECT_FN_##name,
-#define INJECT_NONBLOCKING(name, params, args) INJECT_FN_##name,
+#define INJECT_BLOCKING(name, params, args, datatype) INJECT_FN_##name,
+#define INJECT_NONBLOCKING(name, params, args, datatype) INJECT_FN_##name,
 #include "interposed.def"
 #undef INJECT_BLOCKING
 #undef INJECT_NONBLOCKING
@@ -27,23 +27,58 @@ enum inject_function {
 };
 
 static const char *const function_names[INJECT_FN_COUNT] = {
-#define INJECT_BLOCKING(name, params, args) "MPI_" #name,
-#define INJECT_NONBLOCKING(name, params, args) "MPI_" #name,
+#define INJECT_BLOCKING(name, params, args, datatype) "MPI_" #name,
+#define INJECT_NONBLOCKING(name, params, args, datatype) "MPI_" #name,
 #include "interposed.def"
 #undef INJECT_BLOCKING
 #undef INJECT_NONBLOCKING
 };
 
 static const bool function_is_nonblocking[INJECT_FN_COUNT] = {
-#define INJECT_BLOCKING(name, params, args) false,
-#define INJECT_NONBLOCKING(name, params, args) true,
+#define INJECT_BLOCKING(name, params, args, datatype) false,
+#define INJECT_NONBLOCKING(name, params, args, datatype) true,
 #include "interposed.def"
 #undef INJECT_BLOCKING
 #undef INJECT_NONBLOCKING
 };
 
+/* Whether a function moves data of one datatype, which a spec's `datatype=` filter can name: its
+ * entry in interposed.def names a datatype argument, not INJECT_UNTYPED (still a bare token here,
+ * defined only for the wrappers below). */
+#define INJECT_TYPED_INIT(datatype) (!INJECT_IS_UNTYPED_##datatype)
+#define INJECT_IS_UNTYPED_INJECT_UNTYPED 1
+#define INJECT_IS_UNTYPED_datatype 0
+#define INJECT_IS_UNTYPED_sendtype 0
+#define INJECT_IS_UNTYPED_recvtype 0
+static const bool function_is_typed[INJECT_FN_COUNT] = {
+#define INJECT_BLOCKING(name, params, args, datatype) INJECT_TYPED_INIT(datatype),
+#define INJECT_NONBLOCKING(name, params, args, datatype) INJECT_TYPED_INIT(datatype),
+#include "interposed.def"
+#undef INJECT_BLOCKING
+#undef INJECT_NONBLOCKING
+};
+
+/* The datatypes a filter can name: the kernel's dtypes (char, int, float, double) and bytes. */
+static const char *const datatype_names[] = {"MPI_CHAR", "MPI_INT", "MPI_FLOAT", "MPI_DOUBLE",
+                                             "MPI_BYTE"};
+#define DATATYPE_COUNT (sizeof datatype_names / sizeof datatype_names[0])
+
+static MPI_Datatype datatype_handle(int index)
+{
+    const MPI_Datatype handles[DATATYPE_COUNT] = {MPI_CHAR, MPI_INT, MPI_FLOAT, MPI_DOUBLE,
+                                                  MPI_BYTE};
+    return handles[index];
+}
+
+static const struct inject_names spec_names = {function_names, function_is_typed, INJECT_FN_COUNT,
+                                               datatype_names, DATATYPE_COUNT};
+
 /* Written once, in MPI_Init before the library starts, and only read afterwards. */
 static struct inject_rule rules[INJECT_FN_COUNT];
+/* Per function, the datatype its rule's filter names (MPI_DATATYPE_NULL: any). */
+static MPI_Datatype filtered_datatype[INJECT_FN_COUNT];
+/* What a call owes that its rule's filter excludes: timed like the others, no delay. */
+static const struct inject_rule no_delay = {INJECT_FRACTION, 0.0, INJECT_ANY_DATATYPE};
 /* Some nonblocking function is slowed down, so completion calls must look for its requests. */
 static bool tracking_requests;
 
@@ -88,13 +123,17 @@ static void configure(void)
         exit(2);
     }
     char error[4096];
-    if (inject_parse_spec(spec, function_names, INJECT_FN_COUNT, rules, error, sizeof error) != 0) {
+    if (inject_parse_spec(spec, &spec_names, rules, error, sizeof error) != 0) {
         fprintf(stderr, "mpiguide-inject: " INJECT_VARIABLE " %s\n", error);
         exit(2);
     }
-    for (int function = 0; function < INJECT_FN_COUNT; function++)
+    for (int function = 0; function < INJECT_FN_COUNT; function++) {
         if (function_is_nonblocking[function] && rules[function].kind != INJECT_OFF)
             tracking_requests = true;
+        filtered_datatype[function] = rules[function].datatype == INJECT_ANY_DATATYPE
+            ? MPI_DATATYPE_NULL
+            : datatype_handle(rules[function].datatype);
+    }
 }
 
 /* One line from rank 0 in the job's log, so nobody mistakes an injected run for a clean one. */
@@ -108,7 +147,7 @@ static int announce(int init_status)
         return error_code;
     if (rank == 0) {
         char summary[4096];
-        inject_describe(rules, function_names, INJECT_FN_COUNT, summary, sizeof summary);
+        inject_describe(rules, &spec_names, summary, sizeof summary);
         fprintf(stderr, "mpiguide-inject: active: %s\n", summary);
     }
     return MPI_SUCCESS;
@@ -133,14 +172,25 @@ static void pay_now(const struct inject_rule *rule, int64_t start_ns)
     spin(end_ns, inject_delay_ns(rule, end_ns - start_ns));
 }
 
+/* The rule a call of `function` with `datatype` pays: its function's, unless the rule's filter
+ * names another datatype. */
+static const struct inject_rule *rule_for(int function, MPI_Datatype datatype)
+{
+    const MPI_Datatype filter = filtered_datatype[function];
+    return filter == MPI_DATATYPE_NULL || filter == datatype ? &rules[function] : &no_delay;
+}
+
+/* What the wrappers pass as the datatype of a function interposed.def calls untyped. */
+#define INJECT_UNTYPED MPI_DATATYPE_NULL
+
 /* Calls PMPI_<name>; under a rule, timed, and `on_success` follows a successful call (with `rule`
  * and `start_ns` in scope). */
-#define INJECT_WRAPPER(name, params, args, on_success)                                             \
+#define INJECT_WRAPPER(name, params, args, datatype, on_success)                                   \
     INJECT_EXPORT int MPI_##name params                                                            \
     {                                                                                              \
-        const struct inject_rule *rule = &rules[INJECT_FN_##name];                                 \
-        if (rule->kind == INJECT_OFF)                                                              \
+        if (rules[INJECT_FN_##name].kind == INJECT_OFF)                                            \
             return PMPI_##name args;                                                               \
+        const struct inject_rule *rule = rule_for(INJECT_FN_##name, datatype);                     \
         const int64_t start_ns = now_ns();                                                         \
         const int error_code = PMPI_##name args;                                                   \
         if (error_code == MPI_SUCCESS)                                                             \
@@ -148,16 +198,17 @@ static void pay_now(const struct inject_rule *rule, int64_t start_ns)
         return error_code;                                                                         \
     }
 
-#define INJECT_BLOCKING(name, params, args) \
-    INJECT_WRAPPER(name, params, args, pay_now(rule, start_ns))
+#define INJECT_BLOCKING(name, params, args, datatype) \
+    INJECT_WRAPPER(name, params, args, datatype, pay_now(rule, start_ns))
 /* A nonblocking start only records its request; the completion call pays the delay. */
-#define INJECT_NONBLOCKING(name, params, args) \
-    INJECT_WRAPPER(name, params, args, pending_add(*request, rule, now_ns() - start_ns))
+#define INJECT_NONBLOCKING(name, params, args, datatype) \
+    INJECT_WRAPPER(name, params, args, datatype, pending_add(*request, rule, now_ns() - start_ns))
 
 #include "interposed.def"
 #undef INJECT_BLOCKING
 #undef INJECT_NONBLOCKING
 #undef INJECT_WRAPPER
+#undef INJECT_UNTYPED
 
 /* Every way a request can complete: the completion call is charged to the recorded operations it
  * waits on, and pays the delay of those it completes. */

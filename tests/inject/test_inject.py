@@ -68,6 +68,16 @@ def test_only_named_functions_slow_down(inject_build: InjectBuild) -> None:
     assert times["allreduce"] < 100, times
 
 
+def test_datatype_filter_slows_only_that_datatype(inject_build: InjectBuild) -> None:
+    """The probe's MPI_Allreduce moves doubles: a rule for MPI_DOUBLE delays it, one for MPI_INT
+    times it alike and delays nothing."""
+    probe = ["blocking", NREP, "8"]
+    slowed = inject_build.probe_times(1, probe, "MPI_Allreduce:usec=200:datatype=MPI_DOUBLE")
+    assert 150 <= slowed["allreduce"] - slowed["allreduce_pmpi"] <= 350, slowed
+    other = inject_build.probe_times(1, probe, "MPI_Allreduce:usec=200:datatype=MPI_INT")
+    assert other["allreduce"] < 100, other
+
+
 def test_without_the_library_nothing_changes(inject_build: InjectBuild) -> None:
     """The probe's reference is sound: MPI_ and PMPI_ calls time alike when nothing is loaded."""
     times = inject_build.probe_times(1, ["blocking", NREP, "2097152"], None)
@@ -114,6 +124,17 @@ def test_announces_what_it_slows_down(inject_build: InjectBuild) -> None:
     ]
 
 
+def test_announces_a_datatype_filter(inject_build: InjectBuild) -> None:
+    result = inject_build.launch(
+        1,
+        [str(inject_build.probe), "blocking", "3", "8"],
+        "MPI_Allgather:fraction=0.1:datatype=MPI_INT",
+        launcher=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "active: MPI_Allgather +10% of its duration for MPI_INT" in result.stderr
+
+
 BAD_SPECS = [
     ("", "MPIGUIDE_INJECT is empty"),
     ("   ", "MPIGUIDE_INJECT is empty"),
@@ -136,6 +157,12 @@ BAD_SPECS = [
     ("MPI_Allreduce:fraction=10%", "fraction must be a number from 0 to 100"),
     ("MPI_Allreduce:usec=5,MPI_Allreduce:fraction=0.1", "MPI_Allreduce is named more than once"),
     ("MPI_Allreduce:usec=5;MPI_Bcast:usec=1", "usec must be a number"),
+    ("MPI_Allreduce:usec=5:datatype=MPI_LONG", "'MPI_LONG' is not a datatype a filter can name"),
+    ("MPI_Allreduce:usec=5:datatype=", "'' is not a datatype a filter can name; use: MPI_CHAR"),
+    ("MPI_Allreduce:usec=5:dtype=MPI_INT", "unknown field 'dtype=MPI_INT' after the delay"),
+    ("MPI_Allreduce:usec=5:datatype=MPI_INT:x", "too many fields"),
+    ("MPI_Barrier:usec=5:datatype=MPI_INT", "MPI_Barrier moves no data of one datatype"),
+    ("MPI_Alltoallw:usec=5:datatype=MPI_INT", "MPI_Alltoallw moves no data of one datatype"),
 ]
 
 
