@@ -22,10 +22,28 @@ def test_planted_fraction_reads_the_spec() -> None:
     assert planted_fraction("s", slowed(0.1), "c.yaml") == pytest.approx(0.1)
 
 
+def test_planted_fraction_follows_a_datatype_filter() -> None:
+    entry = {
+        **CLEAN,
+        "env": {
+            "MPIGUIDE_INJECT": "MPI_Bcast:fraction=0.1:datatype=MPI_INT, "
+            "MPI_Scan:fraction=0.1:datatype=MPI_INT"
+        },
+    }
+    assert planted_fraction("s", entry, "c.yaml", "MPI_Bcast", "int") == pytest.approx(0.1)
+    assert planted_fraction("s", entry, "c.yaml", "MPI_Bcast", "char") == 0.0
+    assert planted_fraction("s", entry, "c.yaml", None, "int") == pytest.approx(0.1)
+    assert planted_fraction("s", entry, "c.yaml", None, "double") == 0.0
+    assert planted_fraction("s", entry, "c.yaml", "MPI_Allreduce", None) == 0.0
+    with pytest.raises(ConfigError, match=r"slows MPI_Bcast for MPI_INT only; .* fix the dtype"):
+        planted_fraction("s", entry, "c.yaml", "MPI_Bcast")
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("MPI_Bcast:usec=5", "the self-test plants fractions"),
+        ("MPI_Bcast:fraction=0.1:type=MPI_INT", "unknown field 'type=MPI_INT'"),
         ("MPI_Bcast:fraction=0.1, MPI_Scan:fraction=0.2", "plants different fractions"),
         ("MPI_Bcast:fraction=ten", "'ten' is not a number"),
         ("MPI_Bcast:fraction=nan", "fraction must be a number from 0 to 100"),

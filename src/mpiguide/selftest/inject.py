@@ -8,6 +8,7 @@ entry's LD_PRELOAD exists); the self-test reads the planted slowdowns.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
@@ -27,23 +28,27 @@ def mpi_function(op: str) -> str:
     return f"MPI_{op.capitalize()}"
 
 
-def planted_fraction(
-    mpi: str, entry: Mapping[str, Any], source: str, function: str | None = None
-) -> float:
-    """The fraction an entry's MPIGUIDE_INJECT plants in `function` (0 if it names it not), or,
-    without a function, in every function it names (then they must agree); 0 without a spec.
+def mpi_datatype(dtype: str) -> str:
+    """A kernel dtype as a spec's `datatype=` filter names it: int -> MPI_INT."""
+    return f"MPI_{dtype.upper()}"
 
-    Only the shape the self-test needs is read here (NAME:fraction=F entries);
-    libmpiguide-inject itself validates the spec in full when the runs start.
-    """
-    spec = entry.get("env", {}).get(INJECT_VARIABLE)
-    if spec is None:
-        return 0.0
-    where = f"{source}: mpi.{mpi}.env.{INJECT_VARIABLE}"
-    fractions: dict[str, float] = {}
+
+@dataclass(frozen=True)
+class PlantedRule:
+    """One NAME:fraction=F[:datatype=TYPE] entry of a spec."""
+
+    function: str
+    fraction: float
+    datatype: str | None
+
+
+def _parse_rules(spec: str, where: str) -> list[PlantedRule]:
+    """The entries of a spec, in the shape the self-test needs; libmpiguide-inject itself
+    validates the spec in full when the runs start."""
+    rules = []
     for item in spec.split(","):
-        name, _, setting = item.partition(":")
-        key, _, value = setting.partition("=")
+        name, *fields = (field.strip() for field in item.split(":"))
+        key, _, value = (fields[0] if fields else "").partition("=")
         if key.strip() != "fraction":
             raise ConfigError(
                 f"{where}: {item.strip()!r}: the self-test plants fractions of each call "
@@ -59,15 +64,54 @@ def planted_fraction(
             raise ConfigError(
                 f"{where}: {item.strip()!r}: fraction must be a number from 0 to {MAX_FRACTION:g}"
             )
-        fractions[name.strip()] = fraction
+        datatype = None
+        for field in fields[1:]:
+            filter_key, _, filter_value = field.partition("=")
+            if filter_key.strip() != "datatype":
+                raise ConfigError(
+                    f"{where}: {item.strip()!r}: unknown field {field!r}; the only one after the "
+                    "fraction is datatype=TYPE"
+                )
+            datatype = filter_value.strip()
+        rules.append(PlantedRule(name, fraction, datatype))
+    return rules
+
+
+def planted_fraction(
+    mpi: str,
+    entry: Mapping[str, Any],
+    source: str,
+    function: str | None = None,
+    dtype: str | None = None,
+) -> float:
+    """The fraction an entry's MPIGUIDE_INJECT plants in calls of `function` with kernel dtype
+    `dtype` (0 if no rule applies), or, without a function, in every function it names (then they
+    must agree); 0 without a spec. A rule filtered to one datatype (`:datatype=MPI_INT`) slows
+    only those calls: a side that fixes no dtype would mix slowed and unslowed calls."""
+    spec = entry.get("env", {}).get(INJECT_VARIABLE)
+    if spec is None:
+        return 0.0
+    where = f"{source}: mpi.{mpi}.env.{INJECT_VARIABLE}"
+    rules = _parse_rules(spec, where)
     if function is not None:
-        return fractions.get(function, 0.0)
-    if len(set(fractions.values())) != 1:
+        rules = [rule for rule in rules if rule.function == function]
+        if not rules:
+            return 0.0
+    fractions = set()
+    for rule in rules:
+        if rule.datatype is not None and dtype is None:
+            raise ConfigError(
+                f"{where}: slows {rule.function} for {rule.datatype} only; a self-test guideline "
+                "comparing this entry must fix the dtype of its side"
+            )
+        applies = rule.datatype is None or rule.datatype == mpi_datatype(str(dtype))
+        fractions.add(rule.fraction if applies else 0.0)
+    if len(fractions) != 1:
         raise ConfigError(
-            f"{where}: plants different fractions {sorted(set(fractions.values()))}; use one, "
+            f"{where}: plants different fractions {sorted(fractions)}; use one, "
             "or fix the operation of the guidelines that compare this entry"
         )
-    return next(iter(fractions.values()))
+    return fractions.pop()
 
 
 def inject_libraries(entries: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, str]:

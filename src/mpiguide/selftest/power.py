@@ -91,15 +91,18 @@ def _side_fraction(
     guideline: Guideline, side: str, mpi: str, entries: Mapping[str, Any], source: str
 ) -> float:
     """The fraction planted in what one side of a guideline measures: in the MPI function of
-    the operation it fixes, or in the whole entry."""
-    ops = _single_value(guideline, side, "op")
-    if len(ops) > 1:
-        raise ConfigError(
-            f"{source}: guideline {guideline.id}: {side} selects operations {sorted(ops)}; the "
-            "self-test needs one operation per side (or none), so that it knows what is slowed"
-        )
-    function = mpi_function(ops.pop()) if ops else None
-    return planted_fraction(mpi, entries[mpi], source, function)
+    the operation it fixes (or in the whole entry), for the dtype it fixes."""
+    fixed = {}
+    for key in ("op", "dtype"):
+        values = _single_value(guideline, side, key)
+        if len(values) > 1:
+            raise ConfigError(
+                f"{source}: guideline {guideline.id}: {side} selects {key} {sorted(values)}; the "
+                f"self-test needs one {key} per side (or none), so that it knows what is slowed"
+            )
+        fixed[key] = values.pop() if values else None
+    function = mpi_function(fixed["op"]) if fixed["op"] else None
+    return planted_fraction(mpi, entries[mpi], source, function, fixed["dtype"])
 
 
 def planted_guidelines(config: Mapping[str, Any], source: str) -> list[PlantedGuideline]:
