@@ -2,7 +2,7 @@
 
     python benchmarks/fidelity.py sync [--mpi openmpi mpich] [--nprocs 2] [--nrep 200]
     python benchmarks/fidelity.py buffers [--mpi openmpi] [--baseline main] [--launches 2]
-    python benchmarks/fidelity.py heap [--mpi openmpi mpich] [--nrep 30]
+    python benchmarks/fidelity.py heap [--mpi openmpi mpich] [--nrep 30] [--launches 2]
 
 `sync`: per op and size, the default `dissemination` barriers against each clock-synchronised
 method (`hca3_roundtime`, `jk_roundtime`), all in one launch in a shuffled order: medians of
@@ -19,11 +19,13 @@ shows whether buffer placement still depends on what ran before or on the alloca
 
 `heap`: Allreduce, Reduce and Allgather at 8 B, 1 KiB, 64 KiB and 1 MiB, at three buffer
 offsets, after three allocation histories (nothing; small experiments; large reductions whose
-freed temporaries move glibc's adaptive mmap threshold), under each `--heap` setting: one launch
-per (library, history, setting), the 36 measured experiments in one fixed order after the
-history's experiments. Per op and size and setting: the smallest and largest median over the
-9 offset x history cells, their ratio, and the most page faults one rank took during one
-experiment's repetitions (the kernel's `page_faults.minor_max`; major faults are added).
+freed temporaries move glibc's adaptive mmap threshold), under each `--heap` setting:
+`--launches` launches per (library, history, setting), all in one shuffled order, the 36
+measured experiments in one fixed order after the history's experiments. Per op and size and
+setting: the smallest and largest over the 9 offset x history cells of the cell's median over
+its launches (each launch divided by its own speed, as `launch_factor` does), their ratio, and
+the most page faults one rank took during one experiment's repetitions (the kernel's
+`page_faults.minor_max`; major faults are added).
 The goal with `fixed`: ratio <= 1.2 and no page fault.
 
 Each subcommand takes a couple of minutes with its defaults. Timings on a shared machine are
@@ -209,12 +211,18 @@ def buffers_table(
     return pd.DataFrame.from_records(records)
 
 
-def heap_table(mpi: MpiLibrary, binary: Path, nrep: int, workdir: Path) -> pd.DataFrame:
-    """One row per (setting, op, size, offset, history): median and page faults."""
+def heap_table(
+    mpi: MpiLibrary, binary: Path, nrep: int, launches: int, workdir: Path
+) -> pd.DataFrame:
+    """One row per (setting, op, size, offset, history, launch): median and page faults. The
+    launches of all (history, setting) pairs run in one shuffled order, so that a slow spell of
+    the machine does not fall on one setting only."""
     cells = list(itertools.product(HEAP_OPS, HEAP_SIZES, HEAP_OFFSETS))
     random.Random(2).shuffle(cells)
+    plan = list(itertools.product(HEAP_HISTORIES.items(), HEAP_SETTINGS, range(launches)))
+    random.Random(3).shuffle(plan)
     records = []
-    for (history, before), heap in itertools.product(HEAP_HISTORIES.items(), HEAP_SETTINGS):
+    for (history, before), heap, launch in plan:
         rows = [{"exp_id": i, **row, "nrep": 5} for i, row in enumerate(before)]
         first = len(rows)
         rows += [
@@ -228,15 +236,28 @@ def heap_table(mpi: MpiLibrary, binary: Path, nrep: int, workdir: Path) -> pd.Da
             exp_faults = faults[first + i]
             records.append(
                 {"mpi": mpi.name, "heap": heap, "op": op, "size": size, "offset": offset,
-                 "history": history, "median_us": mine.median() * 1e6,
+                 "history": history, "launch": launch, "median_us": mine.median() * 1e6,
                  "faults": exp_faults["minor_max"] + exp_faults["major_max"]}
             )  # fmt: skip
     return pd.DataFrame.from_records(records)
 
 
 def heap_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (mpi, op, size, heap): the spread of the medians over offsets x histories."""
-    grouped = table.groupby(["mpi", "op", "size", "heap"], sort=False)
+    """Per (mpi, op, size, heap): the spread over offsets x histories of each cell's median over
+    its launches, after dividing every launch by its own speed (the median over its experiments
+    of their ratio to the same experiment's median over all launches, as medians.parquet's
+    `launch_factor`): what is left is what the cell's offset, history and heap change, not how
+    fast the launch ran. And the most page faults of one experiment."""
+    experiment = ["mpi", "op", "size", "offset"]
+    launch = ["mpi", "history", "heap", "launch"]
+    relative = table["median_us"] / table.groupby(experiment)["median_us"].transform("median")
+    factor = relative.groupby([table[c] for c in launch]).transform("median")
+    cells = (
+        table.assign(median_us=table["median_us"] / factor)
+        .groupby([*experiment, "heap", "history"], sort=False)
+        .agg(median_us=("median_us", "median"), faults=("faults", "max"))
+    )
+    grouped = cells.groupby(["mpi", "op", "size", "heap"], sort=False)
     summary = grouped.agg(
         min_us=("median_us", "min"), max_us=("median_us", "max"), faults=("faults", "max")
     )
@@ -267,10 +288,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print(cost_table(mpi, here, args.nprocs, workdir).round(2).to_string())
                 continue
             if args.what == "heap":
-                table = heap_table(mpi, here, args.nrep, workdir)
+                table = heap_table(mpi, here, args.nrep, args.launches, workdir)
                 table.to_csv(workdir / f"heap-{name}.csv", index=False)
                 print(
-                    f"{name}: median (us) over 3 offsets x 3 histories, 2 ranks, nrep {args.nrep}"
+                    f"{name}: median (us) over 3 offsets x 3 histories, 2 ranks, nrep {args.nrep},"
+                    f" each cell the median of {args.launches} launches"
                 )
                 print(heap_summary(table).round(2).to_string())
                 continue
