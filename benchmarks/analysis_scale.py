@@ -19,8 +19,10 @@ slowdown.csv) byte for byte with those of an earlier run kept in DIR (e.g. befor
 `--components` (with `--workdir DIR --reuse`) instead times, in one fresh process, the
 hand-written fast path of check beside the libraries it stands in for, on the table check writes,
 interleaved, medians of max(--repeat, 5) (docs/analysis.md §6 keeps the figures): tests.csv by
-csv_table.write_csv_table, pandas' DataFrame.to_csv and pyarrow.csv.write_csv; and check itself
-as shipped and with pandas' writer swapped in (its output is the same).
+csv_table.write_csv_table, pandas' DataFrame.to_csv and pyarrow.csv.write_csv; one Holm
+adjustment of the largest guideline's p-values by analysis.stats.adjust_pvalues and by
+statsmodels' multipletests; and check itself as shipped and with pandas' writer swapped in (its
+output is the same).
 Usage: python benchmarks/analysis_scale.py [--workdir DIR [--reuse]] [--runs 30] [--repeat 3]
        [--keep] [--reference DIR] [--components]
 """
@@ -181,9 +183,11 @@ def stage_components(workdir: Path, repeat: int) -> dict:
     import pandas as pd
     import pyarrow as pa
     import pyarrow.csv as pacsv
+    from statsmodels.stats.multitest import multipletests
 
     from mpiguide.analysis import guidelines as guidelines_module
     from mpiguide.analysis.guidelines import check
+    from mpiguide.analysis.stats import adjust_pvalues
     from mpiguide.core.csv_table import write_csv_table
 
     guidelines, tests = _check_inputs(workdir)
@@ -203,6 +207,20 @@ def stage_components(workdir: Path, repeat: int) -> dict:
     figures["csv_same"] = {
         name: (out / f"{name}.csv").read_bytes() == (out / "pandas.csv").read_bytes()
         for name in writers
+    }
+    # One Holm adjustment of the largest guideline's family, in this process holding the
+    # campaign's tables (statsmodels' Holm runs gc.collect(), whose cost grows with them).
+    family = max((group.to_numpy() for _, group in tests.groupby("guideline")["p_value"]), key=len)
+    figures["holm_size"] = len(family)
+    figures["holm"] = _interleaved({
+        "mpiguide": lambda: adjust_pvalues(family, "holm"),
+        "statsmodels": lambda: multipletests(family, method="holm"),
+    }, repeat)  # fmt: skip
+    figures["holm_same"] = {
+        "mpiguide": True,
+        "statsmodels": bool(
+            np.allclose(adjust_pvalues(family, "holm"), multipletests(family, method="holm")[1])
+        ),
     }
 
     def check_writes(name: str) -> Callable[[], None]:
@@ -234,6 +252,8 @@ def print_components(figures: dict, repeat: int) -> None:
         ("tests.csv writer", f"{figures['tests']} rows", figures["csv"],
          {name: "bytes identical" if same else "bytes DIFFER"
           for name, same in figures["csv_same"].items()}),
+        ("Holm adjustment", f"one family of {figures['holm_size']} p-values", figures["holm"],
+         {name: "equal" if same else "DIFFER" for name, same in figures["holm_same"].items()}),
     ]  # fmt: skip
     print(f"{'component':24} {'workload':34} {'implementation':16} {'median s':>9} "
           f"{'/ mpiguide':>10} {'/ check':>8}  result")  # fmt: skip

@@ -123,6 +123,13 @@ def test_corrections_equal_statsmodels(correction, method):
         adjust_pvalues(pvalues, correction), multipletests(pvalues, method=method)[1]
     )
     np.testing.assert_array_equal(adjust_pvalues(pvalues, "none"), pvalues)
+    rng = np.random.default_rng(5)
+    for size in (1, 2, 7, 300):
+        # ties and values near 1, where the adjustment saturates
+        pvalues = np.round(rng.uniform(0, 1, size) ** 3, 2)
+        np.testing.assert_allclose(
+            adjust_pvalues(pvalues, correction), multipletests(pvalues, method=method)[1]
+        )
 
 
 def test_hodges_lehmann_chunks_agree_with_one_pass(monkeypatch):

@@ -25,8 +25,6 @@ Alternative = Literal["greater", "two-sided"]
 # values and there are no ties.
 EXACT_MAX_SIZE = 8
 
-# statsmodels' names of the corrections offered in `analysis: correction`.
-_MULTITEST_METHOD = {"holm": "holm", "bh": "fdr_bh"}
 
 # Upper bound of the values (pairwise differences, Walsh averages) each chunk of rows of a test
 # holds at once: 512 KiB. Chunks this small are served again and again from the
@@ -196,8 +194,19 @@ def paired_hodges_lehmann_ratios(log_ratios: np.ndarray, confidence: float) -> R
 
 
 def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
-    """p-values adjusted for multiple testing across one family (`none` returns a copy)."""
+    """p-values adjusted for multiple testing across one family (`none` returns a copy).
+
+    Benjamini-Hochberg is statsmodels' `fdr_bh`. Holm is written out here, the same step-down
+    as statsmodels' `holm` (a test compares them): statsmodels runs a full `gc.collect()` on
+    every Holm call, which in a process holding a campaign's tables costs about 0.1 s a call,
+    and the self-test makes one per guideline and draw (docs/analysis.md §6)."""
     pvalues = np.asarray(pvalues, dtype=np.float64)
     if correction == "none" or pvalues.size == 0:
         return pvalues.copy()
-    return multipletests(pvalues, method=_MULTITEST_METHOD[correction])[1]
+    if correction == "bh":
+        return multipletests(pvalues, method="fdr_bh")[1]
+    order = np.argsort(pvalues, kind="stable")
+    stepped = pvalues[order] * np.arange(pvalues.size, 0, -1)
+    adjusted = np.empty_like(pvalues)
+    adjusted[order] = np.minimum(np.maximum.accumulate(stepped), 1.0)
+    return adjusted
