@@ -8,8 +8,6 @@ Table 3/4 counts at the published scale: tests/unit/test_paper_tables.py.
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,14 @@ import yaml
 from mpiguide.analysis.paper_tables import LUBBE_TABLE4
 from mpiguide.campaign.config import load_campaign
 from mpiguide.campaign.scale import apply_scale
-from workflow_project import REPO, new_project, run_jobs, scheduled_jobs, snakemake
+from workflow_project import (
+    REPO,
+    new_project,
+    run_jobs,
+    scheduled_jobs,
+    snakemake,
+    validate_campaign,
+)
 
 CAMPAIGNS_DIR = REPO / "config" / "campaigns"
 CORES = 2
@@ -100,13 +105,7 @@ def test_full_tuned_sets_tables_mca_parameters() -> None:
 @pytest.mark.parametrize("name", CAMPAIGNS)
 @pytest.mark.parametrize("scale", ["paper", "local"])
 def test_campaign_validates(name: str, scale: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "mpiguide", "validate", "--config", str(campaign_path(name)),
-         "--scale", scale],
-        cwd=REPO, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[0].endswith(": ok")
+    validate_campaign(campaign_path(name), scale)
 
 
 # --- local scale: safe and able to report a violation here --------------------------------------

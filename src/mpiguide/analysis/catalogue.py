@@ -7,10 +7,11 @@ the analysis itself lives in guidelines.py.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,24 @@ def _same_selection(lhs: Mapping[str, Any], rhs: Mapping[str, Any]) -> bool:
 
 def load_catalogue(path: str | Path) -> dict[str, Any]:
     """The catalogue YAML, validated against the schema; ConfigError names file and key (or
-    line: syntax errors, text that is not UTF-8, an id given twice)."""
+    line: syntax errors, text that is not UTF-8, an id given twice). A file read before and
+    unchanged since (same inode, size and change times) is not parsed again: one `validate`
+    reads the shipped catalogue twice, and its YAML takes most of a second to parse."""
     path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return _load_catalogue(path)  # load_yaml says what is wrong with the path
+    version = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    return copy.deepcopy(_load_catalogue_once(path, version))
+
+
+@lru_cache(maxsize=8)
+def _load_catalogue_once(path: Path, version: tuple[int, ...]) -> dict[str, Any]:
+    return _load_catalogue(path)
+
+
+def _load_catalogue(path: Path) -> dict[str, Any]:
     catalogue = load_yaml(path, "the guideline catalogue")
     if not isinstance(catalogue, dict) or not catalogue:
         raise ConfigError(f"{path}: must map guideline ids to guidelines")
