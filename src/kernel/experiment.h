@@ -49,7 +49,18 @@ struct experiment {
     double max_time;
     int64_t buffer_offset; /* bytes from a page start to every communication buffer */
     enum counts_pattern counts;
+    /* The experiment's repetitions are split into `interleave` chunks, one row of INPUT.csv each
+       (docs/kernel.md, "Interleaved repetitions"); this row measures chunk `chunk`. */
+    int interleave, chunk;
+    int group; /* the experiment's index among the input's distinct exp_ids (set by validation) */
 };
+
+/* Repetitions of the experiment's chunk: nrep split into interleave chunks whose sizes differ by
+   at most one, the larger first. */
+static inline int chunk_reps(const struct experiment *exp)
+{
+    return exp->nrep / exp->interleave + (exp->chunk < exp->nrep % exp->interleave);
+}
 
 /* Bytes of one element of a dtype (char is one byte). */
 static inline size_t dtype_size(enum dtype d)

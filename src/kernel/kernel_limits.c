@@ -19,6 +19,8 @@ static const struct {
      "radius and ndim: offsets of a vonneumann or moore neighbourhood, (2 radius + 1)^ndim - 1"},
     {"max_buffer_offset", MAX_BUFFER_OFFSET,
      "buffer_offset: bytes from a page start to every communication buffer"},
+    {"max_interleave", MAX_INTERLEAVE,
+     "interleave: chunks one experiment's repetitions are split into, a row of the input each"},
 };
 
 void limits_list(FILE *out)

@@ -29,6 +29,9 @@
 /* A buffer starts at most this many bytes after its page start: more than any base page
    (64 KiB at most on common systems); a larger offset would only waste memory. */
 #define MAX_BUFFER_OFFSET (1LL << 20)
+/* Chunks of one experiment: each is a row of the input with its own setup and untimed warm-up
+   repetition, so more chunks only add that overhead once they hold a repetition or two each. */
+#define MAX_INTERLEAVE 1000
 
 /* Writes the limits as TSV (--list-limits): a header row `limit value meaning`, then one row per
    limit: its name (the macro's, in lower case), its value as a decimal integer, and the option

@@ -274,7 +274,8 @@ static void dump_topologies(const struct experiment *exps, size_t count, MPI_Com
     if (rank == 0)
         fputs("exp_id\trank\tworld_rank\tsources\tdestinations\n", stdout);
     for (size_t i = 0; i < count; i++) {
-        if (exps[i].topology == TOPO_NONE)
+        /* An interleaved experiment's chunks share one topology: dumped once. */
+        if (exps[i].topology == TOPO_NONE || exps[i].chunk != 0)
             continue;
         struct topology topo;
         topology_create(&exps[i], world, node, &topo);
@@ -283,8 +284,9 @@ static void dump_topologies(const struct experiment *exps, size_t count, MPI_Com
     }
 }
 
-/* One experiment: build, verify, measure, write. Returns 0, or -1 if --verify failed. */
-static int run_experiment(const struct experiment *exp, const struct options *opt,
+/* One experiment, or one chunk of it: build, verify, measure, write, its repetitions numbered
+   from first_rep. Returns the repetitions done, or -1 if --verify failed. */
+static int run_experiment(const struct experiment *exp, int first_rep, const struct options *opt,
                           MPI_Comm world, struct sync_state *sync, const struct node_info *node,
                           struct output *out)
 {
@@ -299,12 +301,12 @@ static int run_experiment(const struct experiment *exp, const struct options *op
     }
     struct op_context ctx;
     op_context_create(&ctx, exp, comm, world, topo_used, node);
-    int status = 0;
-    if (opt->verify && measure_verify(&ctx, sync->comm) != 0)
-        status = -1;
-    if (status == 0) {
+    int done = -1;
+    if (!opt->verify || measure_verify(&ctx, sync->comm) == 0) {
         struct measurement m;
         measure_run(&ctx, sync, &m);
+        m.first_rep = first_rep;
+        done = m.reps;
         struct locality loc;
         if (topo_used)
             node_locality(node, comm, topo.nb.destinations, topo.nb.outdegree, &loc);
@@ -320,7 +322,7 @@ static int run_experiment(const struct experiment *exp, const struct options *op
     op_context_free(&ctx);
     if (topo_used)
         topology_free(&topo);
-    return status;
+    return done;
 }
 
 /* Rank 0's temporary output names, registered on every rank: whichever rank fails (an
@@ -392,11 +394,19 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
         goto done;
     }
     share_abort_removes(rank == 0 ? &out : NULL);
-    for (size_t i = 0; i < count; i++)
-        if (run_experiment(&exps[i], opt, world, &sync, node, &out) != 0) {
+    /* Per experiment (check_experiments numbers them), its repetitions in the chunks run so
+       far: the next chunk's reps continue the numbering, 0 to reps_done - 1 in time order. */
+    int *reps_so_far = xcalloc(count, sizeof *reps_so_far);
+    for (size_t i = 0; i < count; i++) {
+        int reps = run_experiment(&exps[i], reps_so_far[exps[i].group], opt, world, &sync, node,
+                                  &out);
+        if (reps < 0) {
             rc = EXIT_RUNTIME;
             break;
         }
+        reps_so_far[exps[i].group] += reps;
+    }
+    free(reps_so_far);
     fail_context("%s", "");
     if (rank == 0) {
         if (rc == EXIT_OK)

@@ -8,6 +8,7 @@
 /* The repetitions of one experiment, gathered on rank 0 (NULL arrays elsewhere). */
 struct measurement {
     int reps;              /* repetitions done, equal on every rank */
+    int first_rep;         /* the number of the first: the experiment's reps in earlier chunks */
     double *time_s;        /* per repetition: the slowest rank's local duration */
     double *global_s;      /* synchronised clocks only (else NULL): latest end - earliest start */
     unsigned char *status; /* per repetition: the worst enum rep_status over the ranks */
@@ -19,11 +20,13 @@ struct measurement {
     unsigned long long mmapped_allocations_max;
 };
 
-/* Runs up to nrep repetitions, each between the experiment's sync begin/end (after its
-   prepare), and gathers them on rank 0. With max_time > 0, rank 0 decides after each
-   repetition (outside the timed region) whether the budget is spent, and broadcasts it.
-   Page faults are counted from just before the first repetition to just after the last, and
-   reduced after the loop. */
+/* Runs up to the chunk's repetitions (all nrep with interleave 1), each between the
+   experiment's sync begin/end (after its prepare and, with interleave > 1, one untimed warm-up
+   repetition), and gathers them on rank 0. With max_time > 0, rank 0 decides after each
+   repetition (outside the timed region) whether the chunk's share of the budget (max_time x
+   its repetitions / nrep) is spent, and broadcasts it. Page faults are counted from just before
+   the first timed repetition to just after the last, and reduced after the loop. first_rep is
+   0: the caller numbers the chunk. */
 void measure_run(struct op_context *ctx, struct sync_state *sync, struct measurement *m);
 void measurement_free(struct measurement *m);
 

@@ -88,6 +88,8 @@ def over(limit: str) -> tuple[dict[str, Any], str]:
         row, column = {**NEIGHBOR, "ndim": beyond}, "ndim"
     elif limit == "max_buffer_offset":
         row, column = {"op": "bcast", "msg_size": 8, "buffer_offset": beyond}, "buffer_offset"
+    elif limit == "max_interleave":
+        row, column = {"op": "empty", "interleave": beyond}, "interleave"
     else:  # max_stencil_offsets: in one dimension, 2 radius offsets
         radius = value // 2 + 1
         row = {**NEIGHBOR, "topology": "moore", "radius": radius}
@@ -105,6 +107,7 @@ INPUT_LIMITS = [
     "max_dims",
     "max_stencil_offsets",
     "max_buffer_offset",
+    "max_interleave",
 ]
 
 

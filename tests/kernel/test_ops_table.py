@@ -18,7 +18,15 @@ import yaml
 from kernel_files import KERNEL_SOURCES, OPERATIONS_TSV
 
 from mpiguide.core.package_data import CONFIG_SCHEMA
-from mpiguide.plan.grid import APPLIES_WHEN, COLUMNS, DEFAULTS, PARAMETERS, TOPOLOGIES, applies
+from mpiguide.plan.grid import (
+    APPLIES_WHEN,
+    CHUNK,
+    DEFAULTS,
+    INPUT_COLUMNS,
+    PARAMETERS,
+    TOPOLOGIES,
+    applies,
+)
 from mpiguide.plan.operations import load_operations
 
 if TYPE_CHECKING:
@@ -79,20 +87,23 @@ def test_grid_parameters_are_the_kernels_columns_and_the_schemas_keys(
     kernel_for: Callable[[str], Kernel], mpi: str
 ) -> None:
     """One set of names, in one order: grid.csv's columns (mpiguide.plan.grid), the kernel's input
-    columns, and the keys of an experiment block (plus its `where` row filter)."""
+    columns (grid.csv's and the planner's `chunk`), and the keys of an experiment block (plus its
+    `where` row filter)."""
     listed = [row["param"] for row in list_params(kernel_for(mpi))]
-    assert tuple(listed) == COLUMNS
+    assert tuple(listed) == INPUT_COLUMNS
     schema = yaml.safe_load(CONFIG_SCHEMA.read_text())
     assert set(schema["$defs"]["block"]["properties"]) == {*PARAMETERS, "where"}
 
 
 def test_the_kernels_defaults_are_the_grids(kernel_for: Callable[[str], Kernel]) -> None:
     """An empty cell means the same to the kernel as a missing key to the grid: the same
-    parameters have a default, and it is the same value."""
+    parameters have a default, and it is the same value. An empty `chunk` is chunk 0, that of
+    an experiment that is not interleaved."""
     kernel_defaults = {
         row["param"]: row["default"] for row in list_params(kernel_for("openmpi")) if row["default"]
     }
-    assert kernel_defaults == {name: canonical(value) for name, value in DEFAULTS.items()}
+    grid_defaults = {name: canonical(value) for name, value in DEFAULTS.items()}
+    assert kernel_defaults == grid_defaults | {CHUNK: "0"}
 
 
 def test_the_kernels_applicability_is_the_grids(kernel_for: Callable[[str], Kernel]) -> None:

@@ -16,6 +16,7 @@ import test_measure
 from kernel_files import KERNEL_SOURCES, write_input
 
 from mpi_support import MPI_LIBRARIES
+from mpiguide.plan.grid import CHUNK, INPUT_COLUMNS
 
 pytestmark = pytest.mark.kernel
 
@@ -112,7 +113,12 @@ def test_every_op_verifies_under_asan_and_ubsan(
         for i, sync in enumerate(("hca3_roundtime", "jk_roundtime"))
     ]  # fmt: skip
     rows += test_derived_ops.numbered(test_count_patterns.rows(nprocs), 9100)
-    infile = write_input(tmp_path / "in.csv", rows)
+    # chunks of interleaved experiments (their check, warm-up and numbering), between others
+    rows[1:1] = [{"exp_id": 9200, "op": "allgather", "msg_size": 24, "nrep": 5, "interleave": 3,
+                  CHUNK: chunk} for chunk in (2, 0)]  # fmt: skip
+    rows.append({"exp_id": 9200, "op": "allgather", "msg_size": 24, "nrep": 5, "interleave": 3,
+                 CHUNK: 1})  # fmt: skip
+    infile = write_input(tmp_path / "in.csv", rows, list(INPUT_COLUMNS))
     options = ["--node-size", str(node_size)] if node_size else []
     result = subprocess.run(
         library.command(

@@ -426,3 +426,57 @@ def test_an_mpi_entry_with_two_heap_settings_is_refused(campaign):
     _edit_provenances(raw[:1], lambda path, p: p.update(heap={"setting": "fixed"}))
     with pytest.raises(DataError, match="an entry's runs must share one setting"):
         run_aggregate(root, raw)
+
+
+@pytest.fixture
+def interleaved(tmp_path):
+    """The small grid with every experiment in 3 chunks (8 repetitions: 3, 3, 2), its
+    provenance one entry per chunk with page faults, as the kernel writes them."""
+    grid = small_grid().assign(interleave=3)
+    raw = write_campaign(tmp_path, grid, np.full(len(grid), 2e-5), DEPLOYMENTS, RUNS, 0.2, 5)
+
+    def chunked(path: Path, provenance: dict) -> None:
+        entries = []
+        for entry in provenance["experiments"]:
+            for chunk, (reps, first) in enumerate(((3, 0), (3, 3), (2, 6))):
+                faults = {"minor_max": 5 - chunk, "minor_sum": 7, "major_max": chunk,
+                          "major_sum": 1}  # fmt: skip
+                entries.append(entry | {"reps_done": reps, "interleave": 3, "chunk": chunk,
+                                        "first_rep": first, "page_faults": faults})  # fmt: skip
+        provenance["experiments"] = entries
+
+    _edit_provenances(raw, chunked)
+    return tmp_path, raw
+
+
+def test_the_chunks_of_an_interleaved_experiment_make_one_experiment(interleaved):
+    """Repetitions are summed over the chunks, page faults summed (over ranks) or the largest
+    of one chunk (the most of one rank)."""
+    root, raw = interleaved
+    run_aggregate(root, raw)
+    medians = pd.read_parquet(root / "medians.parquet")
+    assert len(medians) == len(small_grid()) * RUNS * len(DEPLOYMENTS)
+    assert (medians["n_kept"] + medians["n_invalid"] <= NREP).all()
+    assert (pd.read_parquet(root / "timings.parquet").groupby(["mpi", "ppn", "run", "exp_id"])
+            .size() == NREP).all()  # fmt: skip
+    assert set(medians["interleave"]) == {3}
+    assert (medians["minor_faults_sum"] == 21).all() and (medians["major_faults_sum"] == 3).all()
+    assert (medians["minor_faults_max"] == 5).all() and (medians["major_faults_max"] == 2).all()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda entries: entries.pop(1), r"exp_id 1 has 2 of its 3 chunks"),
+        (lambda entries: entries[1].update(chunk=0),
+         r"an exp_id is listed twice .* \(with the same chunk\)"),
+        (lambda entries: entries[0].update(interleave=2),
+         r"exp_id 1 lists chunk 0 of interleave 2"),
+        (lambda entries: entries[2].update(reps_done=3), r"exp_id 1 reports 9 repetitions"),
+    ],
+)  # fmt: skip
+def test_a_chunk_missing_twice_or_of_another_plan_is_refused(interleaved, edit, message):
+    root, raw = interleaved
+    _edit_provenances(raw[:1], lambda _, provenance: edit(provenance["experiments"]))
+    with pytest.raises(DataError, match=rf"run00\.json: {message}"):
+        run_aggregate(root, raw)

@@ -2,14 +2,16 @@
 
 import csv
 import hashlib
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mpiguide.core.errors import DataError
-from mpiguide.plan.grid import COLUMNS, build_grid, write_grid
-from mpiguide.plan.inputs import run_seed, write_run_input
+from mpiguide.plan.grid import COLUMNS, INPUT_COLUMNS, build_grid, write_grid
+from mpiguide.plan.inputs import PLAIN_COLUMNS, run_seed, write_run_input
 
 SPEC = {
     "nrep": 3,
@@ -49,11 +51,12 @@ def test_each_run_holds_every_experiment_once_in_its_own_order(
     tmp_path: Path, grid_csv: Path
 ) -> None:
     with grid_csv.open() as f:
-        grid_rows = sorted(f.read().splitlines()[1:])
+        # interleave, the last column, is 1 everywhere: the inputs leave it to the kernel
+        grid_rows = sorted(line.removesuffix(",1") for line in f.read().splitlines()[1:])
     orders = []
     for run in range(3):
         lines = make_input(grid_csv, tmp_path / f"run{run}.csv", run=run).decode().splitlines()
-        assert lines[0] == ",".join(COLUMNS)
+        assert lines[0] == ",".join(PLAIN_COLUMNS)
         assert sorted(lines[1:]) == grid_rows
         orders.append(lines[1:])
     assert len({tuple(order) for order in orders}) == 3
@@ -134,3 +137,52 @@ def test_a_damaged_grid_row_is_named_by_its_line(
 def test_missing_grid(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"nope\.csv: cannot read"):
         make_input(tmp_path / "nope.csv", tmp_path / "out.csv")
+
+
+def test_without_interleaved_experiments_an_input_is_what_it_was(
+    tmp_path: Path, grid_csv: Path
+) -> None:
+    """Byte for byte the input of before `interleave` existed: the grid's rows in the order of
+    the run's permutation, in the columns of then."""
+    with grid_csv.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    order = np.random.default_rng(run_seed(1, "openmpi", 1, 2, 0)).permutation(len(rows))
+    before = [c for c in COLUMNS if c != "interleave"]
+    lines = [",".join(before), *(",".join(rows[i][c] for c in before) for i in order)]
+    assert make_input(grid_csv, tmp_path / "in.csv") == ("\n".join(lines) + "\n").encode()
+
+
+def interleaved_input(tmp_path: Path, interleave: list[int] | int, run: int = 0) -> list[dict]:
+    grid_csv = tmp_path / "grid.csv"
+    spec = {**SPEC, "experiments": [{**SPEC["experiments"][0], "interleave": interleave}]}
+    write_grid(build_grid(spec), grid_csv)
+    text = make_input(grid_csv, tmp_path / f"in{run}.csv", run=run).decode()
+    assert text.splitlines()[0] == ",".join(INPUT_COLUMNS)
+    return list(csv.DictReader(text.splitlines()))
+
+
+def test_an_interleaved_experiment_is_one_row_per_chunk_spread_over_the_launch(
+    tmp_path: Path,
+) -> None:
+    """3 chunks each: the launch is 3 rounds, each one chunk of every experiment in its own
+    shuffled order, so no experiment's chunks are adjacent here."""
+    rows = interleaved_input(tmp_path, 3)
+    experiments = {row["exp_id"] for row in rows}
+    n = len(experiments)
+    assert len(rows) == 3 * n and n == 16
+    rounds = [rows[i * n : (i + 1) * n] for i in range(3)]
+    for chunk, round_rows in enumerate(rounds):
+        assert {row["chunk"] for row in round_rows} == {str(chunk)}
+        assert {row["exp_id"] for row in round_rows} == experiments
+    assert [row["exp_id"] for row in rounds[0]] != [row["exp_id"] for row in rounds[1]]
+    assert all(a["exp_id"] != b["exp_id"] for a, b in itertools.pairwise(rows))
+
+
+def test_interleaved_and_plain_experiments_share_a_launch(tmp_path: Path) -> None:
+    rows = interleaved_input(tmp_path, [1, 3])
+    chunks: dict[str, list[str]] = {}
+    for row in rows:
+        chunks.setdefault(row["exp_id"], []).append(row["chunk"])
+    parts = {exp_id: len(found) for exp_id, found in chunks.items()}
+    assert sorted(set(parts.values())) == [1, 3] and len(parts) == 2 * 16
+    assert all(sorted(found) == [str(c) for c in range(len(found))] for found in chunks.values())

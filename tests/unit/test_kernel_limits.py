@@ -16,6 +16,7 @@ SCHEMA_MAXIMA = {
     "max_work": [("$defs", "work")],
     "max_dims": [("$defs", "ndim")],
     "max_buffer_offset": [("$defs", "buffer_offset")],
+    "max_interleave": [("$defs", "interleave")],
 }
 
 

@@ -18,7 +18,7 @@
 enum column {
     COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
     COL_NFIN, COL_RADIUS, COL_ORDERING, COL_CONSTRUCTOR, COL_REORDER, COL_ROOT, COL_SYNC,
-    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_COUNT
+    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_INTERLEAVE, COL_CHUNK, COL_COUNT
 };
 
 /* When a column applies (docs/architecture.md, "Parameter applicability"); the first four depend
@@ -61,6 +61,9 @@ static const struct column_spec columns[COL_COUNT] = {
     [COL_MAX_TIME] = {"max_time", "0", APPLIES_ALWAYS},
     [COL_BUFFER_OFFSET] = {"buffer_offset", "0", APPLIES_MOVES_DATA},
     [COL_COUNTS] = {"counts", "equal", APPLIES_COUNTS},
+    [COL_INTERLEAVE] = {"interleave", "1", APPLIES_ALWAYS},
+    /* Not a grid parameter: the planner numbers the rows of an interleaved experiment. */
+    [COL_CHUNK] = {"chunk", "0", APPLIES_ALWAYS},
 };
 
 void input_list_columns(FILE *out)
@@ -366,7 +369,7 @@ static int parse_topology_parameters(const struct source *at, const row_cells ce
     return 0;
 }
 
-/* nrep, sync, max_time: how the experiment is measured. */
+/* nrep, sync, max_time, interleave, chunk: how the experiment is measured. */
 static int parse_measurement(const struct source *at, const row_cells cells,
                              struct experiment *exp)
 {
@@ -384,6 +387,18 @@ static int parse_measurement(const struct source *at, const row_cells cells,
     if (parse_seconds(at, cell_or(cells, COL_MAX_TIME, columns[COL_MAX_TIME].default_text),
                       &exp->max_time))
         return -1;
+    if (integer_cell(at, cells, COL_INTERLEAVE, 1, MAX_INTERLEAVE, &v))
+        return -1;
+    if (v > exp->nrep)
+        return reject(at, "column 'interleave': %lld exceeds nrep (%d): every chunk needs a "
+                          "repetition", v, exp->nrep);
+    exp->interleave = (int)v;
+    if (integer_cell(at, cells, COL_CHUNK, 0, INT32_MAX, &v))
+        return -1;
+    if (v >= exp->interleave)
+        return reject(at, "column 'chunk': %lld is not a chunk of interleave %d (0 to %d)", v,
+                      exp->interleave, exp->interleave - 1);
+    exp->chunk = (int)v;
     return 0;
 }
 
@@ -481,32 +496,78 @@ static int parse_header(const struct source *at, char *line, int *column_of_fiel
     return 0;
 }
 
-/* exp_id and line of a row, for the uniqueness check. */
-struct id_line {
-    int64_t exp_id, line;
-};
-
-static int compare_by_id(const void *a, const void *b)
+/* Rows by exp_id, then chunk, then line: the rows of one experiment side by side. */
+static int compare_rows(const void *a, const void *b)
 {
-    const struct id_line *x = a, *y = b;
+    const struct experiment *x = *(const struct experiment *const *)a;
+    const struct experiment *y = *(const struct experiment *const *)b;
     if (x->exp_id != y->exp_id)
         return x->exp_id < y->exp_id ? -1 : 1;
+    if (x->chunk != y->chunk)
+        return x->chunk < y->chunk ? -1 : 1;
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static int check_unique_ids(const char *path, const struct experiment *exps, size_t n)
+/* Whether two rows describe the same experiment: every field but where they are and which
+   chunk they measure (parse_row zeroes a row first, padding included). */
+static int same_parameters(const struct experiment *a, const struct experiment *b)
 {
-    struct id_line *sorted = xmalloc(n * sizeof *sorted);
+    struct experiment x, y;
+    memcpy(&x, a, sizeof x); /* memcpy, not assignment: it copies the padding too */
+    memcpy(&y, b, sizeof y);
+    x.line = y.line = 0;
+    x.chunk = y.chunk = 0;
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* The rows of one exp_id (sorted by chunk) are one experiment: a single row (interleave 1), or
+   the rows of its chunks 0 to interleave - 1, each once, all with the same parameters. */
+static int check_experiment(const char *path, struct experiment *const *rows, size_t count)
+{
+    const struct experiment *head = rows[0];
+    for (size_t i = 1; i < count; i++) {
+        const struct experiment *row = rows[i];
+        struct source at = {path, row->line};
+        if (head->interleave == 1 && row->interleave == 1)
+            return reject(&at, "duplicate exp_id %lld (first on line %lld)",
+                          (long long)row->exp_id, (long long)head->line);
+        if (!same_parameters(head, row))
+            return reject(&at,
+                          "exp_id %lld: the parameters differ from line %lld (the chunks of an "
+                          "interleaved experiment share them)",
+                          (long long)row->exp_id, (long long)head->line);
+        if (row->chunk == rows[i - 1]->chunk)
+            return reject(&at, "exp_id %lld: chunk %d twice (first on line %lld)",
+                          (long long)row->exp_id, row->chunk, (long long)rows[i - 1]->line);
+    }
+    /* Sorted and without repeats, the chunks are 0, 1, ... up to the first one missing. */
+    int missing = (int)count;
+    for (size_t i = 0; i < count && missing == (int)count; i++)
+        if (rows[i]->chunk != (int)i)
+            missing = (int)i;
+    if (missing < head->interleave) {
+        struct source at = {path, head->line};
+        return reject(&at, "exp_id %lld: interleave %d, but no row of chunk %d",
+                      (long long)head->exp_id, head->interleave, missing);
+    }
+    return 0;
+}
+
+/* Checks every experiment and numbers them (group) in the order of their exp_ids. */
+static int check_experiments(const char *path, struct experiment *exps, size_t n)
+{
+    struct experiment **sorted = xmalloc(n * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
-        sorted[i] = (struct id_line){exps[i].exp_id, exps[i].line};
-    qsort(sorted, n, sizeof *sorted, compare_by_id);
-    int rc = 0;
-    for (size_t i = 1; i < n && rc == 0; i++)
-        if (sorted[i].exp_id == sorted[i - 1].exp_id) {
-            struct source at = {path, sorted[i].line};
-            rc = reject(&at, "duplicate exp_id %lld (first on line %lld)",
-                        (long long)sorted[i].exp_id, (long long)sorted[i - 1].line);
-        }
+        sorted[i] = &exps[i];
+    qsort(sorted, n, sizeof *sorted, compare_rows);
+    int rc = 0, group = 0;
+    for (size_t first = 0, end; first < n && rc == 0; first = end, group++) {
+        for (end = first + 1; end < n && sorted[end]->exp_id == sorted[first]->exp_id; end++)
+            ;
+        rc = check_experiment(path, sorted + first, end - first);
+        for (size_t i = first; i < end; i++)
+            sorted[i]->group = group;
+    }
     free(sorted);
     return rc;
 }
@@ -596,7 +657,7 @@ static int read_rows(FILE *file, struct source *at, struct experiment **out, siz
         rc = reject(at, "no experiments (the file has only a header row)");
         goto done;
     }
-    rc = check_unique_ids(at->path, exps, n);
+    rc = check_experiments(at->path, exps, n);
 done:
     free(line);
     if (rc != 0) {

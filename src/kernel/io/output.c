@@ -155,7 +155,8 @@ static void write_rows(struct output *out, const struct experiment *exp,
                        const struct measurement *m)
 {
     for (int i = 0; i < m->reps; i++) {
-        fprintf(out->csv, "%lld,%d,%.9e", (long long)exp->exp_id, i, m->time_s[i]);
+        fprintf(out->csv, "%lld,%d,%.9e", (long long)exp->exp_id, m->first_rep + i,
+                m->time_s[i]);
         if (!out->status_columns) {
             fputc('\n', out->csv);
             continue;
@@ -209,7 +210,12 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
     fprintf(json, "%s\n    {\"exp_id\": %lld, \"op\": ", out->experiments_written++ ? "," : "",
             (long long)exp->exp_id);
     json_string(json, op_name);
-    fprintf(json, ", \"nrep\": %d, \"reps_done\": %d, \"dims\": ", exp->nrep, reps);
+    fprintf(json, ", \"nrep\": %d, \"reps_done\": %d, ", exp->nrep, reps);
+    /* Only an interleaved experiment has chunks: one chunk's entry is as it always was. */
+    if (exp->interleave > 1)
+        fprintf(json, "\"interleave\": %d, \"chunk\": %d, \"first_rep\": %d, ",
+                exp->interleave, exp->chunk, m->first_rep);
+    fputs("\"dims\": ", json);
     if (topo && topo->ndims > 0) {
         fputc('[', json);
         for (int d = 0; d < topo->ndims; d++)

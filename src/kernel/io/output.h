@@ -41,8 +41,9 @@ struct run_info {
 char *output_json_path(const char *csv_path);
 /* Creates the temporary files and writes the JSON head. Returns 0, or -1 with a message. */
 int output_open(struct output *out, const char *csv_path, const struct run_info *info);
-/* One experiment: rows exp_id,rep,time_s (and status,global_s when the file has them) and
-   its provenance entry. topo/loc NULL: none. */
+/* One experiment, or one chunk of it: rows exp_id,rep,time_s (and status,global_s when the
+   file has them), rep numbered from m->first_rep, and its provenance entry. topo/loc NULL:
+   none. */
 void output_experiment(struct output *out, const struct experiment *exp, const char *op_name,
                        const struct measurement *m, const struct topology *topo,
                        const struct locality *loc, const struct buffer_report *buffers,

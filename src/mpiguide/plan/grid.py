@@ -31,11 +31,19 @@ if TYPE_CHECKING:
 PARAMETERS = (
     "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
     "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset", "counts",
+    "interleave",
 )  # fmt: skip
 COLUMNS = ("exp_id", *PARAMETERS)
+# The kernel's input columns: the grid's, and the chunk of an interleaved experiment a row
+# measures (numbered by mpiguide.plan.inputs; not a parameter: 0 … interleave - 1).
+CHUNK = "chunk"
+INPUT_COLUMNS = (*COLUMNS, CHUNK)
 INTEGER_PARAMETERS = frozenset(
-    {"msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root", "buffer_offset"}
-)
+    {
+        "msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root", "buffer_offset",
+        "interleave",
+    }
+)  # fmt: skip
 DTYPE_SIZES = {"char": 1, "int": 4, "float": 4, "double": 8}
 TOPOLOGIES = ("none", "cart", "vonneumann", "moore", "full")
 # Topologies on a grid of ndim dimensions (ndim, nfin apply), and those among them whose
@@ -58,7 +66,7 @@ BY_TOPOLOGY = {"ordering": ORDERINGS, "constructor": CONSTRUCTORS}
 DEFAULTS: dict[str, Any] = {
     "dtype": "char", "work": 0, "root": 0, "sync": "dissemination", "max_time": 0.0,
     "reorder": 0, "radius": 1, "nfin": 0, "topology": "none", "buffer_offset": 0,
-    "counts": "equal",
+    "counts": "equal", "interleave": 1,
 }  # fmt: skip
 APPLIES_WHEN = {
     "msg_size": "the op moves data (msg_size is not 'none' in operations.tsv)",
@@ -295,6 +303,11 @@ class _Block:
             )
 
     def _check_row(self, row: Mapping[str, Any]) -> None:
+        if row["interleave"] > row["nrep"]:
+            raise self.error(
+                f"interleave {row['interleave']} exceeds nrep {row['nrep']} in [{describe(row)}]: "
+                "every chunk needs a repetition"
+            )
         if row["nfin"] is not None and row["nfin"] > row["ndim"]:
             raise self.error(
                 f"nfin {row['nfin']} exceeds ndim {row['ndim']} in [{describe(row)}]; "

@@ -3,6 +3,13 @@
 The order is a permutation drawn by numpy's Generator seeded with a SHA-256 digest of
 (seed, mpi, nodes, ppn, run) — never Python's salted `hash` — so an input depends on its own
 coordinates only: adding runs or deployments never changes an existing input.
+
+An experiment with `interleave` K > 1 is K rows, its chunks 0 … K - 1 (docs/kernel.md,
+"Interleaved repetitions"), spread over the launch: the permutation gives every row a place p
+of n, and chunk c of K sits at (c + p/n)/K of the launch, so the launch measures one chunk of
+each such experiment per K-th of its length, in shuffled order. Without interleaved
+experiments that is the permutation itself, and the input has the columns it had before
+`interleave` existed: byte for byte the same file.
 """
 
 from __future__ import annotations
@@ -18,9 +25,13 @@ import numpy as np
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import deployment_name
-from mpiguide.plan.grid import COLUMNS
+from mpiguide.plan.grid import CHUNK, COLUMNS, INPUT_COLUMNS
+from mpiguide.plan.limits import kernel_limits
 
 RANK = re.compile(r"[0-9]+")
+INTERLEAVE = "interleave"
+# The columns of an input without interleaved experiments: the kernel's defaults stand in.
+PLAIN_COLUMNS = tuple(c for c in COLUMNS if c != INTERLEAVE)
 
 
 def run_seed(seed: int, mpi: str, nodes: int, ppn: int, run: int) -> int:
@@ -73,9 +84,37 @@ def write_run_input(
                 f"{grid_csv}:{line}: root {root} is not a rank of "
                 f"{deployment_name(nodes, ppn)} (0 to {ranks - 1})"
             )
-    rows = list(rows_by_line.values())
-    order = np.random.default_rng(run_seed(seed, mpi, nodes, ppn, run)).permutation(len(rows))
+    chunks = [
+        {**row, CHUNK: str(chunk)}
+        for line, row in rows_by_line.items()
+        for chunk in range(_interleave(grid_csv, line, row))
+    ]
+    order = np.random.default_rng(run_seed(seed, mpi, nodes, ppn, run)).permutation(len(chunks))
+    interleaved = len(chunks) > len(rows_by_line)
+    if interleaved:
+        order = _spread(order, chunks)
+    columns = INPUT_COLUMNS if interleaved else PLAIN_COLUMNS
     with atomic_path(out) as temporary, temporary.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows[i] for i in order)
+        writer.writerows(chunks[i] for i in order)
+
+
+def _interleave(grid_csv: str | Path, line: int, row: dict[str, str]) -> int:
+    """The chunks of a grid row (1 when its cell is empty, as the kernel reads it)."""
+    cell = row[INTERLEAVE] or "1"
+    most = kernel_limits()["max_interleave"]
+    if not (RANK.fullmatch(cell) and 1 <= int(cell) <= most):
+        raise DataError(f"{grid_csv}:{line}: interleave {cell!r} is not an integer 1 to {most}")
+    return int(cell)
+
+
+def _spread(order: np.ndarray, chunks: list[dict[str, str]]) -> np.ndarray:
+    """The order of the rows when chunk c of K sits at (c + p/n)/K, p its place in `order`."""
+    n = len(chunks)
+    place = np.empty(n, dtype=np.int64)
+    place[order] = np.arange(n)
+    chunk = np.array([int(row[CHUNK]) for row in chunks])
+    parts = np.array([int(row[INTERLEAVE] or "1") for row in chunks])
+    position = (chunk + place / n) / parts
+    return np.lexsort((place, position))

@@ -49,7 +49,7 @@ from mpiguide.core.columns import (
 )
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import BLOCK_RECORD_SUFFIX, RUN_PATH, block_path, deployment_name
-from mpiguide.plan.grid import INTEGER_PARAMETERS, PARAMETERS
+from mpiguide.plan.grid import COLUMNS, INTEGER_PARAMETERS, PARAMETERS
 from mpiguide.store.tukey import tukey_row_medians
 
 # Types of the grid.csv columns: integers, max_time in (fractional) seconds, the rest strings.
@@ -64,6 +64,9 @@ PROV_NPROCS = "nprocs"
 PROV_EXPERIMENTS = "experiments"
 PROV_EXP_ID = "exp_id"
 PROV_REPS = "reps_done"
+# An interleaved experiment has one entry per chunk (written only when interleave > 1).
+PROV_INTERLEAVE = "interleave"
+PROV_CHUNK = "chunk"
 PROV_HEAP = "heap"  # {"setting": ...}: the launch's --heap
 PROV_PAGE_FAULTS = "page_faults"  # per experiment: {"minor_max", "minor_sum", ...}
 # medians.parquet's page-fault column of each provenance key
@@ -213,8 +216,11 @@ def read_grid(grid_csv: str | Path) -> pa.Table:
         )
     except (pa.ArrowInvalid, OSError) as error:
         raise DataError(f"{grid_csv}: cannot read the grid: {error}") from None
-    if "exp_id" not in grid.column_names:
-        raise DataError(f"{grid_csv}: no exp_id column")
+    missing = [name for name in COLUMNS if name not in grid.column_names]
+    if missing:
+        raise DataError(
+            f"{grid_csv}: no column {', '.join(missing)} (grid.csv is written by `mpiguide grid`)"
+        )
     exp_ids = grid["exp_id"].to_numpy()
     if grid["exp_id"].null_count or exp_ids.min(initial=0) < 0:
         raise DataError(f"{grid_csv}: exp_id must be a non-negative integer on every row")
@@ -268,7 +274,11 @@ def _read_provenance(run: RunFile, grid_rows: np.ndarray, grid: pa.Table) -> Pro
     try:
         exp_ids = np.array([int(entry[PROV_EXP_ID]) for entry in experiments], dtype=np.int64)
         reps = np.array([int(entry[PROV_REPS]) for entry in experiments], dtype=np.int64)
-    except (TypeError, KeyError, ValueError):
+        chunks = np.array([int(entry.get(PROV_CHUNK, 0)) for entry in experiments], dtype=np.int64)
+        parts = np.array(
+            [int(entry.get(PROV_INTERLEAVE, 1)) for entry in experiments], dtype=np.int64
+        )
+    except (TypeError, KeyError, ValueError, AttributeError):
         raise DataError(
             f"{run.provenance}: '{PROV_EXPERIMENTS}' must be a list of objects with integer "
             f"'{PROV_EXP_ID}' and '{PROV_REPS}'"
@@ -277,25 +287,63 @@ def _read_provenance(run: RunFile, grid_rows: np.ndarray, grid: pa.Table) -> Pro
     if (rows < 0).any():
         unknown = exp_ids[rows < 0][:5].tolist()
         raise DataError(f"{run.provenance}: experiments not in grid.csv: exp_id {unknown}")
-    if np.unique(rows).size != rows.size:
-        raise DataError(f"{run.provenance}: an exp_id is listed twice in '{PROV_EXPERIMENTS}'")
-    nrep = grid["nrep"].to_numpy(zero_copy_only=False)[rows]
-    no_budget = np.nan_to_num(grid["max_time"].to_numpy(zero_copy_only=False)[rows]) == 0
-    bad = (reps < 0) | (reps > nrep) | (no_budget & (reps != nrep))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{run.provenance}: exp_id {exp_ids[i]} reports {reps[i]} repetitions, its nrep is "
-            f"{nrep[i]}{' and it had no time budget' if no_budget[i] else ''}"
-        )
-    expected = np.zeros(grid.num_rows, dtype=np.int64)
-    expected[rows] = reps
+    expected = _repetitions(run, exp_ids, rows, reps, chunks, parts, grid)
     return Provenance(
         expected,
         output_sha256,
         _heap_of(run, provenance),
         _page_faults(run, experiments, rows, grid.num_rows),
     )
+
+
+def _repetitions(
+    run: RunFile,
+    exp_ids: np.ndarray,
+    rows: np.ndarray,
+    reps: np.ndarray,
+    chunks: np.ndarray,
+    parts: np.ndarray,
+    grid: pa.Table,
+) -> np.ndarray:
+    """Repetitions done per grid row: the sum over the chunks of its provenance entries (one
+    entry, chunk 0 of 1, when it is not interleaved). DataError unless every experiment has
+    each chunk of the grid's interleave once, and reps ≤ nrep (== nrep without a budget)."""
+    # An empty cell is the kernel's default, one chunk.
+    interleave = grid["interleave"].fill_null(1).to_numpy()
+    planned = interleave[rows]
+    wrong = (parts != planned) | (chunks < 0) | (chunks >= parts) | (reps < 0)
+    if wrong.any():
+        i = int(np.flatnonzero(wrong)[0])
+        raise DataError(
+            f"{run.provenance}: exp_id {exp_ids[i]} lists chunk {chunks[i]} of interleave "
+            f"{parts[i]} with {reps[i]} repetitions; grid.csv plans interleave {planned[i]}"
+        )
+    # (grid row, chunk) pairs counted in a table of grid rows x chunks, as the raw rows are
+    if np.bincount(rows * (planned.max(initial=0) + 1) + chunks).max(initial=0) > 1:
+        raise DataError(
+            f"{run.provenance}: an exp_id is listed twice in '{PROV_EXPERIMENTS}' (with the "
+            "same chunk)"
+        )
+    listed = np.bincount(rows, minlength=grid.num_rows)
+    incomplete = np.flatnonzero((listed > 0) & (listed != interleave))
+    if incomplete.size:
+        i = int(incomplete[0])
+        raise DataError(
+            f"{run.provenance}: exp_id {grid['exp_id'][i].as_py()} has {listed[i]} of its "
+            f"{interleave[i]} chunks in '{PROV_EXPERIMENTS}'"
+        )
+    done = np.bincount(rows, weights=reps, minlength=grid.num_rows).astype(np.int64)
+    nrep = grid["nrep"].to_numpy(zero_copy_only=False)
+    no_budget = np.nan_to_num(grid["max_time"].to_numpy(zero_copy_only=False)) == 0
+    bad = (listed > 0) & ((done > nrep) | (no_budget & (done != nrep)))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"{run.provenance}: exp_id {grid['exp_id'][i].as_py()} reports {done[i]} "
+            f"repetitions, its nrep is {nrep[i]}"
+            f"{' and it had no time budget' if no_budget[i] else ''}"
+        )
+    return done
 
 
 def _heap_of(run: RunFile, provenance: dict) -> str:
@@ -312,7 +360,9 @@ def _heap_of(run: RunFile, provenance: dict) -> str:
 def _page_faults(
     run: RunFile, experiments: list, rows: np.ndarray, n_grid: int
 ) -> dict[str, np.ndarray] | None:
-    """Page-fault counts per grid row, or None when the kernel did not record them."""
+    """Page-fault counts per grid row, or None when the kernel did not record them. Over the
+    chunks of an interleaved experiment: the sums (over ranks) summed, the most of one rank the
+    largest of one chunk."""
     if not experiments or PROV_PAGE_FAULTS not in experiments[0]:
         return None
     counts = {column: np.zeros(n_grid, dtype=np.int64) for column in PAGE_FAULT_VALUES}
@@ -322,7 +372,10 @@ def _page_faults(
                 value = entry[PROV_PAGE_FAULTS][key]
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                     raise ValueError
-                counts[column][row] = value
+                if key.endswith("_sum"):
+                    counts[column][row] += value
+                else:
+                    counts[column][row] = max(counts[column][row], value)
     except (TypeError, KeyError, ValueError):
         raise DataError(
             f"{run.provenance}: every experiment's '{PROV_PAGE_FAULTS}' must hold non-negative "
