@@ -19,6 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from mpiguide.analysis.guidelines import (
+    TEST_LEADING_COLUMNS,
+    TEST_PAIR_COLUMNS,
+    TEST_RESULT_COLUMNS,
+)
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VERDICTS, VIOLATED
 from mpiguide.core.atomic import atomic_path
 
@@ -28,16 +33,9 @@ FAIL_ON = ("never", "violated", "undecided")
 # is found: apart from 1 (a file could not be read or written) and 2 (a usage or data error),
 # so a CI job can tell "the library broke a guideline" from "the job is broken".
 FAILED_STATUS = 3
-# Columns of tests.csv that are not the keys of a test (docs/analysis.md).
-NOT_KEYS = frozenset(
-    {"guideline", "relation", "group", "lhs_exp_id", "rhs_exp_id"}
-) | frozenset(
-    {
-        "n_lhs", "n_rhs", "median_lhs", "median_rhs", "violation_ratio", "ratio_low",
-        "ratio_high", "p_value", "p_adjusted", "test", "verdict", "violated", "group_verdict",
-        "detectable_ratio", "runs_needed", "hl_ratio", "hl_low", "hl_high",
-    }
-)  # fmt: skip
+# Columns of tests.csv that are not the keys of a test (docs/analysis.md): what was measured,
+# such as `page_faults`, differs between two measurements of one test.
+NOT_KEYS = frozenset((*TEST_LEADING_COLUMNS, *TEST_PAIR_COLUMNS, *TEST_RESULT_COLUMNS))
 
 
 def failing_verdicts(fail_on: str) -> tuple[str, ...]:
