@@ -142,7 +142,11 @@ def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.Compl
 def scheduled_jobs(project: Path, *args: str) -> dict[str, int]:
     """Rule -> number of jobs `snakemake -n` would run ({} when nothing is to be done)."""
     result = snakemake(project, "--profile", "profiles/local", "-n", *args)
-    output = result.stdout + result.stderr
+    return job_counts(result.stdout + result.stderr)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """Rule -> number of jobs in the job stats of a `snakemake -n` output."""
     if "Nothing to be done" in output:
         return {}
     summary = output.split("Job stats:", 1)[1].splitlines()

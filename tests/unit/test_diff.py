@@ -67,6 +67,16 @@ def test_identical_campaigns_have_no_change() -> None:
     assert "No test changed." in markdown(result, ("A", "B"))
 
 
+def test_what_was_measured_is_not_a_key() -> None:
+    """Two measurements of one grid differ in `page_faults` (a rank faulted in one of them):
+    still the same tests."""
+    a = frame_of(BASE).assign(page_faults="False")
+    b = frame_of(BASE).assign(page_faults=["False", "True", "False", "True"])
+    result = diff_tests(a, b)
+    assert counts(result)["same"] == 4
+    assert "page_faults" not in result.keys
+
+
 def test_grids_that_cannot_be_matched_are_refused_naming_the_key() -> None:
     other = {(op, 1024 if size == 64 else size): v for (op, size), v in BASE.items()}
     with pytest.raises(DataError, match=r"msg_size differs \(only in A: '64'; only in B: '1024'"):

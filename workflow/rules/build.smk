@@ -19,9 +19,10 @@ for build_mpi, build_entry in MPI.items():
         params:
             mpicc=build_entry["mpicc"],
             builddir=output_dir,
-        # make runs in src/kernel: BUILD must be absolute, but built at run time so that moving
+        # make runs in the kernel's sources (KERNEL_DIR: src/kernel of this checkout, relative
+        # to the working directory): BUILD must be absolute, but built at run time so that moving
         # the project does not change params and trigger a rebuild. MPICC goes in the
         # environment, where make never expands it (src/kernel/Makefile).
         shell:
-            'MPICC={params.mpicc:q} make -C src/kernel BUILD="$PWD"/{params.builddir:q}'
-            " > {log:q} 2>&1"
+            f"MPICC={{params.mpicc:q}} make -C {shlex.quote(KERNEL_DIR)}"
+            ' BUILD="$PWD"/{params.builddir:q} > {log:q} 2>&1'

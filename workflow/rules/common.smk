@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
+from snakemake.sourcecache import LocalSourceFile
 from snakemake.cli import get_argument_parser
 from snakemake.utils import validate
 
@@ -43,14 +44,30 @@ from mpiguide.core.paths import (
 )
 from mpiguide.core.strict_yaml import load_yaml
 
+# The checkout this workflow is read from, two levels above this file: "." when Snakemake runs in
+# it; as a module of another workflow (docs/workflow.md#use-from-another-workflow) the working
+# directory is that workflow's, and the kernel's and injector's sources are named from there.
+# Relative, so that moving both together changes no input or params (and rebuilds nothing).
+RULES_DIR = workflow.current_basedir
+if not isinstance(RULES_DIR, LocalSourceFile):
+    sys.exit(
+        f"mpiguide: the workflow is read from {RULES_DIR.get_path_or_uri(secret_free=True)}: as "
+        "a module it needs a checkout on this machine (`snakefile:` a path), whose kernel "
+        "sources the build jobs compile"
+    )
+CHECKOUT = os.path.relpath(
+    Path(RULES_DIR.get_path_or_uri(secret_free=False)).parents[1]
+)
+
 # The config files are --configfile's, or the demo campaign that profiles/default names when
-# none is given (a --configfile replaces it rather than merging into it). Their names are in the
-# run's ConfigSettings; there is no `configfile:` directive.
-CONFIG_FILES = [os.path.relpath(path) for path in workflow.config_settings.configfiles]
+# none is given (a --configfile replaces it rather than merging into it): this Snakefile has no
+# `configfile:` directive. Used as a module, the importing workflow's `configfile:` names them.
+CONFIG_FILES = [os.path.relpath(path) for path in workflow.configfiles]
 if not CONFIG_FILES:
     sys.exit(
         "no campaign config file: name one with --configfile FILE (profiles/default names "
-        "config/config.yaml unless --workflow-profile replaces it)"
+        "config/config.yaml unless --workflow-profile replaces it; a workflow that uses mpiguide "
+        "as a module names it with `configfile:`)"
     )
 CONFIG_SOURCE = ", ".join(CONFIG_FILES)
 CATALOGUE = str(GUIDELINE_CATALOGUE)
@@ -104,7 +121,7 @@ BLOCKS = f"{RESULTS}/{BLOCKS_TREE}"
 # whether or not it is activated.
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
     PYTHON_SETUP = (
-        f"export PYTHONPATH={shlex.quote(str(Path(workflow.basedir) / 'src'))}; "
+        f"export PYTHONPATH={shlex.quote(str(Path(CHECKOUT, 'src').resolve()))}; "
     )
 else:
     PYTHON_SETUP = (
@@ -279,10 +296,11 @@ def block_records(wildcards) -> list[str]:
 
 
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout).
+KERNEL_DIR = str(Path(CHECKOUT, "src", "kernel"))
 KERNEL_SOURCES = sorted(
     str(path)
     for pattern in ("*.c", "*.h", "Makefile")
-    for path in Path("src/kernel").rglob(pattern)
+    for path in Path(KERNEL_DIR).rglob(pattern)
 )
 
 

@@ -6,10 +6,12 @@
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
 
+# src/inject of this checkout (CHECKOUT, common.smk).
+INJECT_DIR = str(Path(CHECKOUT, "src", "inject"))
 INJECT_SOURCES = sorted(
     str(path)
     for pattern in ("*.c", "*.h", "*.def", "Makefile")
-    for path in Path("src/inject").glob(pattern)
+    for path in Path(INJECT_DIR).glob(pattern)
 )
 
 # INJECT_LIBRARIES (common.smk): LD_PRELOAD path -> the mpi entry whose mpicc builds it.
@@ -32,8 +34,8 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
             mpicc=MPI[inject_mpi]["mpicc"],
             builddir=output_dir,
         shell:
-            'MPICC={params.mpicc:q} make -C src/inject BUILD="$PWD"/{params.builddir:q}'
-            " > {log:q} 2>&1"
+            f"MPICC={{params.mpicc:q}} make -C {shlex.quote(INJECT_DIR)}"
+            ' BUILD="$PWD"/{params.builddir:q} > {log:q} 2>&1'
 
 
 rule selftest:

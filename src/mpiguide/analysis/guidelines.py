@@ -62,6 +62,10 @@ from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import DECIDED_WITH_JSON, TESTS_CSV
 
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
+# tests.csv's columns around the keys (deployment and parameters): the guideline before them,
+# the group and the paired experiments after (docs/analysis.md).
+TEST_LEADING_COLUMNS = ("guideline", "relation")
+TEST_PAIR_COLUMNS = ("group", "lhs_exp_id", "rhs_exp_id")
 # tests.csv's columns after the keys, group and experiments (docs/analysis.md).
 TEST_RESULT_COLUMNS = [
     "n_lhs",
@@ -317,8 +321,7 @@ def evaluate(
             "share the block's conditions)",
             file=sys.stderr,
         )
-    columns = ["guideline", "relation", *keys, "group", "lhs_exp_id", "rhs_exp_id"]
-    columns += TEST_RESULT_COLUMNS
+    columns = [*TEST_LEADING_COLUMNS, *keys, *TEST_PAIR_COLUMNS, *TEST_RESULT_COLUMNS]
     if not tests:
         return pd.DataFrame(columns=columns)
     return pd.concat(tests, ignore_index=True)[columns]
