@@ -34,7 +34,7 @@ NOT_KEYS = frozenset(
     {
         "n_lhs", "n_rhs", "median_lhs", "median_rhs", "violation_ratio", "ratio_low",
         "ratio_high", "p_value", "p_adjusted", "test", "verdict", "violated", "group_verdict",
-        "detectable_ratio", "runs_needed", "hl_ratio", "hl_low", "hl_high",
+        "detectable_ratio", "runs_needed", "hl_ratio", "hl_low", "hl_high", "page_faults",
     }
 )  # fmt: skip
 
