@@ -29,7 +29,7 @@ rule tune:
         "../envs/analysis.yaml"
     params:
         settings=as_json(SETTING_MARKS),
-        outdir=TUNING,
+        outdir=output_dir,
     shell:
         "python -m mpiguide tune --tests {input.tests:q} --decided-with {input.decided_with:q}"
         " --settings-json {params.settings:q} --outdir {params.outdir:q} > {log:q} 2>&1"
