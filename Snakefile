@@ -24,6 +24,7 @@ include: "workflow/rules/plot.smk"
 include: "workflow/rules/slowdown.smk"
 include: "workflow/rules/selftest.smk"
 include: "workflow/rules/models.smk"
+include: "workflow/rules/tune.smk"
 include: "workflow/rules/report.smk"
 
 

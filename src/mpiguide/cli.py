@@ -278,6 +278,25 @@ def cmd_report_tables(args: argparse.Namespace) -> None:
     write_report_tables(args.tests, args.decided_with, args.outdir)
 
 
+def cmd_tune(args: argparse.Namespace) -> None:
+    from mpiguide.campaign.algorithms import settings_from_marks, settings_in
+    from mpiguide.campaign.config import load_campaign
+    from mpiguide.reports.tuning import tune
+
+    if args.settings_json is not None:
+        settings = settings_from_marks(_json(args.settings_json, "--settings-json", dict))
+    else:
+        settings = settings_in(load_campaign(args.config, None, args.scale))
+    applied = tune(args.tests, args.decided_with, settings, args.outdir)
+    import pandas as pd
+
+    from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
+    from mpiguide.reports.algorithms_plot import plot_algorithms
+
+    plot_algorithms(pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG)
+    print(f"{args.outdir}: {len(applied)} tuned (entry, op, ranks, msg_size)")
+
+
 def cmd_partners(args: argparse.Namespace) -> None:
     from mpiguide.reports.partners import Grid, nodecart_note, parse_dims, partners_table
 
@@ -502,6 +521,39 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         metavar="JSON",
         help="check's decided_with.json: the options the verdicts were decided with",
+    )
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "tune",
+        cmd_tune,
+        "from tests.csv, choose per collective, ranks and message size the fastest of the "
+        "library's own algorithms where it beats the default significantly; write Figure 5's "
+        "algorithms.csv and .png, an Open MPI rules file or MPICH cvars per swept entry, and "
+        "tuning.md",
+    )
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    sub.add_argument(
+        "--decided-with",
+        type=_existing_file,
+        required=True,
+        metavar="JSON",
+        help="check's decided_with.json: the options the verdicts were decided with",
+    )
+    settings = sub.add_mutually_exclusive_group(required=True)
+    settings.add_argument(
+        "--config",
+        type=_existing_file,
+        metavar="FILE",
+        help="the campaign: its entries' `algorithms:` are listed from the installed libraries",
+    )
+    settings.add_argument(
+        "--settings-json",
+        metavar="JSON",
+        help="the added entries' settings as the workflow holds them (entry -> setting)",
+    )
+    sub.add_argument(
+        "--scale", choices=("paper", "local"), default=None, help="as for validate (with --config)"
     )
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 

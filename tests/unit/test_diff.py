@@ -101,6 +101,13 @@ def test_two_entries_of_one_campaign() -> None:
         diff_tests(both, both, "main", None)
 
 
+def test_page_faults_are_a_value_not_a_key() -> None:
+    """Whether a rank page-faulted differs between launches; the tests still match."""
+    faulted = frame_of(BASE).assign(page_faults=["True", "False", "False", "True"])
+    result = diff_tests(frame_of(BASE).assign(page_faults="False"), faulted)
+    assert counts(result)["same"] == 4
+
+
 def test_cli_writes_csv_and_markdown_and_fails_on_new(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,7 +1,7 @@
 # One kernel build per MPI entry, with that entry's mpicc. Rules are generated per entry because
 # `envmodules:` is static per rule and each entry names its own site modules.
 
-for build_mpi, build_entry in MPI.items():
+for build_mpi, build_entry in BUILT_MPI.items():
 
     rule:
         name:

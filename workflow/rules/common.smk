@@ -15,13 +15,21 @@ from snakemake.cli import get_argument_parser
 from snakemake.utils import validate
 
 from mpiguide.analysis.catalogue import load_catalogue
-from mpiguide.campaign.config import check_campaign, scaled_campaign, validate_schema
+from mpiguide.campaign.algorithms import kernel_entry, setting_marks, tuned_pairs
+from mpiguide.campaign.config import (
+    check_campaign,
+    expanded_campaign,
+    scaled_campaign,
+    validate_schema,
+)
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 from mpiguide.selftest.inject import inject_libraries
 from mpiguide.campaign.launch import env_prefix, quoted_launcher
 from mpiguide.campaign.options_record import record
 from mpiguide.core.paths import (
+    ALGORITHMS_CSV,
+    ALGORITHMS_PNG,
     DEPLOYMENT_RUN_PATTERN,
     DECIDED_WITH_JSON,
     GATE_TXT,
@@ -29,17 +37,23 @@ from mpiguide.core.paths import (
     BLOCKS_TREE,
     JUNIT_XML,
     REPORT_TABLE_FILES,
+    RESULTS_ROOT,
     RUN_PATTERN,
     SLOWDOWN_CSV,
     SUMMARY_CSV,
     SUMMARY_MD,
     TESTS_CSV,
+    TUNING_MD,
+    TUNING_TREE,
+    VERIFY_TREE,
     VERDICT_LINES_CSV,
     VERDICT_LINES_RST,
     VIOLATED_UNDECIDED_CSV,
     block_path,
     deployment_name,
     labels_of_plot,
+    mpich_env_name,
+    ompi_rules_name,
     run_path,
 )
 from mpiguide.core.strict_yaml import load_yaml
@@ -90,13 +104,15 @@ try:
     # At `scale: local` (--config scale=local) the campaign's `local:` block replaces what it
     # names; the rules see only the scaled config.
     scaled = scaled_campaign(config, load_yaml(SCHEMA), CONFIG_SOURCE, Path.cwd())
+    # An entry's `algorithms:` become entries of their own, with their guidelines.
+    scaled = expanded_campaign(scaled, CONFIG_SOURCE, Path.cwd())
     config.clear()
     config.update(scaled)
     check_campaign(config, load_catalogue(Path(CATALOGUE)), CONFIG_SOURCE)
 except MpiguideError as err:
     sys.exit(str(err))
 
-RESULTS = f"results/{config['campaign']}"
+RESULTS = f"{RESULTS_ROOT}/{config['campaign']}"
 MPI = config["mpi"]
 DEPLOYMENT_BY_NAME = {
     deployment_name(d["nodes"], d["ppn"]): d for d in config["deployments"]
@@ -321,7 +337,12 @@ def preloaded_libraries(mpi: str) -> list:
 
 
 def kernel_binary(mpi: str) -> str:
-    return f"{RESULTS}/build/{mpi}/mpiguide-bench"
+    """An entry added for an algorithm or a tuning runs its base entry's build (same mpicc)."""
+    return f"{RESULTS}/build/{kernel_entry(config, mpi)}/mpiguide-bench"
+
+
+# The entries that build a kernel: all but those added for an algorithm or a tuning.
+BUILT_MPI = {mpi: MPI[mpi] for mpi in MPI if kernel_entry(config, mpi) == mpi}
 
 
 GUIDELINE_OUTPUTS = {name: f"{RESULTS}/guidelines/{name}" for name in GUIDELINE_FILES}

@@ -19,7 +19,7 @@ if BLOCKING == "run":
 
     rule run_block:
         input:
-            kernels=[ancient(kernel_binary(mpi)) for mpi in MPI],
+            kernels=[ancient(kernel_binary(mpi)) for mpi in BUILT_MPI],
             csvs=[f"{RESULTS}/inputs/{mpi}/{DEPLOYMENT_RUN_PATTERN}.csv" for mpi in MPI],
             preload=[path for mpi in MPI for path in preloaded_libraries(mpi)],
         output:

@@ -24,11 +24,16 @@ from mpiguide.analysis.analysis_types import (
     Selector,
 )
 from mpiguide.analysis.catalogue import load_catalogue, resolve
+from mpiguide.campaign.algorithms import (
+    algorithm_settings,
+    verify_campaign,
+    with_algorithm_entries,
+)
 from mpiguide.campaign.launch import command_words
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE, MODEL_CATALOGUE
-from mpiguide.core.paths import deployment_name
+from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.core.schema_messages import describe
 from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.core.values import canonical_value
@@ -472,6 +477,16 @@ def scaled_campaign(
     return scaled
 
 
+def expanded_campaign(config: dict[str, Any], source: str, start: Path) -> dict[str, Any]:
+    """The scaled config with an mpi entry and a guideline per algorithm its entries sweep
+    (mpiguide.campaign.algorithms; the installed libraries are asked which they offer), or at
+    `verify: true` the campaign that re-measures it with the tuning found below `start`'s
+    results/<campaign>/tuning/ applied."""
+    if config["verify"]:
+        return verify_campaign(config, source, start / RESULTS_ROOT)
+    return with_algorithm_entries(config, algorithm_settings(config, source))
+
+
 def load_campaign(
     path: Path, catalogue_path: Path | None = None, scale: str | None = None
 ) -> dict[str, Any]:
@@ -483,7 +498,7 @@ def load_campaign(
         config["scale"] = scale
     schema = load_schema()
     validate_schema(config, schema, source)
-    config = scaled_campaign(config, schema, source, path)
+    config = expanded_campaign(scaled_campaign(config, schema, source, path), source, Path.cwd())
     catalogue_file = catalogue_path or GUIDELINE_CATALOGUE
     check_campaign(config, load_catalogue(catalogue_file), source)
     return config

@@ -106,3 +106,26 @@ def labels_of_plot(name: str) -> dict[str, str]:
         return {"guideline": "all", "plot": stem, "group": "all", "verdict": "all"}
     group, _, verdict = group_verdict.partition("-")
     return {"guideline": guideline, "plot": kind, "group": group, "verdict": verdict}
+
+
+# Every campaign's results are below results/<campaign>/ in the directory the workflow runs in.
+RESULTS_ROOT = "results"
+# results/<campaign>/tuning/ (mpiguide tune): Figure 5's view of the library's algorithms, the
+# tuning note, and per swept mpi entry the file its library reads.
+TUNING_TREE = "tuning"
+ALGORITHMS_CSV = "algorithms.csv"
+ALGORITHMS_PNG = "algorithms.png"
+TUNING_MD = "tuning.md"
+# results/<campaign>-verify/verify/ (`verify: true`): per tuned entry the before / after,
+# `mpiguide diff` of the entry and <entry>.tuned, as <entry>.md and <entry>.csv.
+VERIFY_TREE = "verify"
+
+
+def ompi_rules_name(entry: str) -> str:
+    """An Open MPI entry's dynamic rules file (coll_tuned_dynamic_rules_filename)."""
+    return f"{entry}.ompi-rules.conf"
+
+
+def mpich_env_name(entry: str) -> str:
+    """An MPICH entry's cvar settings, one `NAME=value` per line."""
+    return f"{entry}.mpich.env"

@@ -1,0 +1,240 @@
+"""An mpi entry's `algorithms:` as entries of their own (mpiguide.plan.algorithms).
+
+`algorithms: {allreduce: all}` in entry `openmpi` (with `library: openmpi`) adds one entry per
+algorithm the installed library offers for MPI_Allreduce, `openmpi.allreduce.<algorithm>`: a copy
+of `openmpi` whose env forces that algorithm, measured in the same blocks as `openmpi`, which keeps
+the library's own choice. Each added entry brings the guideline `ALGO.<entry>`: the library's
+choice is not slower than that algorithm (relation le), so a violation is an algorithm of the
+library's own that beats its default, with the paired test's bounds.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mpiguide.core.errors import ConfigError
+from mpiguide.core.paths import TUNING_TREE, mpich_env_name, ompi_rules_name
+from mpiguide.plan.algorithms import (
+    GUIDELINE_SOURCE,
+    INFO_PROGRAMS,
+    Algorithm,
+    AlgorithmSetting,
+    Choices,
+    installed_choices,
+    settings_of,
+)
+
+# Keys of an added entry (not config keys: the expansion writes them, the schema refuses them in
+# a config file): which setting it runs, and whose kernel build it runs (the same mpicc).
+SETTING_KEY = "algorithm_setting"
+KERNEL_KEY = "kernel_of"
+# Guideline ids are at most 64 characters (the catalogue's schema).
+GUIDELINE_ID_MAX = 64
+# `verify: true`: the campaign re-measured with its tuning, in results/<campaign>-verify/, where
+# each swept entry runs beside `<entry>.tuned`.
+VERIFY_SUFFIX = "-verify"
+TUNED_SUFFIX = ".tuned"
+
+Discover = Callable[[str, str, str], Choices]
+
+
+def _measured_ops(config: Mapping[str, Any]) -> set[str]:
+    ops: set[str] = set()
+    for block in config["experiments"]:
+        op = block["op"]
+        ops.update(op if isinstance(op, list) else [op])
+    return ops
+
+
+def algorithm_settings(
+    config: Mapping[str, Any], source: str, discover: Discover | None = None
+) -> list[AlgorithmSetting]:
+    """Every setting the config's entries ask for, checked against the installed libraries
+    (`discover(library, program, key_path)` lists them, by default installed_choices; each
+    program is run once)."""
+    discover = discover or installed_choices
+    listed: dict[tuple[str, str], Choices] = {}
+    measured = _measured_ops(config)
+    settings: list[AlgorithmSetting] = []
+    for name, entry in config["mpi"].items():
+        asked = entry.get("algorithms")
+        if not asked:
+            continue
+        where = f"{source}: mpi.{name}"
+        library = entry.get("library")
+        if library is None:
+            raise ConfigError(
+                f"{where}.algorithms: needs the entry's `library` (openmpi or mpich): it says "
+                "how the algorithms are listed and selected"
+            )
+        program = entry.get("info") or INFO_PROGRAMS[library]
+        key = (library, program)
+        if key not in listed:
+            listed[key] = discover(library, program, f"{where}.info")
+        for op in asked:
+            if op not in measured:
+                raise ConfigError(
+                    f"{where}.algorithms.{op}: the campaign measures no {op!r} (its ops: "
+                    f"{', '.join(sorted(measured))})"
+                )
+        settings.extend(settings_of(name, asked, listed[key], f"{where}.algorithms"))
+    taken = set(config["mpi"])
+    for setting in settings:
+        if setting.entry in taken:
+            raise ConfigError(
+                f"{source}: mpi.{setting.base}.algorithms.{setting.op}: adds the entry "
+                f"{setting.entry!r}, which the config already has; rename that entry"
+            )
+        if len(setting.guideline) > GUIDELINE_ID_MAX:
+            raise ConfigError(
+                f"{source}: mpi.{setting.base}: name too long for the guideline "
+                f"{setting.guideline!r} (at most {GUIDELINE_ID_MAX} characters); shorten it"
+            )
+    return settings
+
+
+def _guideline(setting: AlgorithmSetting) -> dict[str, Any]:
+    return {
+        "id": setting.guideline,
+        "source": GUIDELINE_SOURCE,
+        "text": (
+            f"MPI_{setting.op.capitalize()} as {setting.base} chooses ≼ with its "
+            f"{setting.library} algorithm {setting.algorithm.name}"
+        ),
+        "relation": "le",
+        "lhs": {"mpi": setting.base, "op": setting.op},
+        "rhs": {"mpi": setting.entry, "op": setting.op},
+    }
+
+
+def with_algorithm_entries(
+    config: Mapping[str, Any], settings: list[AlgorithmSetting]
+) -> dict[str, Any]:
+    """The config with an entry and a guideline per setting (`config` is not modified)."""
+    expanded = copy.deepcopy(dict(config))
+    for setting in settings:
+        entry = copy.deepcopy(config["mpi"][setting.base])
+        entry.pop("algorithms", None)
+        entry["env"] = {**entry["env"], **setting.env()}
+        entry[KERNEL_KEY] = setting.base
+        entry[SETTING_KEY] = {
+            "base": setting.base,
+            "library": setting.library,
+            "op": setting.op,
+            "algorithm": setting.algorithm.name,
+            "number": setting.algorithm.number,
+            "device_override": setting.device_override,
+            "faninout": setting.faninout,
+            "segsize": setting.segsize,
+        }
+        expanded["mpi"][setting.entry] = entry
+    ids = {g if isinstance(g, str) else g["id"] for g in expanded["guidelines"]}
+    expanded["guidelines"] = [
+        *expanded["guidelines"],
+        *(_guideline(s) for s in settings if s.guideline not in ids),
+    ]
+    return expanded
+
+
+def setting_marks(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """What each added entry of an expanded config runs, by entry, as plain JSON values."""
+    return {
+        name: dict(entry[SETTING_KEY])
+        for name, entry in config["mpi"].items()
+        if entry.get(SETTING_KEY)
+    }
+
+
+def settings_from_marks(marks: Mapping[str, Mapping[str, Any]]) -> dict[str, AlgorithmSetting]:
+    """The settings that setting_marks wrote, by entry."""
+    try:
+        return {
+            name: AlgorithmSetting(
+                mark["base"],
+                mark["library"],
+                mark["op"],
+                Algorithm(mark["algorithm"], mark["number"]),
+                mark["device_override"],
+                mark["faninout"],
+                mark["segsize"],
+            )
+            for name, mark in marks.items()
+        }
+    except (KeyError, TypeError) as error:
+        raise ConfigError(f"algorithm settings: missing or malformed {error}") from None
+
+
+def settings_in(config: Mapping[str, Any]) -> dict[str, AlgorithmSetting]:
+    """The settings of an expanded config, by the entry that runs each."""
+    return settings_from_marks(setting_marks(config))
+
+
+def kernel_entry(config: Mapping[str, Any], name: str) -> str:
+    """The entry whose kernel build an entry runs: an added entry runs its base's (same mpicc)."""
+    return str(config["mpi"][name].get(KERNEL_KEY, name))
+
+
+def _tuned_env(library: str, tuning: Path, name: str, where: str) -> dict[str, str]:
+    """The environment that applies what `tune` wrote for entry `name`."""
+    path = tuning / (ompi_rules_name(name) if library == "openmpi" else mpich_env_name(name))
+    if not path.is_file():
+        raise ConfigError(
+            f"{where}: {path} does not exist: run the target `tune` of the campaign first"
+        )
+    if library == "openmpi":
+        return {
+            "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+            "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path.resolve()),
+        }
+    env = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip() and not line.startswith("#"):
+            key, equals, value = line.partition("=")
+            if not equals or not key.startswith("MPIR_CVAR_"):
+                raise ConfigError(f"{path}:{number}: expected MPIR_CVAR_NAME=value")
+            env[key] = value
+    return env
+
+
+def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> dict[str, Any]:
+    """The campaign re-measured with its tuning applied (`verify: true`): results in
+    `<campaign>-verify`; each entry that swept its library's algorithms runs once as the library
+    chooses (no sweep) and once as `<entry>.tuned`, with the rules file or cvars that `tune`
+    wrote below results/<campaign>/tuning/, in the same blocks; the campaign's other entries and
+    guidelines as they are. `mpiguide diff` of the two entries is the before / after."""
+    swept = [name for name, entry in config["mpi"].items() if entry.get("algorithms")]
+    if not swept:
+        raise ConfigError(
+            f"{source}: verify: no mpi entry sweeps its library's algorithms (`algorithms:`), "
+            "so nothing was tuned to verify"
+        )
+    tuning = results / str(config["campaign"]) / TUNING_TREE
+    verified = copy.deepcopy(dict(config))
+    verified["campaign"] = f"{config['campaign']}{VERIFY_SUFFIX}"
+    for name in swept:
+        entry = copy.deepcopy(config["mpi"][name])
+        entry.pop("algorithms")
+        tuned_name = f"{name}{TUNED_SUFFIX}"
+        if tuned_name in config["mpi"]:
+            raise ConfigError(f"{source}: mpi.{tuned_name}: the name verify gives {name} tuned")
+        tuned = copy.deepcopy(entry)
+        tuned[KERNEL_KEY] = name
+        tuned["env"] = {
+            **entry["env"],
+            **_tuned_env(entry["library"], tuning, name, f"{source}: verify"),
+        }
+        verified["mpi"][name] = entry
+        verified["mpi"][tuned_name] = tuned
+    return verified
+
+
+def tuned_pairs(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(entry, entry.tuned) of a verify campaign."""
+    return [
+        (name[: -len(TUNED_SUFFIX)], name)
+        for name in config["mpi"]
+        if name.endswith(TUNED_SUFFIX) and name[: -len(TUNED_SUFFIX)] in config["mpi"]
+    ]

@@ -1,0 +1,277 @@
+"""A library's own algorithms for one collective, as a campaign factor (Hunold 2023, §4, Fig. 5).
+
+The choices are read from the installed library, never typed by the user: Open MPI lists every
+`coll_tuned_<op>_algorithm` with its numbered enumerators (`ompi_info --param coll tuned --level 9
+--parsable`), MPICH every `MPIR_CVAR_<OP>_INTRA_ALGORITHM` with its named choices in the
+description `mpivars` prints. A setting is one launch's environment: Open MPI's forced algorithm
+(with `coll_tuned_use_dynamic_rules`), MPICH's MPIR-level algorithm with the device's override of
+that collective switched off, so that the named algorithm is what runs.
+
+Each setting becomes an mpi entry of its own, `<entry>.<op>.<algorithm>` (a copy of the swept
+entry with the setting in its env), measured beside the entry itself, which keeps the library's
+default; the analysis compares the two with the generated guideline `ALGO.<entry>.<op>.<algorithm>`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpiguide.core.errors import ConfigError
+
+# What lists the choices, by library; an entry's `info` replaces the program (e.g. a full path).
+INFO_PROGRAMS = {"openmpi": "ompi_info", "mpich": "mpivars"}
+INFO_ARGUMENTS = {
+    "openmpi": ("--param", "coll", "tuned", "--level", "9", "--parsable"),
+    "mpich": (),
+}
+ALL = "all"
+# How tuning.md names the library's own choice (not "default": Open MPI's allgatherv has an
+# algorithm of that name).
+DEFAULT = "library-default"
+INFO_TIMEOUT_S = 60
+GUIDELINE_PREFIX = "ALGO"
+GUIDELINE_SOURCE = (
+    "Hunold 2023 (MPINPC), §4: a library should select the fastest of its own algorithms; "
+    "Figure 5 compares them per collective and size"
+)
+
+_OMPI_ENUMERATOR = re.compile(
+    r"^mca:coll:tuned:param:coll_tuned_([a-z_]+)_algorithm:enumerator:value:(\d+):(\S+)$"
+)
+_OMPI_VALUE = re.compile(
+    r"^mca:coll:tuned:param:coll_tuned_([a-z_]+)_algorithm_(segmentsize|tree_fanout|chain_fanout)"
+    r":value:(\d+)$"
+)
+# The fan-in/out a forced algorithm runs with (coll_tuned_decision_dynamic.c of Open MPI 4.1):
+# these collectives pass their chain fan-out, the others their tree fan-out.
+_OMPI_CHAIN_FANOUT = frozenset(
+    {"bcast", "reduce", "reduce_scatter", "reduce_scatter_block", "scatter"}
+)
+_MPICH_CVAR = re.compile(r"^\s*MPIR_CVAR_([A-Z_]+)_INTRA_ALGORITHM\s*=[^\t]*\t(.*)$")
+_MPICH_DEVICE = re.compile(r"^\s*MPIR_CVAR_([A-Z_]+)_DEVICE_COLLECTIVE\s*=")
+# MPICH's description glues its lines together: "Variable to select bcast algorithm" then per
+# choice "<name> <padding>- <Description>". Every description starts with a capital letter
+# ("Internal ...", "Force ..."), so the text splits at " - <Capital>", and each piece ends with
+# the next choice's name glued to the last word of the previous description.
+_MPICH_SPLIT = re.compile(r"\s+-\s+(?=[A-Z])")
+_MPICH_HEAD = re.compile(r"^Variable to select \S+ algorithm")
+# The last words of MPICH 4's choice descriptions, to which the next name is glued.
+_MPICH_TAILS = (
+    "algorithms",
+    "algorithm",
+    "JSON_FILE)",
+    "Allgather",
+    "allgatherv",
+    "receives",
+    "phase",
+    "Tree",
+    "Ring",
+)
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_MPICH_SCHEDULE_PREFIXES = ("sched_", "tsp_")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One choice of the library: its name, and Open MPI's number (None for MPICH, set by name)."""
+
+    name: str
+    number: int | None
+
+
+@dataclass(frozen=True)
+class AlgorithmSetting:
+    """One launch setting: collective `op` of the entry `base` forced to `algorithm`."""
+
+    base: str
+    library: str
+    op: str
+    algorithm: Algorithm
+    device_override: bool = False  # MPICH: the collective has MPIR_CVAR_<OP>_DEVICE_COLLECTIVE
+    # Open MPI: the fan-in/out and segment size the forced algorithm ran with (the library's
+    # values of coll_tuned_<op>_algorithm_{tree,chain}_fanout and _segmentsize), which a rules
+    # file must repeat to select the same algorithm
+    faninout: int = 0
+    segsize: int = 0
+
+    @property
+    def entry(self) -> str:
+        return setting_entry(self.base, self.op, self.algorithm.name)
+
+    @property
+    def guideline(self) -> str:
+        return f"{GUIDELINE_PREFIX}.{self.entry}"
+
+    def env(self) -> dict[str, str]:
+        """The environment that selects the algorithm for every launch of the entry."""
+        if self.library == "openmpi":
+            return {
+                "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                f"OMPI_MCA_coll_tuned_{self.op}_algorithm": str(self.algorithm.number),
+            }
+        env = {f"MPIR_CVAR_{self.op.upper()}_INTRA_ALGORITHM": self.algorithm.name}
+        if self.device_override:
+            env[f"MPIR_CVAR_{self.op.upper()}_DEVICE_COLLECTIVE"] = "0"
+        return env
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What an installed library offers: per collective its algorithms (the default excluded),
+    and (MPICH) the collectives whose device may override the MPIR-level choice."""
+
+    library: str
+    algorithms: Mapping[str, tuple[Algorithm, ...]]
+    device_override: frozenset[str] = frozenset()
+    # Open MPI: per collective the (fan-in/out, segment size) of its forced algorithms
+    parameters: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def setting_entry(base: str, op: str, algorithm: str) -> str:
+    return f"{base}.{op}.{algorithm}"
+
+
+def parse_ompi_info(text: str) -> Choices:
+    """`ompi_info --param coll tuned --level 9 --parsable`: every numbered algorithm of every
+    collective; number 0 (`ignore`) is the library's own decision, the default."""
+    found: dict[str, list[Algorithm]] = {}
+    values: dict[tuple[str, str], int] = {}
+    for line in text.splitlines():
+        match = _OMPI_ENUMERATOR.match(line.strip())
+        if match and int(match.group(2)) != 0:
+            op, number, name = match.group(1), int(match.group(2)), match.group(3)
+            found.setdefault(op, []).append(Algorithm(name, number))
+        value = _OMPI_VALUE.match(line.strip())
+        if value:
+            values[(value.group(1), value.group(2))] = int(value.group(3))
+    parameters = {
+        op: (
+            values.get((op, "chain_fanout" if op in _OMPI_CHAIN_FANOUT else "tree_fanout"), 0),
+            values.get((op, "segmentsize"), 0),
+        )
+        for op in found
+    }
+    return Choices(
+        "openmpi", {op: tuple(algs) for op, algs in sorted(found.items())}, frozenset(), parameters
+    )
+
+
+def _mpich_name(piece: str) -> str | None:
+    """The choice name at the end of one piece of a glued MPICH description: what follows a
+    known last word of a description; of several readings the one naming a nonblocking
+    schedule (`sched_`, `tsp_`) or else the longest ("algorithmsmp" is "algorithm" + "smp")."""
+    words = piece.split()
+    token = words[-1] if words else ""
+    readings = []
+    for tail in _MPICH_TAILS:
+        at = token.find(tail)
+        if at >= 0 and _NAME.match(token[at + len(tail) :]):
+            readings.append(token[at + len(tail) :])
+    if not readings:
+        return token if _NAME.match(token) else None
+    schedules = [r for r in readings if r.startswith(_MPICH_SCHEDULE_PREFIXES)]
+    return max(schedules or readings, key=len)
+
+
+def _mpich_names(description: str) -> tuple[str, ...] | None:
+    """The choices of one cvar's description; None for a description of another layout (the
+    device's own cvars, e.g. MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM), which this module does not
+    offer."""
+    head = _MPICH_HEAD.match(description)
+    if not head:
+        return None
+    names = [_mpich_name(piece) for piece in _MPICH_SPLIT.split(description[head.end() :])[:-1]]
+    if not names or any(name is None for name in names):
+        return None
+    return tuple(name for name in names if name is not None)
+
+
+def parse_mpivars(text: str) -> Choices:
+    """`mpivars`: the named choices of every MPIR_CVAR_<OP>_INTRA_ALGORITHM; `auto` (the
+    library's own selection) is the default."""
+    found: dict[str, tuple[Algorithm, ...]] = {}
+    device: set[str] = set()
+    for line in text.splitlines():
+        cvar = _MPICH_CVAR.match(line)
+        names = _mpich_names(cvar.group(2).split("\t")[-1]) if cvar else None
+        if cvar and names:
+            found[cvar.group(1).lower()] = tuple(Algorithm(n, None) for n in names if n != "auto")
+        override = _MPICH_DEVICE.match(line)
+        if override:
+            device.add(override.group(1).lower())
+    return Choices("mpich", dict(sorted(found.items())), frozenset(device))
+
+
+PARSERS: dict[str, Callable[[str], Choices]] = {"openmpi": parse_ompi_info, "mpich": parse_mpivars}
+
+
+def installed_choices(library: str, program: str, key_path: str) -> Choices:
+    """Run the library's listing program and read its choices; `key_path` names the entry."""
+    words = [*shlex.split(program), *INFO_ARGUMENTS[library]]
+    try:
+        done = subprocess.run(
+            words, capture_output=True, text=True, timeout=INFO_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(
+            f"{key_path}: cannot list {library}'s algorithms with {shlex.join(words)}: {exc} "
+            f"(set the entry's `info` to the program of the library it measures)"
+        ) from None
+    if done.returncode != 0:
+        raise ConfigError(
+            f"{key_path}: {shlex.join(words)} exited {done.returncode}: {done.stderr.strip()[:200]}"
+        )
+    choices = PARSERS[library](done.stdout)
+    if not choices.algorithms:
+        raise ConfigError(f"{key_path}: {shlex.join(words)} lists no collective's algorithms")
+    return choices
+
+
+def _allowed(values: Sequence[str]) -> str:
+    return ", ".join(values)
+
+
+def _setting(base: str, choices: Choices, op: str, algorithm: Algorithm) -> AlgorithmSetting:
+    faninout, segsize = choices.parameters.get(op, (0, 0))
+    return AlgorithmSetting(
+        base, choices.library, op, algorithm, op in choices.device_override, faninout, segsize
+    )
+
+
+def settings_of(
+    base: str, asked: Mapping[str, Any], choices: Choices, key_path: str
+) -> list[AlgorithmSetting]:
+    """The settings an entry's `algorithms:` asks for, checked against what the library offers:
+    per collective `all` or a list of algorithm names (Open MPI: or numbers)."""
+    settings: list[AlgorithmSetting] = []
+    for op, selection in asked.items():
+        where = f"{key_path}.{op}"
+        offered = choices.algorithms.get(op)
+        if offered is None:
+            raise ConfigError(
+                f"{where}: {choices.library} offers no algorithm choice for {op!r}; allowed: "
+                f"{_allowed(list(choices.algorithms))}"
+            )
+        if selection == ALL:
+            settings.extend(_setting(base, choices, op, a) for a in offered)
+            continue
+        by_key = {a.name: a for a in offered} | {str(a.number): a for a in offered if a.number}
+        picked: dict[str, Algorithm] = {}
+        for index, value in enumerate(selection):
+            algorithm = by_key.get(str(value))
+            if algorithm is None:
+                names = [f"{a.number} {a.name}" if a.number else a.name for a in offered]
+                raise ConfigError(
+                    f"{where}[{index}]: {value!r} is not an algorithm of {choices.library}'s "
+                    f"{op}; allowed: {ALL}, or of {_allowed(names)}"
+                )
+            if algorithm.name in picked:
+                raise ConfigError(f"{where}[{index}]: {algorithm.name!r} is named twice")
+            picked[algorithm.name] = algorithm
+        settings.extend(_setting(base, choices, op, a) for a in picked.values())
+    return settings

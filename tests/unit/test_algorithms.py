@@ -1,0 +1,265 @@
+"""A library's own algorithms as a campaign factor: listing them from what the installed library
+prints, checking a config's `algorithms:` against them, and the entries and guidelines they add."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.campaign.algorithms import (
+    SETTING_KEY,
+    algorithm_settings,
+    kernel_entry,
+    setting_marks,
+    settings_from_marks,
+    settings_in,
+    tuned_pairs,
+    verify_campaign,
+    with_algorithm_entries,
+)
+from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
+from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+from mpiguide.plan.algorithms import (
+    Choices,
+    installed_choices,
+    parse_mpivars,
+    parse_ompi_info,
+    settings_of,
+)
+
+LISTINGS = Path(__file__).parent / "algorithm_listings"
+SOURCE = "c.yaml"
+
+
+@pytest.fixture(scope="module")
+def ompi() -> Choices:
+    return parse_ompi_info((LISTINGS / "ompi_info-4.1.4.txt").read_text())
+
+
+@pytest.fixture(scope="module")
+def mpich() -> Choices:
+    return parse_mpivars((LISTINGS / "mpivars-4.0.2.txt").read_text())
+
+
+def test_open_mpi_lists_numbered_algorithms_without_its_default(ompi: Choices) -> None:
+    allreduce = [(a.number, a.name) for a in ompi.algorithms["allreduce"]]
+    assert allreduce == [
+        (1, "basic_linear"),
+        (2, "nonoverlapping"),
+        (3, "recursive_doubling"),
+        (4, "ring"),
+        (5, "segmented_ring"),
+        (6, "rabenseifner"),
+    ]
+    assert [a.name for a in ompi.algorithms["scan"]] == ["linear", "recursive_doubling"]
+    # the forced algorithm's fan-out (bcast passes its chain fan-out) and segment size
+    assert ompi.parameters["bcast"] == (4, 0)
+    assert ompi.parameters["allreduce"] == (4, 0)
+
+
+def test_mpich_names_are_read_from_glued_descriptions(mpich: Choices) -> None:
+    names = {op: [a.name for a in algs] for op, algs in mpich.algorithms.items()}
+    assert names["allreduce"] == ["nb", "smp", "recursive_doubling", "reduce_scatter_allgather"]
+    assert names["bcast"] == [
+        "binomial",
+        "nb",
+        "smp",
+        "scatter_recursive_doubling_allgather",
+        "scatter_ring_allgather",
+    ]
+    assert names["barrier"] == ["nb", "smp", "dissemination"]
+    assert names["gather"] == ["binomial", "nb"]
+    assert names["iallreduce"][:2] == ["sched_auto", "sched_naive"]
+    # the device's own cvars (MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM) are not collectives
+    assert not any("posix" in op for op in names)
+    assert "allreduce" in mpich.device_override
+
+
+def test_settings_select_by_name_or_number_and_set_the_environment(
+    ompi: Choices, mpich: Choices
+) -> None:
+    chosen = settings_of("openmpi", {"allreduce": ["ring", 3]}, ompi, "mpi.openmpi.algorithms")
+    assert [s.entry for s in chosen] == [
+        "openmpi.allreduce.ring",
+        "openmpi.allreduce.recursive_doubling",
+    ]
+    assert chosen[0].env() == {
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_allreduce_algorithm": "4",
+    }
+    (smp,) = settings_of("mpich", {"allreduce": ["smp"]}, mpich, "k")
+    assert smp.env() == {
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "smp",
+        "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0",
+    }
+    assert len(settings_of("openmpi", {"bcast": "all"}, ompi, "k")) == 9
+
+
+@pytest.mark.parametrize(
+    ("asked", "message"),
+    [
+        (
+            {"allreduce": ["rign"]},
+            "mpi.openmpi.algorithms.allreduce[0]: 'rign' is not an algorithm of openmpi's "
+            "allreduce; allowed: all, or of 1 basic_linear, 2 nonoverlapping",
+        ),
+        ({"allreduce": [7]}, "mpi.openmpi.algorithms.allreduce[0]: 7 is not an algorithm"),
+        ({"allreduce": ["ring", 4]}, "allreduce[1]: 'ring' is named twice"),
+        (
+            {"neighbor_allgather": "all"},
+            "mpi.openmpi.algorithms.neighbor_allgather: openmpi offers no algorithm choice for "
+            "'neighbor_allgather'; allowed: allgather, allgatherv, allreduce",
+        ),
+    ],
+)
+def test_unknown_choices_are_refused_naming_the_key(
+    ompi: Choices, asked: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        settings_of("openmpi", asked, ompi, "mpi.openmpi.algorithms")
+    assert message in str(error.value)
+
+
+def test_a_missing_listing_program_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"mpi\.x\.info: cannot list openmpi's algorithms"):
+        installed_choices("openmpi", "/nonexistent/ompi_info", "mpi.x.info")
+
+
+CONFIG: dict[str, Any] = {
+    "campaign": "t",
+    "mpi": {
+        "openmpi": {
+            "library": "openmpi",
+            "algorithms": {"allreduce": ["ring", "recursive_doubling"]},
+            "env": {"OMPI_MCA_mpi_yield_when_idle": "1"},
+        }
+    },
+    "deployments": [{"nodes": 1, "ppn": 2}],
+    "experiments": [{"op": ["allreduce", "allreduce_as_reduce_bcast"], "msg_size": [8, 1024]}],
+    "guidelines": [],
+}
+
+
+def _config(**mpi_changes: Any) -> dict[str, Any]:
+    config = copy.deepcopy(CONFIG)
+    config["mpi"]["openmpi"].update(mpi_changes)
+    validate_schema(config, load_schema(), SOURCE)
+    return config
+
+
+def _listing(ompi: Choices) -> Any:
+    calls = []
+
+    def discover(library: str, program: str, key_path: str) -> Choices:
+        calls.append((library, program, key_path))
+        return ompi
+
+    discover.calls = calls  # type: ignore[attr-defined]
+    return discover
+
+
+def test_an_entry_per_setting_with_its_guideline_and_the_base_kernel(ompi: Choices) -> None:
+    config = _config()
+    discover = _listing(ompi)
+    expanded = with_algorithm_entries(config, algorithm_settings(config, SOURCE, discover))
+    assert discover.calls == [("openmpi", "ompi_info", "c.yaml: mpi.openmpi.info")]
+    assert list(expanded["mpi"]) == [
+        "openmpi",
+        "openmpi.allreduce.ring",
+        "openmpi.allreduce.recursive_doubling",
+    ]
+    ring = expanded["mpi"]["openmpi.allreduce.ring"]
+    assert ring["env"] == {
+        "OMPI_MCA_mpi_yield_when_idle": "1",
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_allreduce_algorithm": "4",
+    }
+    assert "algorithms" not in ring
+    assert kernel_entry(expanded, "openmpi.allreduce.ring") == "openmpi"
+    assert kernel_entry(expanded, "openmpi") == "openmpi"
+    guideline = expanded["guidelines"][0]
+    assert guideline["id"] == "ALGO.openmpi.allreduce.ring"
+    assert guideline["relation"] == "le"
+    assert guideline["lhs"] == {"mpi": "openmpi", "op": "allreduce"}
+    assert guideline["rhs"] == {"mpi": "openmpi.allreduce.ring", "op": "allreduce"}
+    # the added guidelines and entries pass the campaign's own checks
+    check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+    assert config["mpi"].keys() == {"openmpi"}  # not modified
+    settings = settings_in(expanded)
+    assert settings["openmpi.allreduce.ring"].algorithm.number == 4
+    assert settings_from_marks(setting_marks(expanded)) == settings
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"library": None},
+            "c.yaml: mpi.openmpi.algorithms: needs the entry's `library` (openmpi or mpich)",
+        ),
+        (
+            {"algorithms": {"bcast": "all"}},
+            "c.yaml: mpi.openmpi.algorithms.bcast: the campaign measures no 'bcast'",
+        ),
+    ],
+)
+def test_bad_algorithms_are_refused(ompi: Choices, changes: dict[str, Any], message: str) -> None:
+    config = _config(**{k: v for k, v in changes.items() if v is not None})
+    for key in (k for k, v in changes.items() if v is None):
+        del config["mpi"]["openmpi"][key]
+    with pytest.raises(ConfigError) as error:
+        algorithm_settings(config, SOURCE, _listing(ompi))
+    assert message in str(error.value)
+
+
+def test_an_added_entry_may_not_replace_one_of_the_config(ompi: Choices) -> None:
+    config = _config()
+    config["mpi"]["openmpi.allreduce.ring"] = copy.deepcopy(config["mpi"]["openmpi"])
+    del config["mpi"]["openmpi.allreduce.ring"]["algorithms"]
+    with pytest.raises(ConfigError, match=r"adds the entry 'openmpi\.allreduce\.ring', which the"):
+        algorithm_settings(config, SOURCE, _listing(ompi))
+
+
+def test_the_schema_refuses_a_setting_written_by_hand() -> None:
+    config = copy.deepcopy(CONFIG)
+    config["mpi"]["openmpi"][SETTING_KEY] = {"base": "x"}
+    with pytest.raises(ConfigError, match=SETTING_KEY):
+        validate_schema(config, load_schema(), SOURCE)
+
+
+def test_verify_runs_each_swept_entry_beside_its_tuning(ompi: Choices, tmp_path: Path) -> None:
+    config = _config()
+    config["mpi"]["mpich"] = {
+        "mpicc": "mpicc.mpich",
+        "library": "mpich",
+        "algorithms": {"allreduce": "all"},
+        "env": {},
+    }
+    validate_schema(config, load_schema(), SOURCE)
+    tuning = tmp_path / "results" / "t" / "tuning"
+    with pytest.raises(ConfigError, match=r"openmpi\.ompi-rules\.conf does not exist: run"):
+        verify_campaign(config, SOURCE, tmp_path / "results")
+    tuning.mkdir(parents=True)
+    (tuning / "openmpi.ompi-rules.conf").write_text("0\n")
+    (tuning / "mpich.mpich.env").write_text("# c\nMPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=smp\n")
+    verified = verify_campaign(config, SOURCE, tmp_path / "results")
+    assert verified["campaign"] == "t-verify"
+    assert list(verified["mpi"]) == ["openmpi", "mpich", "openmpi.tuned", "mpich.tuned"]
+    assert "algorithms" not in verified["mpi"]["openmpi"]
+    tuned = verified["mpi"]["openmpi.tuned"]["env"]
+    assert tuned["OMPI_MCA_coll_tuned_dynamic_rules_filename"] == str(
+        (tuning / "openmpi.ompi-rules.conf").resolve()
+    )
+    assert tuned["OMPI_MCA_mpi_yield_when_idle"] == "1"
+    assert verified["mpi"]["mpich.tuned"]["env"] == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "smp"}
+    assert kernel_entry(verified, "mpich.tuned") == "mpich"
+    assert tuned_pairs(verified) == [("openmpi", "openmpi.tuned"), ("mpich", "mpich.tuned")]
+    check_campaign(verified, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+    (tuning / "mpich.mpich.env").write_text("recursive_doubling\n")
+    with pytest.raises(ConfigError, match=r"mpich\.mpich\.env:1: expected MPIR_CVAR_NAME=value"):
+        verify_campaign(config, SOURCE, tmp_path / "results")

@@ -1,0 +1,206 @@
+"""mpiguide tune: the library's own algorithms that beat its default, as the files the library
+reads. The rules file is read back here as Open MPI 4.1 reads and looks it up
+(coll_tuned_dynamic_file.c, coll_tuned_dynamic_rules.c); tests/kernel/test_tuning_rules.py runs
+Open MPI itself on one."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from mpiguide.core.errors import DataError
+from mpiguide.plan.algorithms import Algorithm, AlgorithmSetting
+from mpiguide.reports.algorithms_plot import plot_algorithms
+from mpiguide.reports.tuning import OMPI_COLLECTIVE_IDS, tune
+
+OMPI = {
+    f"openmpi.{op}.{name}": AlgorithmSetting(
+        "openmpi", "openmpi", op, Algorithm(name, n), False, 4, 0
+    )
+    for op, name, n in [
+        ("allreduce", "recursive_doubling", 3),
+        ("allreduce", "ring", 4),
+        ("scan", "recursive_doubling", 2),
+        ("allgather", "ring", 4),
+    ]
+}
+MPICH = {
+    f"mpich.{op}.{name}": AlgorithmSetting("mpich", "mpich", op, Algorithm(name, None), True)
+    for op, name in [("allreduce", "recursive_doubling"), ("bcast", "binomial"), ("bcast", "nb")]
+}
+ANALYSIS = {"p_thres": 0.001, "v_thres": 1.03, "confidence": 0.95}
+
+
+def _row(
+    setting: AlgorithmSetting | None,
+    size: int,
+    verdict: str,
+    ratio: float,
+    ppn: int = 2,
+    guideline: str | None = None,
+    op: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "guideline": guideline or (setting.guideline if setting else ""),
+        "relation": "le",
+        "mpi": f"{setting.base}|{setting.entry}" if setting else "openmpi",
+        "nodes": "1",
+        "ppn": str(ppn),
+        "heap": "default",
+        "op": op or (setting.op if setting else ""),
+        "msg_size": str(size),
+        "dtype": "char",
+        "group": "0",
+        "median_lhs": str(1e-5 * ratio),
+        "median_rhs": "1e-05",
+        "violation_ratio": str(ratio),
+        "ratio_low": str(ratio * 0.9),
+        "ratio_high": str(ratio * 1.1),
+        "verdict": verdict,
+    }
+
+
+def _tests(tmp_path: Path, rows: list[dict[str, Any]]) -> tuple[Path, Path]:
+    tests = tmp_path / "tests.csv"
+    pd.DataFrame(rows).to_csv(tests, index=False)
+    decided = tmp_path / "decided_with.json"
+    decided.write_text(json.dumps({"analysis": ANALYSIS}))
+    return tests, decided
+
+
+def read_rules(text: str) -> dict[int, list[tuple[int, list[tuple[int, int, int, int]]]]]:
+    """A rules file as Open MPI 4.1 reads it: integers, `#` to the end of the line skipped."""
+    numbers = iter(int(t) for t in re.sub(r"#[^\n]*", " ", text).split())
+    rules = {}
+    for _ in range(next(numbers)):
+        collective, com_rules = next(numbers), []
+        for _ in range(next(numbers)):
+            ranks, msg_rules = next(numbers), []
+            for _ in range(next(numbers)):
+                msg_rules.append((next(numbers), next(numbers), next(numbers), next(numbers)))
+            assert msg_rules[0][0] == 0, "Open MPI needs a rule from size 0 first"
+            com_rules.append((ranks, msg_rules))
+        rules[collective] = com_rules
+    assert next(numbers, None) is None
+    return rules
+
+
+def lookup(rules: dict[int, Any], op: str, ranks: int, size: int) -> int:
+    """The algorithm Open MPI 4.1 picks: the last communicator rule not above `ranks` (else the
+    first), in it the last message rule not above `size`; 0 = its own decision."""
+    com_rules = rules.get(OMPI_COLLECTIVE_IDS[op])
+    if not com_rules:
+        return 0
+    chosen = com_rules[0]
+    for com_rule in com_rules:
+        if com_rule[0] > ranks:
+            break
+        chosen = com_rule
+    algorithm = chosen[1][0][1]
+    for msg_size, alg, _, _ in chosen[1]:
+        if msg_size > size:
+            break
+        algorithm = alg
+    return algorithm
+
+
+def test_the_fastest_significant_algorithm_per_size_and_the_default_elsewhere(
+    tmp_path: Path,
+) -> None:
+    rd, ring = OMPI["openmpi.allreduce.recursive_doubling"], OMPI["openmpi.allreduce.ring"]
+    rows = [
+        _row(rd, 8, "violated", 1.5),
+        _row(ring, 8, "holds", 1.0),
+        _row(rd, 1024, "violated", 1.4),
+        _row(ring, 1024, "violated", 1.2),
+        _row(rd, 65536, "undecided", 1.9),
+        _row(ring, 65536, "violated", 2.0),
+        _row(rd, 8, "holds", 1.0, ppn=4),
+        _row(ring, 8, "undecided", 1.3, ppn=4),
+        # allgather: looked up by msg_size x ranks
+        _row(OMPI["openmpi.allgather.ring"], 100, "violated", 1.1),
+        # scan: the winner differs by size, and Open MPI does not look scan up by size
+        _row(OMPI["openmpi.scan.recursive_doubling"], 8, "violated", 3.0),
+        _row(OMPI["openmpi.scan.recursive_doubling"], 1024, "holds", 1.0),
+        # a mock-up beats the collective: not a library algorithm
+        _row(None, 1024, "violated", 1.6, guideline="MPINPC-GL1", op="bcast|bcast_as_allgatherv"),
+    ]
+    tests, decided = _tests(tmp_path, rows)
+    applied = tune(tests, decided, OMPI, tmp_path / "tuning")
+    assert {(c.op, c.ranks, c.msg_size, c.setting.algorithm.name) for c in applied} == {
+        ("allreduce", 2, 8, "recursive_doubling"),
+        ("allreduce", 2, 1024, "recursive_doubling"),
+        ("allreduce", 2, 65536, "ring"),
+        ("allgather", 2, 100, "ring"),
+    }
+    rules = read_rules((tmp_path / "tuning" / "openmpi.ompi-rules.conf").read_text())
+    expected = {
+        (2, 0): 0,
+        (2, 7): 0,
+        (2, 8): 3,
+        (2, 1024): 3,
+        (2, 65535): 3,
+        (2, 65536): 4,
+        (2, 65537): 0,
+        (1, 8): 0,
+        (3, 8): 0,
+        (4, 8): 0,
+        (4, 65536): 0,
+    }
+    assert {key: lookup(rules, "allreduce", *key) for key in expected} == expected
+    assert lookup(rules, "allgather", 2, 200) == 4  # 100 B per process x 2 ranks
+    assert lookup(rules, "allgather", 2, 199) == 0
+    assert lookup(rules, "scan", 2, 8) == 0
+    assert all(
+        rule[2:] == (4, 0) for com in rules.values() for _, m in com for rule in m if rule[1]
+    )
+    note = (tmp_path / "tuning" / "tuning.md").read_text()
+    assert "| openmpi | allreduce | 2 | 65536 | ring | 2 [1.8, 2.2] |" in note
+    assert "openmpi scan at 2 ranks: the fastest algorithm differs between message sizes" in note
+    assert "MPINPC-GL1 (openmpi, bcast|bcast_as_allgatherv): 1 test(s)" in note
+    figure5 = pd.read_csv(tmp_path / "tuning" / "algorithms.csv")
+    assert len(figure5) == 11
+    plot_algorithms(figure5, tmp_path / "algorithms.png")
+    assert (tmp_path / "algorithms.png").read_bytes().startswith(b"\x89PNG")
+    assert list(figure5.columns[:6]) == ["mpi", "library", "op", "nodes", "ppn", "msg_size"]
+
+
+def test_mpich_sets_a_cvar_only_for_one_winner_at_every_size(tmp_path: Path) -> None:
+    rd = MPICH["mpich.allreduce.recursive_doubling"]
+    binomial, nb = MPICH["mpich.bcast.binomial"], MPICH["mpich.bcast.nb"]
+    rows = [
+        _row(rd, 8, "violated", 1.5),
+        _row(rd, 1024, "violated", 1.2),
+        _row(binomial, 8, "violated", 1.5),
+        _row(nb, 1024, "violated", 1.5),
+    ]
+    tests, decided = _tests(tmp_path, rows)
+    tune(tests, decided, MPICH, tmp_path / "tuning")
+    env = (tmp_path / "tuning" / "mpich.mpich.env").read_text().splitlines()[1:]
+    assert env == [
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
+        "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0",
+    ]
+    note = (tmp_path / "tuning" / "tuning.md").read_text()
+    assert "mpich bcast: an MPICH cvar sets one algorithm for every size" in note
+
+
+def test_nothing_to_tune_from_without_a_sweep(tmp_path: Path) -> None:
+    tests, decided = _tests(tmp_path, [_row(None, 8, "holds", 1.0, guideline="GL1", op="bcast")])
+    with pytest.raises(DataError, match="no mpi entry of this campaign sweeps"):
+        tune(tests, decided, {}, tmp_path / "tuning")
+
+
+def test_no_winner_writes_an_empty_rules_file(tmp_path: Path) -> None:
+    rd = OMPI["openmpi.allreduce.recursive_doubling"]
+    tests, decided = _tests(tmp_path, [_row(rd, 8, "undecided", 1.2)])
+    assert tune(tests, decided, OMPI, tmp_path / "tuning") == []
+    assert read_rules((tmp_path / "tuning" / "openmpi.ompi-rules.conf").read_text()) == {}
+    assert (
+        "Nothing: no algorithm beats the default" in (tmp_path / "tuning" / "tuning.md").read_text()
+    )

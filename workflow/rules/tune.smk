@@ -1,0 +1,73 @@
+# From verdict to fix (mpiguide.reports.tuning): the target `tune` writes, from the verdicts of
+# the guidelines ALGO.<entry>.<op>.<algorithm> that an entry's `algorithms:` adds, the library
+# settings that choose its fastest algorithm where it beats the default significantly.
+
+SETTING_MARKS = setting_marks(config)
+TUNING = f"{RESULTS}/{TUNING_TREE}"
+TUNING_FILES = {
+    mark["base"]: (
+        ompi_rules_name(mark["base"])
+        if mark["library"] == "openmpi"
+        else mpich_env_name(mark["base"])
+    )
+    for mark in SETTING_MARKS.values()
+}
+
+
+rule tune:
+    input:
+        tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+        decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
+    output:
+        note=f"{TUNING}/{TUNING_MD}",
+        algorithms=f"{TUNING}/{ALGORITHMS_CSV}",
+        plot=f"{TUNING}/{ALGORITHMS_PNG}",
+        files=[f"{TUNING}/{name}" for name in sorted(TUNING_FILES.values())],
+    log:
+        f"{RESULTS}/logs/tune.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        settings=as_json(SETTING_MARKS),
+        outdir=output_dir,
+    shell:
+        "python -m mpiguide tune --tests {input.tests:q} --decided-with {input.decided_with:q}"
+        " --settings-json {params.settings:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+
+
+localrules:
+    tune,
+
+
+# `verify: true` (`--config verify=True`): the campaign re-measured with the tuning applied,
+# each tuned entry beside the library's own choice in the same blocks; per entry the before /
+# after of every guideline (MPINPC's Figure 4) is `mpiguide diff` of the two.
+if config["verify"]:
+    VERIFY_PAIRS = dict(tuned_pairs(config))
+    VERIFY = f"{RESULTS}/{VERIFY_TREE}"
+
+    rule verify_entry:
+        input:
+            tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+        output:
+            md=f"{VERIFY}/{{entry}}.md",
+            csv=f"{VERIFY}/{{entry}}.csv",
+        log:
+            f"{RESULTS}/logs/verify/{{entry}}.log",
+        wildcard_constraints:
+            entry="|".join(re.escape(name) for name in VERIFY_PAIRS),
+        conda:
+            "../envs/analysis.yaml"
+        params:
+            tuned=lambda wildcards: VERIFY_PAIRS[wildcards.entry],
+        shell:
+            "python -m mpiguide diff {input.tests:q} {input.tests:q} --mpi-a {wildcards.entry:q}"
+            " --mpi-b {params.tuned:q} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
+
+    rule verify:
+        input:
+            [f"{VERIFY}/{entry}.md" for entry in VERIFY_PAIRS],
+
+    localrules:
+        verify,
+        verify_entry,
