@@ -134,3 +134,19 @@ def test_a_damaged_grid_row_is_named_by_its_line(
 def test_missing_grid(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"nope\.csv: cannot read"):
         make_input(tmp_path / "nope.csv", tmp_path / "out.csv")
+
+
+def test_a_later_round_holds_its_planned_experiments_in_the_runs_own_order(
+    tmp_path: Path, grid_csv: Path
+) -> None:
+    make_input(grid_csv, tmp_path / "all.csv", run=5)
+    with (tmp_path / "all.csv").open(newline="") as stream:
+        order = [int(row["exp_id"]) for row in csv.DictReader(stream)]
+    planned = [1, 4, 7, 12]
+    write_run_input(grid_csv, 1, "openmpi", 1, 2, 5, tmp_path / "some.csv", planned)
+    with (tmp_path / "some.csv").open(newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [int(row["exp_id"]) for row in rows] == [e for e in order if e in planned]
+    assert list(rows[0]) == list(COLUMNS)
+    with pytest.raises(DataError, match="no experiment 99"):
+        write_run_input(grid_csv, 1, "openmpi", 1, 2, 5, tmp_path / "bad.csv", [1, 99])

@@ -11,6 +11,7 @@ import csv
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -61,9 +62,18 @@ def read_grid_cells(grid_csv: str | Path) -> dict[int, dict[str, str]]:
 
 
 def write_run_input(
-    grid_csv: str | Path, seed: int, mpi: str, nodes: int, ppn: int, run: int, out: str | Path
+    grid_csv: str | Path,
+    seed: int,
+    mpi: str,
+    nodes: int,
+    ppn: int,
+    run: int,
+    out: str | Path,
+    exp_ids: Collection[int] | None = None,
 ) -> None:
-    """Write the shuffled input of one run atomically, columns in the kernel's order."""
+    """Write the shuffled input of one run atomically, columns in the kernel's order: every
+    experiment, or (a later round of an adaptive campaign) only those of `exp_ids`, in the
+    order the run's permutation of the whole grid gives them."""
     rows_by_line = read_grid_cells(grid_csv)
     ranks = nodes * ppn
     for line, row in rows_by_line.items():
@@ -75,6 +85,12 @@ def write_run_input(
             )
     rows = list(rows_by_line.values())
     order = np.random.default_rng(run_seed(seed, mpi, nodes, ppn, run)).permutation(len(rows))
+    if exp_ids is not None:
+        wanted = {str(exp_id) for exp_id in exp_ids}
+        unknown = wanted - {row["exp_id"] for row in rows}
+        if unknown:
+            raise DataError(f"{grid_csv}: no experiment {sorted(unknown, key=int)[0]}")
+        order = order[[rows[i]["exp_id"] in wanted for i in order]]
     with atomic_path(out) as temporary, temporary.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
