@@ -33,6 +33,7 @@ from mpiguide.core.paths import (
     REPORT_TABLE_FILES,
     ROUND_PATTERN,
     ROUNDS_TREE,
+    RUN_PATH,
     RUN_PATTERN,
     SLOWDOWN_CSV,
     SUMMARY_CSV,
@@ -295,7 +296,34 @@ def campaign_launches(
             for item in plan["measure"]
             for run in range(*plan["next_runs"])
         ]
+    if ADAPTIVE and last_round == LOOKS.count - 1:
+        # A plan re-decided after an analysis change may no longer name runs measured before
+        # (it ends the campaign sooner, or leaves an entry out): the verdicts use them too.
+        named = set(launches)
+        launches += [launch for launch in measured_launches() if launch not in named]
     return launches
+
+
+def measured_launches() -> list[tuple[str, int, int, int]]:
+    """(mpi, nodes, ppn, run) of every raw run with its provenance on disk, of an entry and a
+    deployment of the campaign."""
+    deployments = {(d["nodes"], d["ppn"]) for d in config["deployments"]}
+    found = []
+    for provenance in sorted(Path(RESULTS, "raw").glob("*/*/run*.json")):
+        match = RUN_PATH.match(
+            provenance.relative_to(Path(RESULTS, "raw")).with_suffix("").as_posix()
+        )
+        if match is None or not provenance.with_suffix(".csv").is_file():
+            continue
+        launch = (
+            match["mpi"],
+            int(match["nodes"]),
+            int(match["ppn"]),
+            int(match["run"]),
+        )
+        if launch[0] in MPI and launch[1:3] in deployments:
+            found.append(launch)
+    return found
 
 
 def campaign_files(
