@@ -41,7 +41,7 @@ def simulate(
     ratio: float,
     noise: float,
     thresholds: Thresholds,
-    tests: int = 1000,
+    tests: int = 600,
     paired: bool = True,
     approx: bool = False,
     seed: int = 1,
