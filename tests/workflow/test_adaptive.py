@@ -143,3 +143,30 @@ def test_adaptive_workflow_lint_is_clean(tmp_path: Path) -> None:
     project = new_project(tmp_path / "project", CAMPAIGN)
     result = snakemake(project, "--lint")
     assert "Lints for" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_blocked_rounds_launch_every_entry_on_the_deployments_needs(tmp_path: Path) -> None:
+    campaign = copy.deepcopy(TINY_CAMPAIGN)
+    campaign.update(campaign="blocked", runs={"min": 2, "max": 4, "step": 2}, blocking="run")
+    campaign["experiments"][0]["reorder"] = [0]
+    across = {"id": "ACROSS", "source": "test", "text": "mpich is not slower than openmpi",
+              "relation": "le", "lhs": {"mpi": "mpich"}, "rhs": {"mpi": "openmpi"}}  # fmt: skip
+    campaign["guidelines"] = ["GL4", across]
+    project = new_project(tmp_path / "project", campaign)
+    snakemake(project, "--profile", "profiles/local", "--cores", "2")
+    results = project / "results" / "blocked"
+    plan = json.loads((results / "rounds" / "round00.json").read_text())
+    runs = range(4) if not plan["done"] else range(2)
+    for run in runs:
+        assert (results / "blocks" / "1x2" / f"run{run:02d}.json").is_file()
+    if not plan["done"]:
+        assert {item["mpi"] for item in plan["measure"]} == {"openmpi", "mpich"}
+        (needs,) = {tuple(item["exp_ids"]) for item in plan["measure"]}
+        for mpi in ("openmpi", "mpich"):
+            for run in range(*plan["next_runs"]):
+                assert exp_ids(results / "inputs" / mpi / "1x2" / f"run{run:02d}.csv") == list(
+                    needs
+                )
+    tests = pd.read_csv(results / "guidelines" / "tests.csv")
+    across_tests = tests[tests["guideline"] == "ACROSS"]
+    assert set(across_tests["test"]) <= {"block_paired_t", "welch_t"}
