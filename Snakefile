@@ -17,6 +17,7 @@ if not ANALYSIS_ONLY:
 
 
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/rounds.smk"
 include: "workflow/rules/analyse.smk"
 include: "workflow/rules/library_table.smk"
 include: "workflow/rules/report_tables.smk"

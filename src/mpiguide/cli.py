@@ -17,10 +17,13 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
+
+if TYPE_CHECKING:
+    from mpiguide.analysis.sequential import Looks
 
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -143,7 +146,15 @@ def cmd_inputs(args: argparse.Namespace) -> None:
     from mpiguide.plan.inputs import write_run_input
 
     _refuse_overwriting([("--grid", args.grid)], [("--out", args.out)])
-    write_run_input(args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out)
+    exp_ids = None
+    if args.plan is not None:
+        from mpiguide.analysis.rounds import planned_exp_ids, read_plan
+
+        plan = read_plan(args.plan)
+        exp_ids = planned_exp_ids(plan, args.mpi, args.nodes, args.ppn)
+    write_run_input(
+        args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out, exp_ids
+    )
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
@@ -178,7 +189,8 @@ def cmd_check(args: argparse.Namespace) -> None:
     analysis = _json(args.analysis_json, "--analysis-json", dict)
     catalogue = load_catalogue(args.catalogue)
     resolved = resolve(selection, catalogue, "--guidelines-json")
-    tests = check(args.medians, resolved, analysis, args.outdir, source="--analysis-json")
+    looks = _looks(args.runs_json)
+    tests = check(args.medians, resolved, analysis, args.outdir, "--analysis-json", looks)
     from mpiguide.analysis.analysis_types import AnalysisOptions
     from mpiguide.core.paths import JUNIT_XML
     from mpiguide.reports.junit import verdict_counts, write_junit
@@ -188,6 +200,46 @@ def cmd_check(args: argparse.Namespace) -> None:
     write_junit(tests, texts, varied, args.fail_on, args.outdir / JUNIT_XML)
     if not args.exit_zero:
         _exit_on_failing_verdicts(verdict_counts(tests), args.fail_on)
+
+
+def _looks(runs_json: str | None) -> Looks | None:
+    """The looks of `--runs-json` (a config's `runs`, validated as the schema does), or None."""
+    if runs_json is None:
+        return None
+    from mpiguide.analysis.sequential import Looks
+    from mpiguide.campaign.config import validate_runs
+
+    try:
+        runs = json.loads(runs_json)
+    except json.JSONDecodeError as exc:
+        raise MpiguideError(f"--runs-json: invalid JSON: {exc}") from None
+    validate_runs(runs, "--runs-json")
+    return Looks.of(runs)
+
+
+def cmd_plan_round(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.analysis.rounds import plan_round
+
+    _refuse_overwriting(
+        [("--medians", args.medians), ("--catalogue", args.catalogue)], [("--out", args.out)]
+    )
+    selection = _json(args.guidelines_json, "--guidelines-json", list)
+    analysis = _json(args.analysis_json, "--analysis-json", dict)
+    resolved = resolve(selection, load_catalogue(args.catalogue), "--guidelines-json")
+    looks = _looks(args.runs_json)
+    if looks is None or not looks.adaptive:
+        raise MpiguideError(f"--runs-json {args.runs_json}: not a range of runs; nothing to plan")
+    if args.round >= looks.count:
+        raise MpiguideError(f"--round {args.round}: the runs plan {looks.count} rounds")
+    plan = plan_round(
+        args.medians, resolved, analysis, looks, args.round, args.entry, args.blocking,
+        args.out, "--analysis-json",
+    )  # fmt: skip
+    stops = ", ".join(f"{count} {stop}" for stop, count in plan["stops"].items())
+    first, stop = plan["next_runs"] or (0, 0)
+    after = "done" if plan["done"] else f"next: runs {first}-{stop - 1}"
+    print(f"mpiguide plan-round {args.round}: {plan['tests']} tests: {stops}; {after}")
 
 
 class FailingVerdicts(Exception):
@@ -349,6 +401,16 @@ def _fail_on_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _runs_option(sub: argparse.ArgumentParser, required: bool = False) -> None:
+    sub.add_argument(
+        "--runs-json",
+        required=required,
+        metavar="JSON",
+        help="the campaign's `runs`: a range {min, max, step} decides every test at its looks"
+        " (docs/analysis.md, Adaptive campaigns); default: one look at the runs measured",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpiguide", description="Verify self-consistent MPI performance guidelines."
@@ -389,6 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--ppn", type=_integer(1), required=True)
     sub.add_argument("--run", type=_integer(0), required=True)
     sub.add_argument("--out", type=Path, required=True, metavar="FILE")
+    sub.add_argument(
+        "--plan",
+        type=_existing_file,
+        metavar="FILE",
+        help="a round's plan (plan-round): only the experiments it has this run measure",
+    )
 
     sub = command(
         "run-block",
@@ -425,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--guidelines-json", required=True, metavar="JSON")
     sub.add_argument("--analysis-json", required=True, metavar="JSON")
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+    _runs_option(sub)
     _fail_on_option(sub)
     sub.add_argument(
         "--exit-zero",
@@ -432,6 +501,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 0 whatever the verdicts; --fail-on then shapes junit.xml only (the workflow's"
         " check rule: its `gate` rule fails instead, so that the tables stay)",
     )
+
+    sub = command(
+        "plan-round",
+        cmd_plan_round,
+        "adaptive campaigns: decide every test after a round, write what the next one measures",
+    )
+    sub.add_argument("--medians", type=_existing_file, required=True, metavar="FILE")
+    sub.add_argument("--catalogue", type=_existing_file, default=GUIDELINE_CATALOGUE,
+                     metavar="FILE",
+                     help=f"guideline catalogue (default: {GUIDELINE_CATALOGUE})")  # fmt: skip
+    sub.add_argument("--guidelines-json", required=True, metavar="JSON")
+    sub.add_argument("--analysis-json", required=True, metavar="JSON")
+    _runs_option(sub, required=True)
+    sub.add_argument("--round", type=_integer(0), required=True,
+                     help="the round just measured (zero-based)")  # fmt: skip
+    sub.add_argument(
+        "--entry", type=_name, action="append", required=True, metavar="NAME",
+        help="an mpi entry of the campaign (repeat for each)",
+    )  # fmt: skip
+    sub.add_argument(
+        "--blocking", action="store_true",
+        help="blocking: run: every entry of a deployment measures the deployment's needs",
+    )  # fmt: skip
+    sub.add_argument("--out", type=Path, required=True, metavar="FILE")
 
     sub = command(
         "gate",
@@ -655,6 +748,8 @@ COMMAND_OPTION_HELP = {
     ("fit", "--out"): "the directory to write models.csv, residuals.csv and plots/ into",
     ("slowdown-plot", "--out"): "the PNG file to write",
     ("selftest", "--medians"): "medians.parquet of the self-test campaign",
+    ("plan-round", "--medians"): "the run medians of every run measured through the round",
+    ("plan-round", "--out"): "the round's plan (JSON) to write",
 }
 
 

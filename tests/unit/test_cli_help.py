@@ -66,6 +66,21 @@ def test_validate_tells_what_the_campaign_is(capsys: pytest.CaptureFixture[str])
     assert out[4].startswith("  kernel time: about ") and "an estimate" in out[4]
 
 
+def test_validate_states_an_adaptive_campaigns_looks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (REPO / "config" / "campaigns" / "ci-example.yaml").read_text()
+    path = tmp_path / "adaptive.yaml"
+    path.write_text(re.sub(r"(?m)^runs: .*$", "runs: {min: 4, max: 12, step: 4}", text))
+    assert main(["validate", "--config", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == (
+        "  runs: adaptive, decided at 4, 8, 12 runs; at most 12 per mpi entry and deployment "
+        "and 24 launches"
+    )
+    assert out[4].startswith("  kernel time: at most about ")
+
+
 def test_tests_counted_as_check_pairs_them() -> None:
     config = campaign("config/config.yaml")
     grid = build_grid({"nrep": config["nrep"], "experiments": config["experiments"]}, "c")

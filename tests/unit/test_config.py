@@ -217,3 +217,37 @@ def test_round_trip_through_a_file(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(MINIMAL))
     assert load_campaign(path)["runs"] == 10
+
+
+def test_runs_as_a_range_is_valid_and_an_integer_keeps_its_meaning(schema, catalogue):
+    config = variant(runs={"min": 5, "max": 30, "step": 5})
+    checked(config, schema, catalogue)
+    snakemake_validate(copy.deepcopy(config), str(CONFIG_SCHEMA))
+    checked(variant(runs=7), schema, catalogue)
+
+
+@pytest.mark.parametrize(
+    ("runs", "analysis", "message"),
+    [
+        ({"min": 12, "max": 10, "step": 5}, {},
+         "c.yaml: runs.min 12 is above runs.max 10; allowed: min <= max"),
+        ({"min": 5, "max": 10, "step": 0}, {},
+         "c.yaml: runs.step: 0 is less than the minimum of 1"),
+        ({"min": 5, "max": 10}, {}, "c.yaml: runs: 'step' is a required property"),
+        ({"min": 5, "max": 10, "step": 5, "every": 2}, {}, "c.yaml: runs: Additional properties"),
+        ({"min": 1, "max": 10, "step": 5}, {},
+         "c.yaml: runs.min 1: the t-tests need at least 2 runs per side to decide anything; "
+         "allowed: min >= 2"),
+        ({"min": 7, "max": 30, "step": 5}, {"test": "ranksum"},
+         "c.yaml: runs.min 7: the rank-sum's smallest p-value at that many runs is above "
+         "0.000167, p_thres over the 6 looks: no test could be violated at the first look; "
+         "allowed: min >= 8"),
+        ("ten", {}, "c.yaml: runs: 'ten' is not of type 'integer'"),
+    ],
+)  # fmt: skip
+def test_runs_range_errors_name_the_key_and_what_is_allowed(
+    runs, analysis, message, schema, catalogue
+):
+    with pytest.raises(ConfigError) as error:
+        checked(variant(runs=runs, analysis=analysis), schema, catalogue)
+    assert str(error.value).startswith(message)

@@ -186,3 +186,19 @@ def test_interleaved_and_plain_experiments_share_a_launch(tmp_path: Path) -> Non
     parts = {exp_id: len(found) for exp_id, found in chunks.items()}
     assert sorted(set(parts.values())) == [1, 3] and len(parts) == 2 * 16
     assert all(sorted(found) == [str(c) for c in range(len(found))] for found in chunks.values())
+
+
+def test_a_later_round_holds_its_planned_experiments_in_the_runs_own_order(
+    tmp_path: Path, grid_csv: Path
+) -> None:
+    make_input(grid_csv, tmp_path / "all.csv", run=5)
+    with (tmp_path / "all.csv").open(newline="") as stream:
+        order = [int(row["exp_id"]) for row in csv.DictReader(stream)]
+    planned = [1, 4, 7, 12]
+    write_run_input(grid_csv, 1, "openmpi", 1, 2, 5, tmp_path / "some.csv", planned)
+    with (tmp_path / "some.csv").open(newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [int(row["exp_id"]) for row in rows] == [e for e in order if e in planned]
+    assert list(rows[0]) == [c for c in COLUMNS if c != "interleave"]
+    with pytest.raises(DataError, match="no experiment 99"):
+        write_run_input(grid_csv, 1, "openmpi", 1, 2, 5, tmp_path / "bad.csv", [1, 99])

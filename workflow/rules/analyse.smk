@@ -9,6 +9,7 @@ rule check_guidelines:
         options=analysis_options(),
         fail_on=options_record("fail_on", config["fail_on"]),
     output:
+        **ADAPTIVE_OUTPUTS,
         tests=report(
             GUIDELINE_OUTPUTS[TESTS_CSV],
             caption="../report/tests.rst",
@@ -39,10 +40,12 @@ rule check_guidelines:
         analysis=as_json(config["analysis"]),
         outdir=output_dir,
         fail_on=config["fail_on"],
+        looks=RUNS_OPTION,
     shell:
         "python -m mpiguide check --medians {input.medians:q} --catalogue {input.catalogue:q}"
         " --guidelines-json {params.guidelines:q} --analysis-json {params.analysis:q}"
-        " --outdir {params.outdir:q} --fail-on {params.fail_on:q} --exit-zero 2> {log:q}"
+        " --outdir {params.outdir:q} --fail-on {params.fail_on:q} --exit-zero {params.looks}"
+        " 2> {log:q}"
 
 
 # `fail_on` (CI): fails the invocation on the verdicts it names. A rule of its own, so that the

@@ -15,6 +15,8 @@ from snakemake.cli import get_argument_parser
 from snakemake.utils import validate
 
 from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.analysis.rounds import read_plan, round_runs
+from mpiguide.analysis.sequential import Looks
 from mpiguide.campaign.algorithms import kernel_entry, setting_marks, tuned_pairs
 from mpiguide.campaign.config import (
     check_campaign,
@@ -36,8 +38,12 @@ from mpiguide.core.paths import (
     GUIDELINE_FILES,
     BLOCKS_TREE,
     JUNIT_XML,
+    LOOKS_CSV,
     REPORT_TABLE_FILES,
     RESULTS_ROOT,
+    ROUND_PATTERN,
+    ROUNDS_TREE,
+    RUN_PATH,
     RUN_PATTERN,
     SLOWDOWN_CSV,
     SUMMARY_CSV,
@@ -54,6 +60,8 @@ from mpiguide.core.paths import (
     labels_of_plot,
     mpich_env_name,
     ompi_rules_name,
+    round_name,
+    round_number,
     run_path,
 )
 from mpiguide.core.strict_yaml import load_yaml
@@ -131,6 +139,19 @@ LAUNCH_KEY = {"local": "launcher", "slurm": "srun"}[config["launch"]]
 BLOCKING = config.get("blocking") or ("run" if len(MPI) >= 2 else "none")
 BLOCKS = f"{RESULTS}/{BLOCKS_TREE}"
 
+# `runs: {min, max, step}`: an adaptive campaign, measured in rounds (rounds.smk): round 0 is
+# the first look's runs of every experiment, each later round the runs up to the next look of
+# only the experiments the round before left open. An integer is one look: every run, at once.
+LOOKS = Looks.of(config["runs"])
+ADAPTIVE = LOOKS.adaptive
+ROUNDS = f"{RESULTS}/{ROUNDS_TREE}"
+# What tells `check` and `plan-round` to decide at the looks (empty for a fixed campaign).
+RUNS_OPTION = (
+    f"--runs-json {shlex.quote(json.dumps(config['runs'], sort_keys=True))}"
+    if ADAPTIVE
+    else ""
+)
+
 # The rules call `python -m mpiguide`. Under --sdm conda that is the analysis env's python (conda
 # activation drops PYTHONPATH from the environment, so it is exported in the command) with the
 # package from this checkout; otherwise the venv running Snakemake, which has mpiguide installed,
@@ -151,6 +172,7 @@ wildcard_constraints:
     nodes=r"\d+",
     ppn=r"\d+",
     run=r"\d\d+",
+    round=r"\d\d+",
 
 
 def output_dir(wildcards, output) -> str:
@@ -278,37 +300,114 @@ def block_spec(wildcards) -> str:
     )
 
 
-def campaign_files(tree: str, suffix: str) -> list[str]:
-    """Every (mpi, deployment, run) file of `tree` (inputs or raw)."""
-    return [
-        f"{RESULTS}/{tree}/{run_path(mpi, d['nodes'], d['ppn'], run)}.{suffix}"
+def round_plan(number: int) -> str:
+    """The plan round `number` of an adaptive campaign ends with (a checkpoint's output)."""
+    return f"{ROUNDS}/{round_name(number)}.json"
+
+
+def campaign_launches(
+    last_round: int = LOOKS.count - 1,
+) -> list[tuple[str, int, int, int]]:
+    """(mpi, nodes, ppn, run) of every launch: each run of a fixed campaign; of an adaptive one
+    the first look's runs of every entry and deployment, then what each round's plan had the
+    next round measure, through `last_round` or the round whose plan ends the campaign.
+    """
+    launches = [
+        (mpi, d["nodes"], d["ppn"], run)
         for mpi in MPI
         for d in config["deployments"]
-        for run in range(config["runs"])
+        for run in round_runs(LOOKS, 0)
+    ]
+    for number in range(1, last_round + 1):
+        plan = read_plan(
+            checkpoints.plan_round.get(round=round_number(number - 1)).output[0]
+        )
+        if plan["done"]:
+            break
+        launches += [
+            (item["mpi"], item["nodes"], item["ppn"], run)
+            for item in plan["measure"]
+            for run in range(*plan["next_runs"])
+        ]
+    if ADAPTIVE and last_round == LOOKS.count - 1:
+        # A plan re-decided after an analysis change may no longer name runs measured before
+        # (it ends the campaign sooner, or leaves an entry out): the verdicts use them too.
+        named = set(launches)
+        launches += [launch for launch in measured_launches() if launch not in named]
+    return launches
+
+
+def measured_launches() -> list[tuple[str, int, int, int]]:
+    """(mpi, nodes, ppn, run) of every raw run with its provenance on disk, of an entry and a
+    deployment of the campaign."""
+    deployments = {(d["nodes"], d["ppn"]) for d in config["deployments"]}
+    found = []
+    for provenance in sorted(Path(RESULTS, "raw").glob("*/*/run*.json")):
+        match = RUN_PATH.match(
+            provenance.relative_to(Path(RESULTS, "raw")).with_suffix("").as_posix()
+        )
+        if match is None or not provenance.with_suffix(".csv").is_file():
+            continue
+        launch = (
+            match["mpi"],
+            int(match["nodes"]),
+            int(match["ppn"]),
+            int(match["run"]),
+        )
+        if launch[0] in MPI and launch[1:3] in deployments:
+            found.append(launch)
+    return found
+
+
+def campaign_files(
+    tree: str, suffix: str, last_round: int = LOOKS.count - 1
+) -> list[str]:
+    """Every launch's file of `tree` (inputs or raw)."""
+    return [
+        f"{RESULTS}/{tree}/{run_path(mpi, nodes, ppn, run)}.{suffix}"
+        for mpi, nodes, ppn, run in campaign_launches(last_round)
     ]
 
 
+def through_round(wildcards) -> int:
+    """The last round a job reads (a round's aggregate), or every round."""
+    number = getattr(wildcards, "round", None)
+    return LOOKS.count - 1 if number is None else int(number)
+
+
 def raw_csvs(wildcards) -> list[str]:
-    return campaign_files("raw", "csv")
+    return campaign_files("raw", "csv", through_round(wildcards))
 
 
 def raw_jsons(wildcards) -> list[str]:
-    return campaign_files("raw", "json")
+    return campaign_files("raw", "json", through_round(wildcards))
 
 
 def run_inputs(wildcards) -> list[str]:
-    return campaign_files("inputs", "csv")
+    return campaign_files("inputs", "csv", through_round(wildcards))
 
 
 def block_records(wildcards) -> list[str]:
     """Every block's record (none without blocking): its launches, attempts and interference."""
     if BLOCKING != "run":
         return []
-    return [
-        f"{BLOCKS}/{block_path(d['nodes'], d['ppn'], run)}.json"
-        for d in config["deployments"]
-        for run in range(config["runs"])
-    ]
+    launches = campaign_launches(through_round(wildcards))
+    blocks = dict.fromkeys((nodes, ppn, run) for _, nodes, ppn, run in launches)
+    return [f"{BLOCKS}/{block_path(*block)}.json" for block in blocks]
+
+
+def input_plan(wildcards) -> list:
+    """The plan a run of a later round of an adaptive campaign takes its experiments from
+    (`ancient`: a plan re-decided after an analysis option changed never rewrites an input, nor
+    so re-measures its run)."""
+    if not ADAPTIVE:
+        return []
+    number = int(LOOKS.reached(int(wildcards.run))) + 1
+    return [] if number == 0 else [ancient(round_plan(number - 1))]
+
+
+def input_plan_option(wildcards, input) -> str:
+    return f"--plan {shlex.quote(input.plan[0])}" if input.plan else ""
 
 
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout).
@@ -346,6 +445,8 @@ BUILT_MPI = {mpi: MPI[mpi] for mpi in MPI if kernel_entry(config, mpi) == mpi}
 
 
 GUIDELINE_OUTPUTS = {name: f"{RESULTS}/guidelines/{name}" for name in GUIDELINE_FILES}
+# An adaptive campaign's check also writes, per guideline and look, the tests that stopped there.
+ADAPTIVE_OUTPUTS = {"looks": f"{RESULTS}/guidelines/{LOOKS_CSV}"} if ADAPTIVE else {}
 # The CI gate's output: a target of `all` only when the campaign sets `fail_on`.
 GATE_OUTPUT = f"{RESULTS}/guidelines/{GATE_TXT}"
 GATE_TARGETS = [] if config["fail_on"] == "never" else [GATE_OUTPUT]

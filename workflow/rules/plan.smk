@@ -1,6 +1,7 @@
 # Plan: the campaign grid and one shuffled kernel input per (mpi, deployment, run). Each input
 # is its own job, seeded by (seed, mpi, deployment, run): adding runs or deployments creates new
-# files and never rewrites (and so never re-measures) existing ones.
+# files and never rewrites (and so never re-measures) existing ones. A run of a later round of an
+# adaptive campaign holds only the experiments its round's plan names, in the run's own order.
 
 
 rule grid:
@@ -22,6 +23,7 @@ rule inputs:
     input:
         grid=f"{RESULTS}/grid.csv",
         seed=options_record("seed", config["seed"]),
+        plan=input_plan,
     output:
         f"{RESULTS}/inputs/{RUN_PATTERN}.csv",
     log:
@@ -30,10 +32,11 @@ rule inputs:
         "../envs/analysis.yaml"
     params:
         seed=config["seed"],
+        plan=input_plan_option,
     shell:
         "python -m mpiguide inputs --grid {input.grid:q} --seed {params.seed:q}"
         " --mpi {wildcards.mpi:q} --nodes {wildcards.nodes} --ppn {wildcards.ppn}"
-        " --run {wildcards.run} --out {output:q} 2> {log:q}"
+        " --run {wildcards.run} --out {output:q} {params.plan} 2> {log:q}"
 
 
 # Seconds of work each: under SLURM they run where Snakemake runs instead of waiting in the queue.

@@ -45,6 +45,7 @@ from mpiguide.analysis.pairing import (
     pair_comparison,
     pair_monotone,
 )
+from mpiguide.analysis.sequential import LOOK_RUNS, OPEN, STOP, Looks, look_table, stops
 from mpiguide.analysis.stats import Alternative, adjust_pvalues
 from mpiguide.analysis.tables import write_tables
 from mpiguide.analysis.verdicts import (
@@ -59,7 +60,7 @@ from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import BLOCK_ATTEMPT_COLUMN, MEDIAN_VALUES, PAGE_FAULT_VALUES
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
-from mpiguide.core.paths import DECIDED_WITH_JSON, TESTS_CSV
+from mpiguide.core.paths import DECIDED_WITH_JSON, LOOKS_CSV, TESTS_CSV
 
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 # tests.csv's columns around the keys (deployment and parameters): the guideline before them,
@@ -238,8 +239,18 @@ def _tests_of(
     stats = pd.concat([block.result() for block in statistics], ignore_index=True)
     tests = pd.concat([tests, stats], axis=1)
     tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)
-    approx = guideline.relation == "approx"
     thresholds = Thresholds(options.p_thres, options.v_thres, options.confidence)
+    decide(guideline.relation == "approx", tests, thresholds)
+    tests["group_verdict"] = group_verdicts(tests["verdict"].to_numpy(), tests["group"].to_numpy())
+    tests = tests.drop(columns=list(MODEL_COLUMNS))
+    tests.insert(0, "relation", guideline.relation)
+    tests.insert(0, "guideline", guideline.id)
+    return tests
+
+
+def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
+    """Add `verdict`, `violated`, `detectable_ratio` and `runs_needed` to tests that hold
+    compare's statistics and model columns and `p_adjusted`."""
     verdict = verdicts(
         approx,
         tests["violation_ratio"].to_numpy(),
@@ -250,7 +261,6 @@ def _tests_of(
     )
     tests["verdict"] = verdict
     tests["violated"] = verdict == VERDICTS[0]
-    tests["group_verdict"] = group_verdicts(verdict, tests["group"].to_numpy())
     se, df = tests[LOG_SE].to_numpy(), tests[DF].to_numpy()
     tests["detectable_ratio"] = detectable_ratios(approx, se, df, thresholds)
     undecided = verdict == VERDICTS[2]
@@ -265,10 +275,6 @@ def _tests_of(
         thresholds,
     )
     tests["runs_needed"] = pd.array(needed, dtype="Int64")
-    tests = tests.drop(columns=list(MODEL_COLUMNS))
-    tests.insert(0, "relation", guideline.relation)
-    tests.insert(0, "guideline", guideline.id)
-    return tests
 
 
 def evaluate(
@@ -327,15 +333,92 @@ def evaluate(
     return pd.concat(tests, ignore_index=True)[columns]
 
 
+def first_runs(medians: pd.DataFrame, runs: int) -> pd.DataFrame:
+    """The run medians of a look: the first `runs` runs (by run index) of every experiment that
+    has at least that many."""
+    keys = [*DEPLOYMENT_KEYS, "exp_id"]
+    ordered = medians.sort_values([*keys, "run"], kind="stable")
+    by_experiment = ordered.groupby(keys, sort=False, observed=True)["run"]
+    position = by_experiment.cumcount().to_numpy()
+    count = by_experiment.transform("size").to_numpy()
+    return ordered[(position < runs) & (count >= runs)]
+
+
+def evaluate_looks(
+    medians: pd.DataFrame,
+    guidelines: Sequence[Guideline],
+    options: AnalysisOptions,
+    looks: Looks,
+    source: str,
+) -> pd.DataFrame:
+    """One row per test of every guideline, decided at the planned looks (docs/analysis.md,
+    "Adaptive campaigns"): each look sees every experiment's first runs up to its number and
+    decides at the spent levels; a test's row is that of the look it stopped at (its first look
+    that is not OPEN, else the last look its runs reach), with `look_runs` and `stop`. A test
+    whose runs reach no look yet is open and undecided."""
+    tests = evaluate(medians, guidelines, options, source)
+    identity = [c for c in tests.columns[: tests.columns.get_loc("rhs_exp_id") + 1]
+                if c not in ("relation", "group")]  # fmt: skip
+    levels = looks.spent(Thresholds(options.p_thres, options.v_thres, options.confidence))
+    spent = dataclasses.replace(options, p_thres=levels.p_thres, confidence=levels.confidence)
+    at_looks = []
+    for look, runs in enumerate(looks.runs):
+        capped = first_runs(medians, runs)
+        if capped.empty:
+            break
+        frame = evaluate(capped, guidelines, spent, source)
+        frame[LOOK_RUNS] = runs
+        needed = frame["runs_needed"].to_numpy(dtype=float, na_value=np.nan)
+        frame[STOP] = stops(frame["verdict"].to_numpy(), needed, look, looks)
+        at_looks.append(frame.drop(columns=["group", "group_verdict"]))
+    tests[LOOK_RUNS] = 0
+    tests[STOP] = OPEN
+    if at_looks:
+        # Two comparisons of a guideline may pair the same experiments: the k-th such test of
+        # a look is the k-th of all tests.
+        occurrence = "_occurrence"
+        every = tests[identity].assign(
+            **{occurrence: tests.groupby(identity, sort=False, dropna=False).cumcount()}
+        )
+        frames = pd.concat(at_looks, ignore_index=True)
+        frames[occurrence] = frames.groupby(
+            [*identity, LOOK_RUNS], sort=False, dropna=False
+        ).cumcount()
+        identity = [*identity, occurrence]
+        looked = every.reset_index().merge(frames, on=identity, how="inner")
+        stopped_at = np.where(looked[STOP].to_numpy() != OPEN, looked[LOOK_RUNS], looks.last + 1)
+        by_test = looked.assign(_stopped_at=stopped_at).groupby("index")
+        chosen = np.minimum(
+            by_test["_stopped_at"].transform("min"), by_test[LOOK_RUNS].transform("max")
+        )
+        looked = looked[looked[LOOK_RUNS] == chosen].set_index("index")
+        columns = [c for c in looked.columns if c not in identity]
+        tests.loc[looked.index, columns] = looked[columns]
+    unlooked = tests[LOOK_RUNS].to_numpy() == 0
+    tests.loc[unlooked, "verdict"] = VERDICTS[2]
+    tests.loc[unlooked, "violated"] = False
+    tests.loc[unlooked, "runs_needed"] = pd.NA
+    groups = tests.groupby(["guideline", "group"], sort=False).ngroup().to_numpy()
+    tests["group_verdict"] = group_verdicts(tests["verdict"].to_numpy(), groups)
+    return tests
+
+
 def write_decided_with(
-    path: Path, options: AnalysisOptions, guidelines: Sequence[Guideline], counts: pd.Series
+    path: Path,
+    options: AnalysisOptions,
+    guidelines: Sequence[Guideline],
+    counts: pd.Series,
+    looks: Looks | None = None,
 ) -> None:
-    """The record of what the verdicts beside it were decided with."""
-    record = {
+    """The record of what the verdicts beside it were decided with (an adaptive campaign's
+    looks too)."""
+    record: dict[str, Any] = {
         "analysis": dataclasses.asdict(options),
         "guidelines": [guideline.id for guideline in guidelines],
         "verdicts": {verdict: int(counts.get(verdict, 0)) for verdict in VERDICTS},
     }
+    if looks is not None and looks.adaptive:
+        record["looks"] = list(looks.runs)
     with atomic_path(path) as temporary:
         temporary.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
 
@@ -346,16 +429,21 @@ def check(
     analysis: Mapping[str, Any],
     outdir: str | Path,
     source: str = "config",
+    looks: Looks | None = None,
 ) -> pd.DataFrame:
     """Test every guideline on the run medians; write tests.csv and the tables into outdir;
     return the tests (tests.csv's rows).
 
-    `source` names the config the analysis options come from, for error messages.
+    `source` names the config the analysis options come from, for error messages. With the
+    looks of an adaptive campaign, every test is decided at its looks (evaluate_looks).
     """
     medians_parquet, outdir = Path(medians_parquet), Path(outdir)
     options = AnalysisOptions.from_mapping(analysis, source)
     medians = read_medians(medians_parquet)
-    tests = evaluate(medians, guidelines, options, str(medians_parquet))
+    if looks is not None and looks.adaptive:
+        tests = evaluate_looks(medians, guidelines, options, looks, str(medians_parquet))
+    else:
+        tests = evaluate(medians, guidelines, options, str(medians_parquet))
     outdir.mkdir(parents=True, exist_ok=True)
     # tests.csv is written on a thread of its own, beside the tables: most of its time goes to
     # Arrow's cast and writer, which release the GIL.
@@ -371,8 +459,11 @@ def check(
                 )
         write_tables(tests, guidelines, outdir, options.layout)
         tests_written.result()
+    if looks is not None and looks.adaptive:
+        with atomic_path(outdir / LOOKS_CSV) as temporary:
+            look_table(tests).to_csv(temporary, index=False)
     counts = tests["verdict"].value_counts()
-    write_decided_with(outdir / DECIDED_WITH_JSON, options, guidelines, counts)
+    write_decided_with(outdir / DECIDED_WITH_JSON, options, guidelines, counts, looks)
     print(
         f"mpiguide check: {len(tests)} tests: "
         + ", ".join(f"{int(counts.get(verdict, 0))} {verdict}" for verdict in VERDICTS)

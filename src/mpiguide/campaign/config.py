@@ -9,6 +9,8 @@ with too (mpiguide.core.package_data).
 from __future__ import annotations
 
 import copy
+import itertools
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +26,8 @@ from mpiguide.analysis.analysis_types import (
     Selector,
 )
 from mpiguide.analysis.catalogue import load_catalogue, resolve
+from mpiguide.analysis.sequential import Looks
+from mpiguide.analysis.verdicts import Thresholds
 from mpiguide.campaign.algorithms import (
     algorithm_settings,
     verify_campaign,
@@ -115,6 +119,54 @@ def validate_schema(config: Any, schema: Mapping[str, Any], source: str) -> None
 
 def load_schema() -> dict[str, Any]:
     return load_yaml(CONFIG_SCHEMA)
+
+
+def validate_runs(runs: Any, source: str) -> None:
+    """Validate a campaign's `runs:` value given alone (e.g. on the command line): its part of
+    the schema, and a range's min <= max."""
+    schema = load_schema()
+    part = {
+        "$schema": schema["$schema"],
+        "$defs": schema["$defs"],
+        "type": "object",
+        "required": ["runs"],
+        "properties": {"runs": schema["properties"]["runs"]},
+    }
+    validate_schema({"runs": runs}, part, source)
+    _check_run_range(runs, source)
+
+
+def _check_run_range(runs: Any, source: str) -> None:
+    if isinstance(runs, Mapping) and runs["min"] > runs["max"]:
+        raise ConfigError(
+            f"{source}: runs.min {runs['min']} is above runs.max {runs['max']}; allowed: min <= max"
+        )
+
+
+def _check_runs(config: Mapping[str, Any], source: str) -> None:
+    """A range of runs: min <= max, and a first look at which the chosen test can decide: two
+    runs per side for the t-tests; for the rank-sum, a smallest p-value 1/C(2n, n) at or below
+    the level each look decides at (p_thres / looks)."""
+    runs = config["runs"]
+    if not isinstance(runs, Mapping):
+        return
+    _check_run_range(runs, source)
+    options = AnalysisOptions.from_mapping(config["analysis"], source)
+    looks = Looks.of(runs)
+    if options.test == "ranksum":
+        level = looks.spent(Thresholds(options.p_thres, options.v_thres, options.confidence))
+        smallest = next(n for n in itertools.count(1) if 1 / math.comb(2 * n, n) <= level.p_thres)
+        if runs["min"] < smallest:
+            raise ConfigError(
+                f"{source}: runs.min {runs['min']}: the rank-sum's smallest p-value at that many "
+                f"runs is above {level.p_thres:.3g}, p_thres over the {looks.count} looks: no "
+                f"test could be violated at the first look; allowed: min >= {smallest}"
+            )
+    elif runs["min"] < 2:
+        raise ConfigError(
+            f"{source}: runs.min {runs['min']}: the t-tests need at least 2 runs per side to "
+            "decide anything; allowed: min >= 2"
+        )
 
 
 def validate_grid_spec(spec: Any, source: str) -> None:
@@ -459,6 +511,7 @@ def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: st
     _check_kernel_limits(config, rows, source)
     _check_guidelines(config, catalogue, rows, source)
     _check_analysis(config, rows, source)
+    _check_runs(config, source)
     _check_models(config, rows, source)
 
 

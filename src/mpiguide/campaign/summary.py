@@ -16,6 +16,7 @@ import pandas as pd
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.analysis.pairing import Experiments, pair_comparison, pair_monotone
+from mpiguide.analysis.sequential import Looks
 from mpiguide.plan.grid import build_grid
 
 # The kernel-time model: per repetition a fixed cost (synchronisation and the call) plus the
@@ -38,8 +39,9 @@ class Summary:
     grid_rows: int
     mpi_entries: int
     deployments: int
-    runs: int
+    runs: int  # at most, in an adaptive campaign
     launches: int
+    looks: tuple[int, ...]
     tests: dict[str, int]
     kernel_seconds: float
     warnings: list[str] = field(default_factory=list)
@@ -51,9 +53,13 @@ class Summary:
             f"experiments: {self.experiments} ({self.grid_rows} in the grid x "
             f"{_count(self.mpi_entries, 'mpi entry', 'mpi entries')} x "
             f"{_count(self.deployments, 'deployment', 'deployments')})",
-            f"runs: {self.runs} per mpi entry and deployment; launches: {self.launches}",
+            f"runs: {self.runs} per mpi entry and deployment; launches: {self.launches}"
+            if len(self.looks) == 1
+            else f"runs: adaptive, decided at {', '.join(map(str, self.looks))} runs; at most "
+            f"{self.runs} per mpi entry and deployment and {self.launches} launches",
             f"tests: {tests}" + (f" ({per_guideline})" if per_guideline else ""),
-            f"kernel time: about {_duration(self.kernel_seconds)} (an estimate: {MODEL})",
+            f"kernel time: {'at most ' if len(self.looks) > 1 else ''}about "
+            f"{_duration(self.kernel_seconds)} (an estimate: {MODEL})",
         ]
 
 
@@ -116,7 +122,7 @@ def kernel_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> float:
         per_experiment = nrep * (SECONDS_PER_REPETITION + sizes * ranks * SECONDS_PER_BYTE)
         capped = np.where(max_time > 0, np.minimum(per_experiment, max_time), per_experiment)
         total += float(capped.sum()) + SECONDS_PER_LAUNCH
-    return total * config["runs"] * len(config["mpi"])
+    return total * Looks.of(config["runs"]).last * len(config["mpi"])
 
 
 def warnings(config: Mapping[str, Any], cores: int | None) -> list[str]:
@@ -133,7 +139,7 @@ def warnings(config: Mapping[str, Any], cores: int | None) -> list[str]:
                     "its timings measure the oversubscription too"
                 )
     options = AnalysisOptions.from_mapping(config["analysis"], "config")
-    runs = config["runs"]
+    runs = Looks.of(config["runs"]).last
     if options.test == "ranksum":
         floor = 1 / math.comb(2 * runs, runs)
         if floor > options.p_thres:
@@ -152,13 +158,15 @@ def summarise(config: Mapping[str, Any], guidelines: list[Guideline]) -> Summary
     """The Summary of a checked campaign (load_campaign's config, guidelines resolved)."""
     grid = build_grid({"nrep": config["nrep"], "experiments": config["experiments"]}, "config")
     entries, deployments = len(config["mpi"]), len(config["deployments"])
+    looks = Looks.of(config["runs"])
     return Summary(
         experiments=len(grid) * entries * deployments,
         grid_rows=len(grid),
         mpi_entries=entries,
         deployments=deployments,
-        runs=config["runs"],
-        launches=config["runs"] * entries * deployments,
+        runs=looks.last,
+        launches=looks.last * entries * deployments,
+        looks=looks.runs,
         tests=count_tests(config, grid, guidelines),
         kernel_seconds=kernel_seconds(config, grid),
         warnings=warnings(config, os.cpu_count()),

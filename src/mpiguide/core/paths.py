@@ -55,6 +55,23 @@ BLOCK_RECORD_SUFFIX = ".json"
 BLOCK_STASH_SUFFIX = ".stash"
 
 
+# An adaptive campaign's rounds below results/<campaign>/: round NN's run medians
+# (`rounds/round<NN>/medians.parquet`, all runs measured through it) and its plan
+# (`rounds/round<NN>.json`, written by `mpiguide plan-round`: what the next round measures).
+ROUNDS_TREE = "rounds"
+ROUND_PATTERN = "round{round}"
+
+
+def round_number(number: int) -> str:
+    """The `{round}` of ROUND_PATTERN: zero-based, at least two digits."""
+    return f"{number:02d}"
+
+
+def round_name(number: int) -> str:
+    """`round<NN>`."""
+    return ROUND_PATTERN.format(round=round_number(number))
+
+
 # guidelines/: written by `mpiguide check` (guidelines.py, tables.py), read by later rules.
 TESTS_CSV = "tests.csv"
 SUMMARY_CSV = "summary.csv"
@@ -63,6 +80,9 @@ SLOWDOWN_CSV = "slowdown.csv"
 # What check decided with: its analysis options, guidelines and verdict counts, written with the
 # tables, so that a text about them never quotes options the tables were not computed with.
 DECIDED_WITH_JSON = "decided_with.json"
+# written by `mpiguide check` for an adaptive campaign: per guideline and look, the tests that
+# stopped there (analysis/sequential.py)
+LOOKS_CSV = "looks.csv"
 # written by `mpiguide check` from the tests (reports/junit.py), for CI services
 JUNIT_XML = "junit.xml"
 GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, DECIDED_WITH_JSON, JUNIT_XML)

@@ -18,6 +18,7 @@ import csv
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -72,9 +73,18 @@ def read_grid_cells(grid_csv: str | Path) -> dict[int, dict[str, str]]:
 
 
 def write_run_input(
-    grid_csv: str | Path, seed: int, mpi: str, nodes: int, ppn: int, run: int, out: str | Path
+    grid_csv: str | Path,
+    seed: int,
+    mpi: str,
+    nodes: int,
+    ppn: int,
+    run: int,
+    out: str | Path,
+    exp_ids: Collection[int] | None = None,
 ) -> None:
-    """Write the shuffled input of one run atomically, columns in the kernel's order."""
+    """Write the shuffled input of one run atomically, columns in the kernel's order: every
+    experiment, or (a later round of an adaptive campaign) only those of `exp_ids`, in the
+    order the run's permutation of the whole grid gives them."""
     rows_by_line = read_grid_cells(grid_csv)
     ranks = nodes * ppn
     for line, row in rows_by_line.items():
@@ -94,6 +104,13 @@ def write_run_input(
     if interleaved:
         order = _spread(order, chunks)
     columns = INPUT_COLUMNS if interleaved else PLAIN_COLUMNS
+    if exp_ids is not None:
+        # The planned experiments keep their places in the run's full order.
+        wanted = {str(exp_id) for exp_id in exp_ids}
+        unknown = wanted - {row["exp_id"] for row in rows_by_line.values()}
+        if unknown:
+            raise DataError(f"{grid_csv}: no experiment {sorted(unknown, key=int)[0]}")
+        order = order[[chunks[i]["exp_id"] in wanted for i in order]]
     with atomic_path(out) as temporary, temporary.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()

@@ -1,0 +1,156 @@
+"""The stopping rule of adaptive campaigns on synthetic run medians with known effects: the whole
+sequential procedure simulated for thousands of tests at once, its error rates held to the
+nominal levels that repeated fixed-n decisions exceed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from mpiguide.analysis.comparisons import NO_PAIRING, PAIR_RUNS, RunMedians, compare
+from mpiguide.analysis.guidelines import decide
+from mpiguide.analysis.sequential import (
+    DECIDED,
+    FUTILE,
+    MAX_RUNS,
+    OPEN,
+    Looks,
+    first_stops,
+    stops,
+)
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED, Thresholds
+from mpiguide.analysis.verdicts import verdicts as verdicts_of
+
+LOOKS = Looks.planned(5, 30, 5)
+DEFAULTS = Thresholds(p_thres=0.001, v_thres=1.03, confidence=0.95)
+# Levels at which error rates are measurable with a few thousand simulated tests.
+LOOSE = Thresholds(p_thres=0.05, v_thres=1.10, confidence=0.90)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: np.ndarray  # per test, at the look it stopped at
+    stop: np.ndarray
+    look: np.ndarray
+    naive: np.ndarray  # (looks, tests): the verdicts at the fixed-n levels at every look
+
+
+def simulate(
+    ratio: float,
+    noise: float,
+    thresholds: Thresholds,
+    tests: int = 600,
+    paired: bool = True,
+    approx: bool = False,
+    seed: int = 1,
+) -> Outcome:
+    """`tests` comparisons measured to LOOKS.last runs: rhs ~ launch x exp(N(0, noise)), lhs =
+    ratio x launch x exp(N(0, noise)), the launch factor shared by both sides of a run when
+    paired (one launch), drawn for each side otherwise. Every look sees each test's first n
+    runs; a test stops at its first look that is not OPEN."""
+    rng = np.random.default_rng(seed)
+    launch = np.exp(rng.normal(0, 0.2, (tests, LOOKS.last)))
+    other = launch if paired else np.exp(rng.normal(0, 0.2, launch.shape))
+    rhs = 1e-5 * other * np.exp(rng.normal(0, noise, launch.shape))
+    lhs = ratio * 1e-5 * launch * np.exp(rng.normal(0, noise, launch.shape))
+    values = np.concatenate([lhs, rhs])
+    lhs_rows, rhs_rows = np.arange(tests), np.arange(tests, 2 * tests)
+    alternative = "two-sided" if approx else "greater"
+    spent = LOOKS.spent(thresholds)
+    verdicts, stop_codes, naive = [], [], []
+    for look, n in enumerate(LOOKS.runs):
+        rows = np.repeat(np.arange(2 * tests), n)
+        runs = np.tile(np.arange(n), 2 * tests)
+        medians = RunMedians.from_frame(rows, runs, values[:, :n].ravel(), 2 * tests)
+        mode = np.full(tests, PAIR_RUNS if paired else NO_PAIRING)
+        frame = compare(medians, lhs_rows, rhs_rows, alternative, spent.confidence, mode)
+        frame["p_adjusted"] = frame["p_value"]
+        decide(approx, frame, spent)
+        verdicts.append(frame["verdict"].to_numpy())
+        needed = frame["runs_needed"].to_numpy(dtype=float, na_value=np.nan)
+        stop_codes.append(stops(frame["verdict"].to_numpy(), needed, look, LOOKS))
+        fixed = compare(medians, lhs_rows, rhs_rows, alternative, thresholds.confidence, mode)
+        columns = ("violation_ratio", "ratio_low", "ratio_high", "p_value")
+        naive.append(verdicts_of(approx, *(fixed[c].to_numpy() for c in columns), thresholds))
+    stop_codes_array = np.array(stop_codes)
+    at = first_stops(stop_codes_array)
+    columns = np.arange(tests)
+    return Outcome(
+        np.array(verdicts)[at, columns], stop_codes_array[at, columns], at, np.array(naive)
+    )
+
+
+def test_looks_are_min_every_step_and_max():
+    assert Looks.planned(5, 30, 5).runs == (5, 10, 15, 20, 25, 30)
+    assert Looks.planned(5, 12, 5).runs == (5, 10, 12)
+    assert Looks.planned(10, 10, 3).runs == (10,)
+    assert Looks.planned(5, 30, 5).reached(np.array([0, 4, 5, 9, 30, 31])).tolist() == [
+        -1, -1, 0, 0, 5, 5,
+    ]  # fmt: skip
+
+
+def test_each_look_spends_a_kth_of_both_error_budgets():
+    spent = LOOKS.spent(DEFAULTS)
+    assert spent.p_thres == pytest.approx(0.001 / 6)
+    assert 1 - spent.confidence == pytest.approx(0.05 / 6)
+    assert spent.v_thres == DEFAULTS.v_thres
+
+
+def test_stop_reasons_at_a_look():
+    verdict = np.array([VIOLATED, HOLDS, UNDECIDED, UNDECIDED, UNDECIDED], dtype=object)
+    needed = np.array([np.nan, np.nan, 12, 31, np.nan])
+    assert stops(verdict, needed, 0, LOOKS).tolist() == [DECIDED, DECIDED, OPEN, FUTILE, FUTILE]
+    assert stops(verdict, needed, 5, LOOKS).tolist() == [
+        DECIDED, DECIDED, MAX_RUNS, MAX_RUNS, MAX_RUNS,
+    ]  # fmt: skip
+    by_look = np.array([[OPEN, DECIDED, OPEN], [DECIDED, OPEN, OPEN], [OPEN, OPEN, MAX_RUNS]])
+    assert first_stops(by_look).tolist() == [1, 0, 2]
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_false_positives_stay_below_p_thres_where_repeated_looks_exceed_it(paired):
+    # The least favourable null for `violated`: no slowdown and no margin (v_thres 1).
+    levels = Thresholds(LOOSE.p_thres, 1.0, LOOSE.confidence)
+    outcome = simulate(1.0, 0.05, levels, paired=paired, seed=2)
+    rate = (outcome.verdict == VIOLATED).mean()
+    # Repeated looks at the fixed-n level: violated at some look (what spending prevents).
+    naive = (outcome.naive == VIOLATED).any(axis=0).mean()
+    assert rate <= levels.p_thres
+    assert naive > 1.5 * levels.p_thres
+
+
+@pytest.mark.parametrize(("paired", "approx"), [(True, False), (False, False), (True, True)])
+def test_false_all_clears_stay_below_one_minus_confidence(paired, approx):
+    # The least favourable truth for `holds`: a slowdown of exactly v_thres.
+    outcome = simulate(LOOSE.v_thres, 0.05, LOOSE, paired=paired, approx=approx, seed=3)
+    rate = (outcome.verdict == HOLDS).mean()
+    naive = (outcome.naive == HOLDS).any(axis=0).mean()
+    assert rate <= 1 - LOOSE.confidence
+    assert naive > 1 - LOOSE.confidence
+
+
+def test_a_planted_tenth_is_rarely_called_holds_at_the_defaults():
+    outcome = simulate(1.10, 0.05, DEFAULTS, seed=4)
+    assert (outcome.verdict == HOLDS).mean() <= 1 - DEFAULTS.confidence
+    assert (outcome.verdict == VIOLATED).mean() > 0.5
+
+
+def test_a_twofold_gap_and_an_even_ratio_are_decided_at_the_first_look():
+    gap = simulate(2.0, 0.05, DEFAULTS, tests=500, seed=5)
+    assert (gap.verdict == VIOLATED).all()
+    # At 5 runs a t-test has 4 degrees of freedom: a rare sample's spread hides even a 2x gap.
+    assert (gap.look == 0).mean() >= 0.99
+    even = simulate(1.0, 0.005, DEFAULTS, tests=500, seed=6)
+    assert (even.verdict == HOLDS).all()
+    assert (even.look == 0).all()
+
+
+def test_a_test_too_noisy_for_max_runs_stops_futile_long_before_it():
+    outcome = simulate(1.03, 0.30, DEFAULTS, tests=500, seed=7)
+    assert (outcome.stop == FUTILE).mean() > 0.9
+    assert (outcome.look == 0).mean() > 0.6
+    assert np.asarray(LOOKS.runs)[outcome.look].mean() <= 10  # of 30
+    assert (outcome.verdict == HOLDS).mean() <= 1 - DEFAULTS.confidence  # truth: v_thres
+    assert (outcome.verdict == HOLDS).mean() <= 1 - DEFAULTS.confidence  # truth: v_thres

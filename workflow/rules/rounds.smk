@@ -1,0 +1,43 @@
+# The rounds of an adaptive campaign (`runs: {min, max, step}`; docs/workflow.md, "Adaptive
+# campaigns"). After round NN, its runs and every earlier round's are aggregated into
+# rounds/roundNN/medians.parquet, and the checkpoint plan_round decides every test at its looks
+# and writes rounds/roundNN.json: whether the campaign is done and which experiments the next
+# round measures, in which runs. The inputs of the next round's runs take their experiments from
+# it (plan.smk); the campaign's own aggregate and check read every round's runs.
+
+if ADAPTIVE:
+
+    use rule aggregate as aggregate_round with:
+        output:
+            timings=temp(f"{ROUNDS}/{ROUND_PATTERN}/timings.parquet"),
+            medians=f"{ROUNDS}/{ROUND_PATTERN}/medians.parquet",
+        log:
+            f"{RESULTS}/logs/{ROUNDS_TREE}/{ROUND_PATTERN}/aggregate.log",
+
+    checkpoint plan_round:
+        input:
+            medians=f"{ROUNDS}/{ROUND_PATTERN}/medians.parquet",
+            catalogue=CATALOGUE,
+            options=analysis_options(),
+        output:
+            f"{ROUNDS}/{ROUND_PATTERN}.json",
+        log:
+            f"{RESULTS}/logs/{ROUNDS_TREE}/{ROUND_PATTERN}/plan.log",
+        conda:
+            "../envs/analysis.yaml"
+        params:
+            guidelines=as_json(config["guidelines"]),
+            analysis=as_json(config["analysis"]),
+            looks=RUNS_OPTION,
+            entries=" ".join(f"--entry {shlex.quote(mpi)}" for mpi in MPI),
+            blocking="--blocking" if BLOCKING == "run" else "",
+        shell:
+            "python -m mpiguide plan-round --medians {input.medians:q}"
+            " --catalogue {input.catalogue:q} --guidelines-json {params.guidelines:q}"
+            " --analysis-json {params.analysis:q} {params.looks} --round {wildcards.round}"
+            " {params.entries} {params.blocking} --out {output:q} > {log:q} 2>&1"
+
+    # Seconds of pandas work: under SLURM they run where Snakemake runs.
+    localrules:
+        aggregate_round,
+        plan_round,
