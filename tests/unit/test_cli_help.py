@@ -64,6 +64,7 @@ def test_validate_tells_what_the_campaign_is(capsys: pytest.CaptureFixture[str])
     assert out[2] == "  runs: 4 per mpi entry and deployment; launches: 8"
     assert out[3] == "  tests: 12 (GL4 4, CHANGE-NOT-SLOWER 8)"
     assert out[4].startswith("  kernel time: about ") and "an estimate" in out[4]
+    assert out[5].startswith("  a run: about ") and out[5].endswith(" s on any machine")
 
 
 def test_validate_states_an_adaptive_campaigns_looks(

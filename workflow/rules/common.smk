@@ -12,6 +12,7 @@ from pathlib import Path
 from snakemake.settings.types import DeploymentMethod
 from snakemake.sourcecache import LocalSourceFile
 from snakemake.cli import get_argument_parser
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from mpiguide.analysis.catalogue import load_catalogue
@@ -24,7 +25,11 @@ from mpiguide.campaign.config import (
     scaled_campaign,
     validate_schema,
 )
+from mpiguide.campaign.summary import MODEL as KERNEL_TIME_MODEL
+from mpiguide.campaign.summary import describe_run, run_seconds
+from mpiguide.campaign.walltime import check_walltime, least_run_seconds, run_jobs
 from mpiguide.core.errors import MpiguideError
+from mpiguide.plan.grid import build_grid
 from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 from mpiguide.selftest.inject import inject_libraries
 from mpiguide.campaign.launch import env_prefix, quoted_launcher
@@ -137,6 +142,24 @@ LAUNCH_KEY = {"local": "launcher", "slurm": "srun"}[config["launch"]]
 # block; mpiguide.campaign.blocks), so that comparisons across entries are paired block by block.
 # With one entry there is nothing to block.
 BLOCKING = config.get("blocking") or ("run" if len(MPI) >= 2 else "none")
+
+
+def runtime_minutes(rule: str) -> float | None:
+    """The `runtime` resource (minutes) of the rule's jobs: set-resources, else the profile's
+    default-resources; None when neither sets a plain number."""
+    settings = workflow.resource_settings
+    for resources in (
+        settings.overwrite_resources.get(rule),
+        settings.default_resources,
+    ):
+        found = (
+            dict(resources.items()).get("runtime") if resources is not None else None
+        )
+        if found is not None and not found.is_evaluable():
+            return float(found.value)
+    return None
+
+
 BLOCKS = f"{RESULTS}/{BLOCKS_TREE}"
 
 # `runs: {min, max, step}`: an adaptive campaign, measured in rounds (rounds.smk): round 0 is
@@ -198,6 +221,26 @@ def grid_config_json() -> str:
 # A dry run (-n) writes nothing below the results: Snakemake says whether this is one only after
 # the rule files are read, so its own parser reads the command line.
 DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
+
+# What a run costs, said before anything runs (also by `snakemake -n`), and a run job that
+# cannot finish within its walltime refused now rather than killed after hours.
+if not ANALYSIS_ONLY:
+    try:
+        RUN_GRID = build_grid(grid_config(), CONFIG_SOURCE)
+        logger.info(
+            "mpiguide: "
+            + describe_run(run_seconds(config, RUN_GRID), least_run_seconds(RUN_GRID))
+            + f" (an estimate: {KERNEL_TIME_MODEL})"
+        )
+        check_walltime(
+            config,
+            RUN_GRID,
+            BLOCKING,
+            {rule: runtime_minutes(rule) for rule in run_jobs(config, BLOCKING)},
+            CONFIG_SOURCE,
+        )
+    except MpiguideError as err:
+        sys.exit(str(err))
 
 
 def options_record(name: str, value) -> str:

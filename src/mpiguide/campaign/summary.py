@@ -17,6 +17,8 @@ import pandas as pd
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.analysis.pairing import Experiments, pair_comparison, pair_monotone
 from mpiguide.analysis.sequential import Looks
+from mpiguide.campaign.walltime import least_run_seconds
+from mpiguide.core.paths import deployment_name
 from mpiguide.plan.grid import build_grid
 
 # The kernel-time model: per repetition a fixed cost (synchronisation and the call) plus the
@@ -44,6 +46,8 @@ class Summary:
     looks: tuple[int, ...]
     tests: dict[str, int]
     kernel_seconds: float
+    run_seconds: dict[str, float] = field(default_factory=dict)  # deployment -> one launch
+    least_run_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -60,7 +64,14 @@ class Summary:
             f"tests: {tests}" + (f" ({per_guideline})" if per_guideline else ""),
             f"kernel time: {'at most ' if len(self.looks) > 1 else ''}about "
             f"{_duration(self.kernel_seconds)} (an estimate: {MODEL})",
+            describe_run(self.run_seconds, self.least_run_seconds),
         ]
+
+
+def describe_run(run_seconds: Mapping[str, float], least_seconds: float) -> str:
+    """One launch's kernel time: the estimate per deployment and the floor of any machine."""
+    estimates = ", ".join(f"{_duration(t)} ({d})" for d, t in run_seconds.items())
+    return f"a run: about {estimates}; at least {_duration(least_seconds)} on any machine"
 
 
 def _count(number: int, one: str, many: str) -> str:
@@ -68,6 +79,8 @@ def _count(number: int, one: str, many: str) -> str:
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.2g} s"
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:
@@ -111,18 +124,25 @@ def count_tests(
     return counts
 
 
-def kernel_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> float:
-    """The kernel-time estimate of MODEL over every run."""
+def run_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> dict[str, float]:
+    """Deployment name -> the kernel-time estimate of MODEL for one launch over the grid."""
     sizes = pd.to_numeric(grid.get("msg_size"), errors="coerce").fillna(0).to_numpy(float)
     nrep = pd.to_numeric(grid["nrep"]).to_numpy(float)
     max_time = pd.to_numeric(grid.get("max_time"), errors="coerce").fillna(0).to_numpy(float)
-    total = 0.0
+    seconds = {}
     for deployment in config["deployments"]:
         ranks = deployment["nodes"] * deployment["ppn"]
         per_experiment = nrep * (SECONDS_PER_REPETITION + sizes * ranks * SECONDS_PER_BYTE)
         capped = np.where(max_time > 0, np.minimum(per_experiment, max_time), per_experiment)
-        total += float(capped.sum()) + SECONDS_PER_LAUNCH
-    return total * Looks.of(config["runs"]).last * len(config["mpi"])
+        name = deployment_name(deployment["nodes"], deployment["ppn"])
+        seconds[name] = float(capped.sum()) + SECONDS_PER_LAUNCH
+    return seconds
+
+
+def kernel_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> float:
+    """The kernel-time estimate of MODEL over every run."""
+    per_run = sum(run_seconds(config, grid).values())
+    return per_run * Looks.of(config["runs"]).last * len(config["mpi"])
 
 
 def warnings(config: Mapping[str, Any], cores: int | None) -> list[str]:
@@ -169,5 +189,7 @@ def summarise(config: Mapping[str, Any], guidelines: list[Guideline]) -> Summary
         looks=looks.runs,
         tests=count_tests(config, grid, guidelines),
         kernel_seconds=kernel_seconds(config, grid),
+        run_seconds=run_seconds(config, grid),
+        least_run_seconds=least_run_seconds(grid),
         warnings=warnings(config, os.cpu_count()),
     )

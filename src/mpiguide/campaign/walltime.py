@@ -1,0 +1,70 @@
+"""Whether a campaign's runs can finish within the walltime of the jobs that run them: the least
+time a run of its grid can take, against the `runtime` resource of its run jobs (a profile's
+default-resources, or set-resources per rule).
+
+The typical time of a run is only an estimate (campaign.summary's model, off by an order of
+magnitude on some machines), so a campaign is refused only on a floor no machine beats: every
+repetition is at least a synchronisation and a call, and every iteration of the simulated-work
+loop (a chain of dependent decrements) at least one cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpiguide.core.errors import ConfigError
+
+MIN_SECONDS_PER_REPETITION = 100e-9
+MIN_SECONDS_PER_WORK_ITERATION = 0.2e-9  # one cycle at 5 GHz
+BLOCK_RULE = "run_block"
+
+
+def run_rule(mpi: str) -> str:
+    """The rule that runs one launch of `mpi` without blocks (workflow/rules/run.smk)."""
+    return f"run_{mpi}"
+
+
+def least_run_seconds(grid: pd.DataFrame) -> float:
+    """The least time one launch over every experiment of `grid` can take."""
+    nrep = pd.to_numeric(grid["nrep"]).to_numpy(float)
+    work = pd.to_numeric(grid.get("work"), errors="coerce").fillna(0).to_numpy(float)
+    max_time = pd.to_numeric(grid.get("max_time"), errors="coerce").fillna(0).to_numpy(float)
+    least = nrep * (MIN_SECONDS_PER_REPETITION + work * MIN_SECONDS_PER_WORK_ITERATION)
+    # A budget stops an experiment after the repetition that spends it: at least the budget.
+    return float(np.where(max_time > 0, np.minimum(least, max_time), least).sum())
+
+
+def run_jobs(config: Mapping[str, Any], blocking: str) -> dict[str, int]:
+    """The rules that run launches, each with the launches one of its jobs runs back to back."""
+    if blocking == "run":
+        return {BLOCK_RULE: len(config["mpi"])}
+    return {run_rule(mpi): 1 for mpi in config["mpi"]}
+
+
+def check_walltime(
+    config: Mapping[str, Any],
+    grid: pd.DataFrame,
+    blocking: str,
+    runtime_minutes: Mapping[str, float | None],
+    source: str,
+) -> None:
+    """ConfigError when a run job cannot finish within its `runtime` (minutes; None: no limit),
+    naming the resource to raise and the keys that make the runs long."""
+    least = least_run_seconds(grid)
+    for rule, launches in run_jobs(config, blocking).items():
+        minutes = runtime_minutes.get(rule)
+        if minutes is None or least * launches <= minutes * 60:
+            continue
+        block = f", {launches} launches back to back in one block" if launches > 1 else ""
+        raise ConfigError(
+            f"{source}: a `{rule}` job cannot finish within its runtime of {minutes:g} min: "
+            f"its {len(grid)} experiments take at least {least * launches:,.0f} s{block} "
+            f"(nrep x (at least {MIN_SECONDS_PER_REPETITION * 1e9:g} ns a repetition + work x "
+            f"at least {MIN_SECONDS_PER_WORK_ITERATION * 1e9:g} ns), max_time included); raise "
+            f"`runtime` (the profile's default-resources, or set-resources: {rule}: runtime) or "
+            "lower nrep or work"
+        )
