@@ -16,6 +16,7 @@ from mpiguide.analysis.stats import (
     hodges_lehmann_ratios,
     paired_hodges_lehmann_ratios,
     rank_sum_pvalues,
+    signed_rank_pvalues,
 )
 from mpiguide.store.tukey import tukey_medians
 
@@ -168,3 +169,16 @@ def test_paired_hodges_lehmann_uses_the_kth_walsh_average():
         assert estimate.ratio[i] == pytest.approx(np.exp(np.median(walsh)))
         assert estimate.low[i] == pytest.approx(np.exp(walsh[8]))
         assert estimate.high[i] == pytest.approx(np.exp(walsh[55 - 9]))
+
+
+# 11: ties enumerated; 14: ties by the normal approximation (scipy's 'auto' switches after 13)
+@pytest.mark.parametrize("n", [4, 11, 14, 20])
+@pytest.mark.parametrize("alternative", ["greater", "two-sided"])
+def test_signed_rank_pvalues_are_scipys_single_calls(n, alternative):
+    rng = np.random.default_rng(n)
+    differences = rng.normal(0.05, 0.1, (12, n))
+    # run medians are multiples of a tick: ties and zeros in a quarter of the rows
+    differences[::4] = np.round(differences[::4], 2)
+    differences[1, 0] = 0.0
+    expected = [scipy_stats.wilcoxon(row, alternative=alternative).pvalue for row in differences]
+    assert signed_rank_pvalues(differences, alternative) == pytest.approx(expected, rel=1e-12)

@@ -5,6 +5,7 @@
   distribution-free confidence interval, for many tests of one shape.
 - `paired_hodges_lehmann_ratios`: the one-sample Hodges-Lehmann estimate of the per-run ratio
   with its distribution-free confidence interval, for many paired tests of one shape.
+- `signed_rank_pvalues`: Wilcoxon signed-rank p-values of many paired tests of one shape.
 - `adjust_pvalues`: Holm or Benjamini-Hochberg adjustment across a family of tests.
 """
 
@@ -57,6 +58,71 @@ def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative)
                 lhs[rows], rhs[rows], axis=1, alternative=alternative, method=method
             )
             pvalues[rows] = result.pvalue
+    return pvalues
+
+
+# scipy.stats.wilcoxon's 'auto' with zeros or ties: every sign pattern enumerated up to this
+# many differences, the normal approximation above.
+EXHAUSTIVE_MAX_SIZE = 13
+
+
+def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.ndarray:
+    """p-values of the Wilcoxon signed-rank test per row of differences (T, n), centre 0.
+
+    `greater`: the differences are shifted to the right of 0 (lhs slower). Each row gets the
+    p-value `scipy.stats.wilcoxon` (method 'auto', zeros dropped) gives that test alone: exact
+    without zeros and ties; with them (run medians are multiples of the timer's tick, so ties
+    are common) the exhaustive permutation distribution of the signed ranks up to
+    EXHAUSTIVE_MAX_SIZE differences, else the normal approximation. scipy resolves 'auto' once
+    per call and enumerates row by row; here the tied rows enumerate all 2^n sign patterns at
+    once (`_enumerated_pvalues`)."""
+    tests, n = log_ratios.shape
+    if tests == 0:
+        return np.empty(0)
+    magnitudes = np.sort(np.abs(log_ratios), axis=1)
+    tied = (magnitudes[:, 0] == 0) | (magnitudes[:, 1:] == magnitudes[:, :-1]).any(axis=1)
+    pvalues = np.empty(tests)
+    if (~tied).any():
+        pvalues[~tied] = stats.wilcoxon(log_ratios[~tied], axis=1, alternative=alternative).pvalue
+    if tied.any() and n <= EXHAUSTIVE_MAX_SIZE:
+        pvalues[tied] = _enumerated_pvalues(log_ratios[tied], alternative)
+    elif tied.any():
+        pvalues[tied] = stats.wilcoxon(
+            log_ratios[tied], axis=1, alternative=alternative, method="asymptotic"
+        ).pvalue
+    return pvalues
+
+
+@lru_cache(maxsize=16)
+def _sign_patterns(n: int) -> np.ndarray:
+    """(n, 2^n): every assignment of positive (1) or negative (0) signs to n ranks."""
+    return ((np.arange(2**n)[None, :] >> np.arange(n)[:, None]) & 1).astype(np.float64)
+
+
+def _enumerated_pvalues(differences: np.ndarray, alternative: Alternative) -> np.ndarray:
+    """The signed-rank p-values of rows with zeros or ties: the share of the 2^n equally likely
+    sign patterns whose sum of positive mid-ranks is at least the observed one (two-sided: twice
+    the smaller tail, at most 1). Zeros get rank 0, so that their signs change no sum: the same
+    as dropping them."""
+    magnitudes = np.abs(differences)
+    ranks = stats.rankdata(np.where(magnitudes == 0, np.nan, magnitudes), axis=1,
+                           nan_policy="omit")  # fmt: skip
+    ranks = np.nan_to_num(ranks, nan=0.0)
+    observed = (ranks * (differences > 0)).sum(axis=1)
+    patterns = _sign_patterns(differences.shape[1])
+    # Mid-ranks are multiples of 1/2 and their sums exact; the margin only absorbs rounding.
+    margin = 1e-9
+    pvalues = np.empty(len(differences))
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // patterns.shape[1])
+    for begin in range(0, len(differences), rows_per_chunk):
+        chunk = slice(begin, begin + rows_per_chunk)
+        sums = ranks[chunk] @ patterns
+        upper = (sums >= observed[chunk, None] - margin).mean(axis=1)
+        if alternative == "greater":
+            pvalues[chunk] = upper
+        else:
+            lower = (sums <= observed[chunk, None] + margin).mean(axis=1)
+            pvalues[chunk] = np.minimum(1.0, 2 * np.minimum(upper, lower))
     return pvalues
 
 
