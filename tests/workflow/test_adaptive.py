@@ -169,4 +169,4 @@ def test_blocked_rounds_launch_every_entry_on_the_deployments_needs(tmp_path: Pa
                 )
     tests = pd.read_csv(results / "guidelines" / "tests.csv")
     across_tests = tests[tests["guideline"] == "ACROSS"]
-    assert set(across_tests["test"]) <= {"block_paired_t", "welch_t"}
+    assert set(across_tests["test"]) <= {"block_signed_rank", "welch_t"}

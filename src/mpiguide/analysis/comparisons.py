@@ -4,14 +4,16 @@
 then run) with offsets, so the lhs and rhs samples of thousands of tests with the same numbers
 of runs become two 2-D arrays with one fancy-indexing step.
 
-A test is decided by one of three tests (its `test` column), fixed by `analysis.test` and by
+A test is decided by one of four tests (its `test` column), fixed by `analysis.test` and by
 whether its two sides hold the same runs, never by the data's shape:
 - `paired_t`: the one-sample t-test on the runs' log-ratios lhs/rhs (run i of lhs against run
   i of rhs); the effect is their geometric mean, exp(mean log-ratio);
-- `block_paired_t`: the same test where the two sides are different mpi entries measured in
-  blocks (run i of both launched back to back in one job): the log-ratios of the runs whose
-  launches share their block's attempt; runs measured in different attempts are left out and
-  counted (LOST_PAIRS);
+- `block_signed_rank`: where the two sides are different mpi entries measured in blocks (run i
+  of both launched back to back in one job), the Wilcoxon signed-rank test on the log-ratios of
+  the runs whose launches share their block's attempt (runs measured in different attempts are
+  left out and counted, LOST_PAIRS); the effect is their one-sample Hodges-Lehmann estimate,
+  its bounds the interval that inverts the same test. Each side of a block is a launch of its
+  own, and launches now and then run twice as slow as the rest: a rank test, not a mean;
 - `welch_t`: Welch's two-sample t-test on the two sides' log run medians; the effect is the
   ratio of their geometric means;
 - `ranksum`: Lübbe's unpaired Wilcoxon rank-sum over the run medians (`analysis.test:
@@ -38,6 +40,7 @@ from mpiguide.analysis.stats import (
     hodges_lehmann_ratios,
     paired_hodges_lehmann_ratios,
     rank_sum_pvalues,
+    signed_rank_pvalues,
 )
 from mpiguide.analysis.verdicts import one_sided_bounds
 
@@ -64,16 +67,19 @@ LOST_PAIRS = "_lost_pairs"
 # Which test decided a row, and its values.
 TEST_COLUMN = "test"
 RANKSUM, PAIRED_T, WELCH_T = "ranksum", "paired_t", "welch_t"
-BLOCK_PAIRED_T = "block_paired_t"
-PAIRED_TESTS = (PAIRED_T, BLOCK_PAIRED_T)
+BLOCK_SIGNED_RANK = "block_signed_rank"
+PAIRED_TESTS = (PAIRED_T, BLOCK_SIGNED_RANK)
+# The tests whose p-value cannot go below 2^-n (one-sided) or 2^(1-n) at n pairs.
+SIGNED_RANK_TESTS = (BLOCK_SIGNED_RANK,)
 # What `may_pair` allows a test (compare): nothing, pairing run by run (the two sides come from
 # the same launches), or pairing block by block (the two sides' launches share blocks).
 NO_PAIRING, PAIR_RUNS, PAIR_BLOCKS = 0, 1, 2
 # A block-paired test needs this many pairs from one attempt; with fewer it is decided unpaired.
 MIN_BLOCK_PAIRS = 2
-# The rank-sum's power is estimated as Welch's at its asymptotic relative efficiency under
-# normality, 3/pi: its standard error is that much larger.
-_RANKSUM_SE_FACTOR = float(np.sqrt(np.pi / 3))
+# The rank tests' power is estimated as the t-tests' at their asymptotic relative efficiency
+# under normality, 3/pi (the same for the rank-sum against Welch and the signed-rank against the
+# one-sample t): their standard error is that much larger.
+_RANK_SE_FACTOR = float(np.sqrt(np.pi / 3))
 
 
 @dataclass(frozen=True)
@@ -204,11 +210,11 @@ def compare(
             log_ratios = np.log(np.take_along_axis(lhs[rows], columns, axis=1)) - np.log(
                 np.take_along_axis(rhs[rows], columns, axis=1)
             )
-            _paired(result, which[rows], log_ratios, alternative, confidence)
+            _block_signed_rank(result, which[rows], log_ratios, alternative, confidence)
     frame = pd.DataFrame(result)
     frame[LOST_PAIRS] = lost
     frame[TEST_COLUMN] = np.where(
-        paired, PAIRED_T, np.where(block_paired, BLOCK_PAIRED_T, unpaired_test)
+        paired, PAIRED_T, np.where(block_paired, BLOCK_SIGNED_RANK, unpaired_test)
     )
     return frame
 
@@ -263,7 +269,7 @@ def _rank_sum(
     result["ratio_low"][which] = bounds.low
     result["ratio_high"][which] = bounds.high
     _, se, df = _welch_model(np.log(lhs), np.log(rhs))
-    result[LOG_SE][which] = se * _RANKSUM_SE_FACTOR
+    result[LOG_SE][which] = se * _RANK_SE_FACTOR
     result[DF][which] = df
 
 
@@ -284,6 +290,28 @@ def _paired(
     result["violation_ratio"][which] = np.exp(effect)
     _store_model(result, which, effect, se, np.full(len(effect), n - 1.0), confidence)
     _store(result, which, paired_hodges_lehmann_ratios(log_ratios, confidence))
+
+
+def _block_signed_rank(
+    result: dict[str, np.ndarray],
+    which: np.ndarray,
+    log_ratios: np.ndarray,
+    alternative: Alternative,
+    confidence: float,
+) -> None:
+    n = log_ratios.shape[1]
+    result["p_value"][which] = signed_rank_pvalues(log_ratios, alternative)
+    # One-sided bounds at `confidence` are the ends of the two-sided interval at 2c - 1; the
+    # estimate is the same at every level.
+    bounds = paired_hodges_lehmann_ratios(log_ratios, 2 * confidence - 1)
+    result["violation_ratio"][which] = bounds.ratio
+    result["ratio_low"][which] = bounds.low
+    result["ratio_high"][which] = bounds.high
+    _store(result, which, paired_hodges_lehmann_ratios(log_ratios, confidence))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = log_ratios.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(len(which), np.nan)
+    result[LOG_SE][which] = se * _RANK_SE_FACTOR
+    result[DF][which] = n - 1.0
 
 
 def _store_model(

@@ -32,6 +32,7 @@ from mpiguide.analysis.comparisons import (
     PAIR_RUNS,
     PAIRED_TESTS,
     RANKSUM,
+    SIGNED_RANK_TESTS,
     TEST_COLUMN,
     WELCH_T,
     RunMedians,
@@ -53,6 +54,7 @@ from mpiguide.analysis.verdicts import (
     Thresholds,
     detectable_ratios,
     group_verdicts,
+    least_signed_rank_runs,
     runs_needed,
     verdicts,
 )
@@ -262,18 +264,27 @@ def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
     tests["verdict"] = verdict
     tests["violated"] = verdict == VERDICTS[0]
     se, df = tests[LOG_SE].to_numpy(), tests[DF].to_numpy()
-    tests["detectable_ratio"] = detectable_ratios(approx, se, df, thresholds)
-    undecided = verdict == VERDICTS[2]
     runs = np.minimum(tests["n_lhs"].to_numpy(), tests["n_rhs"].to_numpy())
+    detectable = detectable_ratios(approx, se, df, thresholds)
+    # A signed-rank test flags nothing below its fewest runs, whatever the spread.
+    signed_rank = tests[TEST_COLUMN].isin(SIGNED_RANK_TESTS).to_numpy()
+    least = least_signed_rank_runs(approx, thresholds.p_thres)
+    detectable[signed_rank & (runs < least)] = np.inf
+    tests["detectable_ratio"] = detectable
+    undecided = verdict == VERDICTS[2]
+    ratio = tests["violation_ratio"].to_numpy()
     needed = np.full(len(tests), np.nan)
     needed[undecided] = runs_needed(
         approx,
-        np.log(tests["violation_ratio"].to_numpy()[undecided]),
+        np.log(ratio[undecided]),
         se[undecided],
         runs[undecided],
         tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()[undecided],
         thresholds,
     )
+    size = np.maximum(ratio, 1 / ratio) if approx else ratio
+    toward_violated = undecided & signed_rank & (size >= thresholds.v_thres)
+    needed[toward_violated] = np.maximum(needed[toward_violated], least)
     tests["runs_needed"] = pd.array(needed, dtype="Int64")
 
 

@@ -3,7 +3,8 @@ seen (docs/analysis.md, "Verdicts").
 
 Every test's model gives its effect on the log scale with a standard error and degrees of
 freedom (the paired t-test on per-run log-ratios, Welch's t-test on log run medians) or, for
-Lübbe's rank-sum, the Hodges-Lehmann interval. From the same model come the p-value (violated),
+the rank tests (Lübbe's rank-sum, the signed-rank test across launches) the Hodges-Lehmann
+interval that inverts them. From the same model come the p-value (violated),
 the one-sided confidence bounds (holds) and the power estimates, so that no test can be both
 violated and holding.
 """
@@ -85,6 +86,12 @@ def detectable_ratios(
             stats.t.ppf(1 - _alpha(approx, thresholds), df) * se, np.log(thresholds.v_thres)
         )
         return np.exp(critical + stats.t.ppf(POWER, df) * se)
+
+
+def least_signed_rank_runs(approx: bool, p_thres: float) -> int:
+    """The fewest pairs at which a signed-rank test can be significant at p_thres: its exact
+    p-value is at least 2^-n one-sided (all n differences positive), 2^(1-n) two-sided."""
+    return int(np.ceil(np.log2(1 / p_thres))) + (1 if approx else 0)
 
 
 def runs_needed(
