@@ -223,8 +223,9 @@ def grid_config_json() -> str:
 DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
 
 # What a run costs, said before anything runs (also by `snakemake -n`), and a run job that
-# cannot finish within its walltime refused now rather than killed after hours.
-if not ANALYSIS_ONLY:
+# cannot finish within its walltime refused now rather than killed after hours. Once, by the
+# Snakemake the user started: every job it spawns (a SLURM job) reads the rules again.
+if not ANALYSIS_ONLY and workflow.is_main_process:
     try:
         RUN_GRID = build_grid(grid_config(), CONFIG_SOURCE)
         logger.info(
