@@ -17,7 +17,7 @@ import pandas as pd
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.analysis.pairing import Experiments, pair_comparison, pair_monotone
 from mpiguide.analysis.sequential import Looks
-from mpiguide.campaign.walltime import least_run_seconds
+from mpiguide.campaign.walltime import grid_numbers, least_run_seconds, within_budgets
 from mpiguide.core.paths import deployment_name
 from mpiguide.plan.grid import build_grid
 
@@ -126,16 +126,14 @@ def count_tests(
 
 def run_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> dict[str, float]:
     """Deployment name -> the kernel-time estimate of MODEL for one launch over the grid."""
-    sizes = pd.to_numeric(grid.get("msg_size"), errors="coerce").fillna(0).to_numpy(float)
-    nrep = pd.to_numeric(grid["nrep"]).to_numpy(float)
-    max_time = pd.to_numeric(grid.get("max_time"), errors="coerce").fillna(0).to_numpy(float)
+    sizes = grid_numbers(grid, "msg_size")
+    nrep = grid_numbers(grid, "nrep")
     seconds = {}
     for deployment in config["deployments"]:
         ranks = deployment["nodes"] * deployment["ppn"]
         per_experiment = nrep * (SECONDS_PER_REPETITION + sizes * ranks * SECONDS_PER_BYTE)
-        capped = np.where(max_time > 0, np.minimum(per_experiment, max_time), per_experiment)
         name = deployment_name(deployment["nodes"], deployment["ppn"])
-        seconds[name] = float(capped.sum()) + SECONDS_PER_LAUNCH
+        seconds[name] = float(within_budgets(per_experiment, grid).sum()) + SECONDS_PER_LAUNCH
     return seconds
 
 

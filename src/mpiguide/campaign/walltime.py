@@ -28,14 +28,27 @@ def run_rule(mpi: str) -> str:
     return f"run_{mpi}"
 
 
+def grid_numbers(grid: pd.DataFrame, column: str) -> np.ndarray:
+    """A numeric grid column as floats, 0 where it is empty (not applicable) or missing."""
+    if column not in grid.columns:
+        return np.zeros(len(grid))
+    return pd.to_numeric(grid[column], errors="coerce").fillna(0).to_numpy(float)
+
+
+def within_budgets(seconds: np.ndarray, grid: pd.DataFrame) -> np.ndarray:
+    """Per experiment, `seconds` capped by its `max_time` budget (0: none). A budget stops an
+    experiment after the repetition that spends it: about the budget, at least the budget."""
+    max_time = grid_numbers(grid, "max_time")
+    return np.where(max_time > 0, np.minimum(seconds, max_time), seconds)
+
+
 def least_run_seconds(grid: pd.DataFrame) -> float:
     """The least time one launch over every experiment of `grid` can take."""
-    nrep = pd.to_numeric(grid["nrep"]).to_numpy(float)
-    work = pd.to_numeric(grid.get("work"), errors="coerce").fillna(0).to_numpy(float)
-    max_time = pd.to_numeric(grid.get("max_time"), errors="coerce").fillna(0).to_numpy(float)
-    least = nrep * (MIN_SECONDS_PER_REPETITION + work * MIN_SECONDS_PER_WORK_ITERATION)
-    # A budget stops an experiment after the repetition that spends it: at least the budget.
-    return float(np.where(max_time > 0, np.minimum(least, max_time), least).sum())
+    work = grid_numbers(grid, "work")
+    least = grid_numbers(grid, "nrep") * (
+        MIN_SECONDS_PER_REPETITION + work * MIN_SECONDS_PER_WORK_ITERATION
+    )
+    return float(within_budgets(least, grid).sum())
 
 
 def run_jobs(config: Mapping[str, Any], blocking: str) -> dict[str, int]:
