@@ -32,6 +32,7 @@ PROJECT_FILES = (
     "slurm",
     "config/local-mpi.yaml",
     "src/kernel",
+    "src/mockups",
     "src/inject",
 )
 # Kernel builds inside src/kernel are not part of a project.

@@ -453,12 +453,15 @@ def input_plan_option(wildcards, input) -> str:
     return f"--plan {shlex.quote(input.plan[0])}" if input.plan else ""
 
 
-# The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout).
+# The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout);
+# it also links the collective mock-ups of src/mockups, which libmpiguide-tune shares.
 KERNEL_DIR = str(Path(CHECKOUT, "src", "kernel"))
+MOCKUPS_DIR = str(Path(CHECKOUT, "src", "mockups"))
 KERNEL_SOURCES = sorted(
     str(path)
+    for directory in (KERNEL_DIR, MOCKUPS_DIR)
     for pattern in ("*.c", "*.h", "Makefile")
-    for path in Path(KERNEL_DIR).rglob(pattern)
+    for path in Path(directory).rglob(pattern)
 )
 
 
