@@ -34,6 +34,7 @@ PROJECT_FILES = (
     "src/kernel",
     "src/mockups",
     "src/inject",
+    "src/tune",
 )
 # Kernel builds inside src/kernel are not part of a project.
 IGNORED = shutil.ignore_patterns("build", "__pycache__", "*.o")
