@@ -63,6 +63,7 @@ from mpiguide.core.paths import (
     block_path,
     deployment_name,
     labels_of_plot,
+    mockup_tuning_name,
     mpich_env_name,
     ompi_rules_name,
     round_name,

@@ -1,6 +1,8 @@
 # From verdict to fix (mpiguide.reports.tuning): the target `tune` writes, from the verdicts of
 # the guidelines ALGO.<entry>.<op>.<algorithm> that an entry's `algorithms:` adds, the library
-# settings that choose its fastest algorithm where it beats the default significantly.
+# settings that choose its fastest algorithm where it beats the default significantly, and per
+# entry the tuning file of libmpiguide-tune, where a collective is significantly slower than its
+# own mock-up.
 
 SETTING_MARKS = setting_marks(config)
 TUNING = f"{RESULTS}/{TUNING_TREE}"
@@ -12,6 +14,7 @@ TUNING_FILES = {
     )
     for mark in SETTING_MARKS.values()
 }
+MOCKUP_TUNING_FILES = {mpi: mockup_tuning_name(mpi) for mpi in BUILT_MPI}
 
 
 rule tune:
@@ -23,16 +26,19 @@ rule tune:
         algorithms=f"{TUNING}/{ALGORITHMS_CSV}",
         plot=f"{TUNING}/{ALGORITHMS_PNG}",
         files=[f"{TUNING}/{name}" for name in sorted(TUNING_FILES.values())],
+        mockups=[f"{TUNING}/{name}" for name in MOCKUP_TUNING_FILES.values()],
     log:
         f"{RESULTS}/logs/tune.log",
     conda:
         "../envs/analysis.yaml"
     params:
         settings=as_json(SETTING_MARKS),
+        entries=list(MOCKUP_TUNING_FILES),
         outdir=output_dir,
     shell:
         "python -m mpiguide tune --tests {input.tests:q} --decided-with {input.decided_with:q}"
-        " --settings-json {params.settings:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+        " --settings-json {params.settings:q} --entries {params.entries:q}"
+        " --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 localrules:
