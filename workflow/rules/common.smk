@@ -18,7 +18,13 @@ from snakemake.utils import validate
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.analysis.rounds import read_plan, round_runs
 from mpiguide.analysis.sequential import Looks
-from mpiguide.campaign.algorithms import kernel_entry, setting_marks, tuned_pairs
+from mpiguide.campaign.algorithms import (
+    kernel_entry,
+    preloaded_paths,
+    setting_marks,
+    tune_libraries,
+    tuned_pairs,
+)
 from mpiguide.campaign.config import (
     check_campaign,
     expanded_campaign,
@@ -473,13 +479,19 @@ try:
     INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries(MPI, CONFIG_SOURCE)
 except MpiguideError as err:
     sys.exit(str(err))
+# libmpiguide-tune builds of a verify campaign (rules in tune.smk): a tuned entry preloads one.
+TUNE_LIBRARIES = {} if ANALYSIS_ONLY else tune_libraries(config)
 
 
 def preloaded_libraries(mpi: str) -> list:
-    """The injector an entry preloads, when the workflow builds it: its runs wait for the build
-    (`ancient`: rebuilding the library never re-measures existing runs)."""
-    path = MPI[mpi]["env"].get("LD_PRELOAD", "")
-    return [ancient(path)] if path in INJECT_LIBRARIES else []
+    """The libraries an entry preloads that the workflow builds (injector, tuning library): its
+    runs wait for the builds (`ancient`: rebuilding a library never re-measures existing runs).
+    """
+    return [
+        ancient(path)
+        for path in preloaded_paths(MPI[mpi]["env"].get("LD_PRELOAD", ""))
+        if path in INJECT_LIBRARIES or path in TUNE_LIBRARIES
+    ]
 
 
 def kernel_binary(mpi: str) -> str:

@@ -51,6 +51,37 @@ localrules:
 if config["verify"]:
     VERIFY_PAIRS = dict(tuned_pairs(config))
     VERIFY = f"{RESULTS}/{VERIFY_TREE}"
+    # src/tune and the mock-ups it links (src/mockups) of this checkout (CHECKOUT, common.smk).
+    TUNE_DIR = str(Path(CHECKOUT, "src", "tune"))
+    TUNE_SOURCES = sorted(
+        str(path)
+        for directory in (TUNE_DIR, MOCKUPS_DIR)
+        for pattern in ("*.c", "*.h", "Makefile")
+        for path in Path(directory).glob(pattern)
+    )
+
+    # TUNE_LIBRARIES (common.smk): LD_PRELOAD path -> the entry whose mpicc builds it.
+    for tune_index, (tune_library, tune_mpi) in enumerate(TUNE_LIBRARIES.items()):
+
+        rule:
+            name:
+                f"build_tune_{tune_index}"
+            input:
+                TUNE_SOURCES,
+            output:
+                tune_library,
+            log:
+                f"{RESULTS}/logs/build/tune_{tune_index}.log",
+            conda:
+                kernel_conda_env(tune_mpi)
+            envmodules:
+                *MPI[tune_mpi]["modules"],
+            params:
+                mpicc=MPI[tune_mpi]["mpicc"],
+                builddir=output_dir,
+            shell:
+                f"MPICC={{params.mpicc:q}} make -C {shlex.quote(TUNE_DIR)}"
+                ' BUILD="$PWD"/{params.builddir:q} > {log:q} 2>&1'
 
     rule verify_entry:
         input:
