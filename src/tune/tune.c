@@ -4,6 +4,8 @@
  * LD_PRELOAD or linked before the MPI library (docs/analysis.md, "The tuning file of
  * libmpiguide-tune"). MPIGUIDE_TUNE_REPORT=1 makes every rank say at MPI_Finalize how many calls
  * each rule replaced. */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -27,6 +29,20 @@ static bool has_rules[TUNE_COLLECTIVES];
 static atomic_ulong *replaced_calls;
 static atomic_ulong library_calls[TUNE_COLLECTIVES];
 
+/* Where a call goes that no rule replaces: the next definition of the function after this library
+ * (a tool preloaded after it, such as libmpiguide-inject planting a slowdown, else the MPI
+ * library), so that PMPI tools stack; PMPI_ until MPI_Init resolves it, or if nothing is found. */
+static int (*next_bcast)(void *, int, MPI_Datatype, int, MPI_Comm) = PMPI_Bcast;
+static int (*next_allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                             MPI_Comm) = PMPI_Allgather;
+static int (*next_allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op,
+                             MPI_Comm) = PMPI_Allreduce;
+static int (*next_scan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) = PMPI_Scan;
+/* MPI_Init and MPI_Finalize too, so that a tool after this library starts and stops. */
+static int (*next_init)(int *, char ***) = PMPI_Init;
+static int (*next_init_thread)(int *, char ***, int, int *) = PMPI_Init_thread;
+static int (*next_finalize)(void) = PMPI_Finalize;
+
 /* Set while this thread runs a mock-up: every MPI call the mock-up makes goes straight to the
  * library, so a mock-up built from a replaced collective (allreduce_as_reduce_bcast's MPI_Bcast)
  * never recurses into a replacement. */
@@ -39,6 +55,13 @@ static _Thread_local struct {
     int *counts, *displs;
     int ints;
 } scratch_cache;
+
+static void resolve_next(void **next, const char *name)
+{
+    void *found = dlsym(RTLD_NEXT, name);
+    if (found)
+        *next = found;
+}
 
 /* Reads the tuning file before the MPI library starts: a bad file ends the process with exit
  * status 2 (bad input, as for the kernel and libmpiguide-inject) before any MPI state exists.
@@ -64,6 +87,13 @@ static void configure(void)
     }
     for (size_t i = 0; i < rules.count; i++)
         has_rules[tune_replacements[rules.rules[i].replacement].collective] = true;
+    resolve_next((void **)&next_bcast, "MPI_Bcast");
+    resolve_next((void **)&next_allgather, "MPI_Allgather");
+    resolve_next((void **)&next_allreduce, "MPI_Allreduce");
+    resolve_next((void **)&next_scan, "MPI_Scan");
+    resolve_next((void **)&next_init, "MPI_Init");
+    resolve_next((void **)&next_init_thread, "MPI_Init_thread");
+    resolve_next((void **)&next_finalize, "MPI_Finalize");
 }
 
 /* One line from rank 0 in the job's log, so nobody mistakes a tuned run for an untuned one. */
@@ -92,13 +122,13 @@ static int announce(int init_status)
 TUNE_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     configure();
-    return announce(PMPI_Init(argc, argv));
+    return announce(next_init(argc, argv));
 }
 
 TUNE_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     configure();
-    return announce(PMPI_Init_thread(argc, argv, required, provided));
+    return announce(next_init_thread(argc, argv, required, provided));
 }
 
 TUNE_EXPORT int MPI_Finalize(void)
@@ -117,7 +147,7 @@ TUNE_EXPORT int MPI_Finalize(void)
                 fprintf(stderr, "mpiguide-tune: rank %d: %s left %lu call(s) to the library\n",
                         rank, tune_collective_names[c], atomic_load(&library_calls[c]));
     }
-    return PMPI_Finalize();
+    return next_finalize();
 }
 
 /* Scratch for `with` and `call`; false if it cannot be had (the call then falls through). */
@@ -194,7 +224,7 @@ TUNE_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
     int error_code;
     if (replaced(TUNE_BCAST, &call, &error_code))
         return error_code;
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return next_bcast(buffer, count, datatype, root, comm);
 }
 
 TUNE_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -208,7 +238,7 @@ TUNE_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
     if (sendtype == recvtype && sendcount == recvcount &&
         replaced(TUNE_ALLGATHER, &call, &error_code))
         return error_code;
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return next_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 TUNE_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
@@ -219,7 +249,7 @@ TUNE_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     int error_code;
     if (replaced(TUNE_ALLREDUCE, &call, &error_code))
         return error_code;
-    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return next_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 TUNE_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -230,5 +260,5 @@ TUNE_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Data
     int error_code;
     if (replaced(TUNE_SCAN, &call, &error_code))
         return error_code;
-    return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+    return next_scan(sendbuf, recvbuf, count, datatype, op, comm);
 }

@@ -33,14 +33,19 @@ class TuneBuild:
         rules: Path | None,
         *,
         launcher: bool = True,
+        preload: bool = True,
+        extra_env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Runs `program` on `nprocs` ranks under the library with MPIGUIDE_TUNE=`rules` (unset
         if None) and MPIGUIDE_TUNE_REPORT=1. The environment reaches the ranks by inheritance, as
         with the workflow's `env K=V launcher` prefix. Without `launcher` the program starts as a
-        singleton (one rank, no mpirun)."""
-        env = self.mpi.environment(nprocs)
+        singleton (one rank, no mpirun); without `preload` the program must be linked with the
+        library."""
+        env = self.mpi.environment(nprocs, extra_env)
         env.pop("MPIGUIDE_TUNE", None)
-        env["LD_PRELOAD"] = str(self.library)
+        env.pop("LD_PRELOAD", None)
+        if preload:
+            env["LD_PRELOAD"] = str(self.library)
         env["MPIGUIDE_TUNE_REPORT"] = "1"
         if rules is not None:
             env["MPIGUIDE_TUNE"] = str(rules)
@@ -54,10 +59,10 @@ class TuneBuild:
         )
 
 
-def build_tune(mpi: MpiLibrary, build: Path) -> Path:
+def build_tune(mpi: MpiLibrary, build: Path, *make_args: str) -> Path:
     """`make -C src/tune` as a user runs it; -Werror makes any warning a failure."""
     result = subprocess.run(
-        ["make", "-C", str(TUNE_SOURCES), f"MPICC={mpi.mpicc}", f"BUILD={build}"],
+        ["make", "-C", str(TUNE_SOURCES), f"MPICC={mpi.mpicc}", f"BUILD={build}", *make_args],
         capture_output=True,
         text=True,
         check=False,
