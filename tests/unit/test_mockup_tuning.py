@@ -117,16 +117,23 @@ def test_rules_where_every_test_is_violated_merged_over_consecutive_sizes(tmp_pa
     assert f"- G (openmpi, allreduce as {rb}): 1 test(s): another mock-up is faster there." in note
 
 
-def test_every_entry_asked_for_gets_a_file(tmp_path: Path) -> None:
-    rows = [row("bcast_as_allgatherv", 8, "holds", 1.0)]
+def test_every_entry_asked_for_gets_a_file_and_no_other(tmp_path: Path) -> None:
+    swept = "openmpi.scan.linear"
+    rows = [
+        row("bcast_as_allgatherv", 8, "holds", 1.0),
+        row("scan_as_exscan_reduce_local", 8, "violated", 2.0, mpi=swept, guideline="S"),
+    ]
     tuned = run_tune(tmp_path, rows, entries=["openmpi", "mpich"])
     assert tuned.mockups == []
     assert rules(tmp_path / "tuning" / "mpich.tune") == []
     assert rules(tmp_path / "tuning" / "openmpi.tune") == []
+    assert not (tmp_path / "tuning" / f"{swept}.tune").exists()
+    note = (tmp_path / "tuning" / "tuning.md").read_text()
+    assert "Nothing: no collective is significantly slower" in note
     assert (
-        "Nothing: no collective is significantly slower"
-        in (tmp_path / "tuning" / "tuning.md").read_text()
+        f"- S ({swept}, scan as scan_as_exscan_reduce_local): 1 test(s): the entry gets no" in note
     )
+    assert "Violations of the other guidelines" not in note
 
 
 def test_nothing_to_tune_from(tmp_path: Path) -> None:

@@ -160,8 +160,11 @@ def _rule(
     )  # fmt: skip
 
 
-def not_replaced(frame: pd.DataFrame, done: Sequence[Replacement]) -> list[NotReplaced]:
-    """The violated tests no rule covers, per entry, guideline and mock-up, with the reason."""
+def not_replaced(
+    frame: pd.DataFrame, done: Sequence[Replacement], entries: Sequence[str]
+) -> list[NotReplaced]:
+    """The violated tests no rule covers, per entry, guideline and mock-up, with the reason
+    (`entries`: those that get a tuning file)."""
     covered = {(r.entry, r.op, r.ranks, size, r.mockup) for r in done for size in r.sizes}
     chosen = {(r.entry, r.op, r.ranks, size) for r in done for size in r.sizes}
     missed: dict[tuple[str, str, str, str], tuple[int, str]] = {}
@@ -169,7 +172,12 @@ def not_replaced(frame: pd.DataFrame, done: Sequence[Replacement]) -> list[NotRe
         point = (row["entry"], row["collective"], row["ranks"], row["msg_size"])
         if (*point, row["mockup"]) in covered:
             continue
-        if row["mockup"] in NOT_REPLACEABLE:
+        if row["entry"] not in entries:
+            reason = (
+                "the entry gets no tuning file (an entry that an algorithm sweep adds is "
+                "measured, not tuned: its base entry is)"
+            )
+        elif row["mockup"] in NOT_REPLACEABLE:
             reason = f"libmpiguide-tune does not run it: {NOT_REPLACEABLE[row['mockup']]}"
         elif row["mockup"] not in REPLACEMENTS:
             reason = OTHER_MOCKUP

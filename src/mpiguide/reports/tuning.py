@@ -514,14 +514,13 @@ def tune(
         untunable += cannot
     if entries is None:
         entries = sorted(set(mockups["entry"]) - set(settings))
-    mockups = mockups[mockups["entry"].isin(entries)]
-    replaced = replacements(mockups)
+    replaced = replacements(mockups[mockups["entry"].isin(entries)])
     mockup_files = {entry: mockup_tuning_name(entry) for entry in entries}
     for entry, name in mockup_files.items():
         _write(outdir / name, tuning_file(entry, replaced))
     algo_ids = {s.guideline for s in settings.values()}
     other = _other_violations(tests, algo_ids, mockups)
-    lines = _mockup_lines(replaced, not_replaced(mockups, replaced), mockup_files)
+    lines = _mockup_lines(replaced, not_replaced(mockups, replaced, entries), mockup_files)
     _write(
         outdir / TUNING_MD,
         tuning_md(applied, untunable, picks, other, analysis, files, lines),
