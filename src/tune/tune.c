@@ -1,6 +1,6 @@
 /* libmpiguide-tune: a PMPI library that runs a collective as the mock-up that measured faster,
  * for the communicator sizes and message sizes its tuning file names (rules.h), and leaves every
- * other call to the MPI library. Selected by MPIGUIDE_TUNE=<tuning file>; loaded with
+ * other call to the MPI library (through any PMPI tool loaded after it). Selected by MPIGUIDE_TUNE=<tuning file>; loaded with
  * LD_PRELOAD or linked before the MPI library (docs/analysis.md, "The tuning file of
  * libmpiguide-tune"). MPIGUIDE_TUNE_REPORT=1 makes every rank say at MPI_Finalize how many calls
  * each rule replaced. */
@@ -43,9 +43,9 @@ static int (*next_init)(int *, char ***) = PMPI_Init;
 static int (*next_init_thread)(int *, char ***, int, int *) = PMPI_Init_thread;
 static int (*next_finalize)(void) = PMPI_Finalize;
 
-/* Set while this thread runs a mock-up: every MPI call the mock-up makes goes straight to the
- * library, so a mock-up built from a replaced collective (allreduce_as_reduce_bcast's MPI_Bcast)
- * never recurses into a replacement. */
+/* Set while this thread runs a mock-up: every call the mock-up makes to a function interposed
+ * here goes on to the next definition, so a mock-up built from a replaced collective
+ * (allreduce_as_reduce_bcast's MPI_Bcast) never recurses into a replacement. */
 static _Thread_local bool inside_mockup;
 /* Grown as needed and kept, so that a replaced call allocates only when it is the largest yet:
  * the kernel measured the mock-up with its scratch allocated beforehand. */
