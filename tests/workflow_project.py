@@ -32,7 +32,9 @@ PROJECT_FILES = (
     "slurm",
     "config/local-mpi.yaml",
     "src/kernel",
+    "src/mockups",
     "src/inject",
+    "src/tune",
 )
 # Kernel builds inside src/kernel are not part of a project.
 IGNORED = shutil.ignore_patterns("build", "__pycache__", "*.o")

@@ -331,22 +331,29 @@ def cmd_report_tables(args: argparse.Namespace) -> None:
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
-    from mpiguide.campaign.algorithms import settings_from_marks, settings_in
+    from mpiguide.campaign.algorithms import kernel_entry, settings_from_marks, settings_in
     from mpiguide.campaign.config import load_campaign
     from mpiguide.reports.tuning import tune
 
+    entries = args.entries
     if args.settings_json is not None:
         settings = settings_from_marks(_json(args.settings_json, "--settings-json", dict))
     else:
-        settings = settings_in(load_campaign(args.config, None, args.scale))
-    applied = tune(args.tests, args.decided_with, settings, args.outdir)
+        config = load_campaign(args.config, None, args.scale)
+        settings = settings_in(config)
+        if entries is None:
+            entries = [name for name in config["mpi"] if kernel_entry(config, name) == name]
+    tuned = tune(args.tests, args.decided_with, settings, args.outdir, entries)
     import pandas as pd
 
     from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
     from mpiguide.reports.algorithms_plot import plot_algorithms
 
     plot_algorithms(pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG)
-    print(f"{args.outdir}: {len(applied)} tuned (entry, op, ranks, msg_size)")
+    print(
+        f"{args.outdir}: {len(tuned.algorithms)} tuned (entry, op, ranks, msg_size), "
+        f"{len(tuned.mockups)} libmpiguide-tune rule(s)"
+    )
 
 
 def cmd_partners(args: argparse.Namespace) -> None:
@@ -621,9 +628,9 @@ def build_parser() -> argparse.ArgumentParser:
         "tune",
         cmd_tune,
         "from tests.csv, choose per collective, ranks and message size the fastest of the "
-        "library's own algorithms where it beats the default significantly; write Figure 5's "
-        "algorithms.csv and .png, an Open MPI rules file or MPICH cvars per swept entry, and "
-        "tuning.md",
+        "library's own algorithms, or of the mock-ups libmpiguide-tune runs, where it beats the "
+        "collective significantly; write Figure 5's algorithms.csv and .png, an Open MPI rules "
+        "file or MPICH cvars per swept entry, a libmpiguide-tune file per entry, and tuning.md",
     )
     sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
     sub.add_argument(
@@ -647,6 +654,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument(
         "--scale", choices=("paper", "local"), default=None, help="as for validate (with --config)"
+    )
+    sub.add_argument(
+        "--entries",
+        nargs="*",
+        metavar="ENTRY",
+        help="the mpi entries that get a libmpiguide-tune file <entry>.tune (default: with "
+        "--config its entries, else every entry of a mock-up test not added by a sweep)",
     )
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 

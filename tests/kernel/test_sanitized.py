@@ -19,6 +19,8 @@ from mpi_support import MPI_LIBRARIES
 from mpiguide.plan.grid import CHUNK, INPUT_COLUMNS
 
 pytestmark = pytest.mark.kernel
+# The mock-ups the kernel shares with libmpiguide-tune (its Makefile links them as an archive).
+MOCKUP_SOURCES = KERNEL_SOURCES.parent / "mockups"
 
 OPENMPI = MPI_LIBRARIES["openmpi"]
 
@@ -28,6 +30,7 @@ def context_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not OPENMPI.available():
         pytest.skip(f"{OPENMPI.mpicc} not installed")
     sources = [p for p in sorted(KERNEL_SOURCES.rglob("*.c")) if p != KERNEL_SOURCES / "main.c"]
+    sources += sorted(MOCKUP_SOURCES.glob("*.c"))
     binary = tmp_path_factory.mktemp("ubsan") / "context_driver"
     subprocess.run(
         [
@@ -41,6 +44,7 @@ def context_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-fsanitize=undefined",
             "-fno-sanitize-recover=undefined",
             f"-I{KERNEL_SOURCES}",
+            f"-I{MOCKUP_SOURCES}",
             "-o",
             binary,
             Path(__file__).with_name("context_driver.c"),

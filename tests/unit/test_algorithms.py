@@ -17,6 +17,7 @@ from mpiguide.campaign.algorithms import (
     setting_marks,
     settings_from_marks,
     settings_in,
+    tune_libraries,
     tuned_pairs,
     verify_campaign,
     with_algorithm_entries,
@@ -263,3 +264,32 @@ def test_verify_runs_each_swept_entry_beside_its_tuning(ompi: Choices, tmp_path:
     (tuning / "mpich.mpich.env").write_text("recursive_doubling\n")
     with pytest.raises(ConfigError, match=r"mpich\.mpich\.env:1: expected MPIR_CVAR_NAME=value"):
         verify_campaign(config, SOURCE, tmp_path / "results")
+
+
+def test_verify_preloads_the_tuning_library_where_a_mock_up_replaces_a_collective(
+    tmp_path: Path,
+) -> None:
+    """An entry without a sweep is tuned only by its libmpiguide-tune file, and only if the file
+    has a rule; the library goes first in LD_PRELOAD, before what the entry preloads already."""
+    config = _config()
+    del config["mpi"]["openmpi"]["algorithms"]
+    config["mpi"]["openmpi"]["env"]["LD_PRELOAD"] = "build/inject/libmpiguide-inject.so"
+    config["mpi"]["mpich"] = {"mpicc": "mpicc.mpich", "library": "mpich", "env": {}}
+    validate_schema(config, load_schema(), SOURCE)
+    tuning = tmp_path / "results" / "t" / "tuning"
+    with pytest.raises(ConfigError, match="nothing was tuned to verify"):
+        verify_campaign(config, SOURCE, tmp_path / "results")
+    tuning.mkdir(parents=True)
+    (tuning / "openmpi.tune").write_text("# c\nallreduce_as_reduce_bcast ranks=2 bytes=8-8  # x\n")
+    (tuning / "mpich.tune").write_text("# nothing replaced\n")
+    verified = verify_campaign(config, SOURCE, tmp_path / "results")
+    assert list(verified["mpi"]) == ["openmpi", "mpich", "openmpi.tuned"]
+    library = "results/t-verify/build/openmpi/tune/libmpiguide-tune.so"
+    assert verified["mpi"]["openmpi.tuned"]["env"] == {
+        "OMPI_MCA_mpi_yield_when_idle": "1",
+        "LD_PRELOAD": f"{library}:build/inject/libmpiguide-inject.so",
+        "MPIGUIDE_TUNE": str((tuning / "openmpi.tune").resolve()),
+    }
+    assert tune_libraries(verified) == {library: "openmpi"}
+    check_campaign(verified, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+    assert tuned_pairs(verified) == [("openmpi", "openmpi.tuned")]

@@ -106,7 +106,7 @@ def test_a_hostile_command_value_validates_and_stays_literal(
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make not installed")
 @pytest.mark.parametrize("kind", HOSTILE)
-@pytest.mark.parametrize("makefile", ["src/kernel", "src/inject"])
+@pytest.mark.parametrize("makefile", ["src/kernel", "src/mockups", "src/inject", "src/tune"])
 def test_make_never_expands_mpicc_from_the_environment(
     tmp_path: Path, makefile: str, kind: str
 ) -> None:

@@ -18,7 +18,13 @@ from snakemake.utils import validate
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.analysis.rounds import read_plan, round_runs
 from mpiguide.analysis.sequential import Looks
-from mpiguide.campaign.algorithms import kernel_entry, setting_marks, tuned_pairs
+from mpiguide.campaign.algorithms import (
+    kernel_entry,
+    preloaded_paths,
+    setting_marks,
+    tune_libraries,
+    tuned_pairs,
+)
 from mpiguide.campaign.config import (
     check_campaign,
     expanded_campaign,
@@ -63,6 +69,7 @@ from mpiguide.core.paths import (
     block_path,
     deployment_name,
     labels_of_plot,
+    mockup_tuning_name,
     mpich_env_name,
     ompi_rules_name,
     round_name,
@@ -454,12 +461,15 @@ def input_plan_option(wildcards, input) -> str:
     return f"--plan {shlex.quote(input.plan[0])}" if input.plan else ""
 
 
-# The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout).
+# The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout);
+# it also links the collective mock-ups of src/mockups, which libmpiguide-tune shares.
 KERNEL_DIR = str(Path(CHECKOUT, "src", "kernel"))
+MOCKUPS_DIR = str(Path(CHECKOUT, "src", "mockups"))
 KERNEL_SOURCES = sorted(
     str(path)
+    for directory in (KERNEL_DIR, MOCKUPS_DIR)
     for pattern in ("*.c", "*.h", "Makefile")
-    for path in Path(KERNEL_DIR).rglob(pattern)
+    for path in Path(directory).rglob(pattern)
 )
 
 
@@ -470,13 +480,19 @@ try:
     INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries(MPI, CONFIG_SOURCE)
 except MpiguideError as err:
     sys.exit(str(err))
+# libmpiguide-tune builds of a verify campaign (rules in tune.smk): a tuned entry preloads one.
+TUNE_LIBRARIES = {} if ANALYSIS_ONLY else tune_libraries(config)
 
 
 def preloaded_libraries(mpi: str) -> list:
-    """The injector an entry preloads, when the workflow builds it: its runs wait for the build
-    (`ancient`: rebuilding the library never re-measures existing runs)."""
-    path = MPI[mpi]["env"].get("LD_PRELOAD", "")
-    return [ancient(path)] if path in INJECT_LIBRARIES else []
+    """The libraries an entry preloads that the workflow builds (injector, tuning library): its
+    runs wait for the builds (`ancient`: rebuilding a library never re-measures existing runs).
+    """
+    return [
+        ancient(path)
+        for path in preloaded_paths(MPI[mpi]["env"].get("LD_PRELOAD", ""))
+        if path in INJECT_LIBRARIES or path in TUNE_LIBRARIES
+    ]
 
 
 def kernel_binary(mpi: str) -> str:

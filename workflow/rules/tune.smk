@@ -1,6 +1,8 @@
 # From verdict to fix (mpiguide.reports.tuning): the target `tune` writes, from the verdicts of
 # the guidelines ALGO.<entry>.<op>.<algorithm> that an entry's `algorithms:` adds, the library
-# settings that choose its fastest algorithm where it beats the default significantly.
+# settings that choose its fastest algorithm where it beats the default significantly, and per
+# entry the tuning file of libmpiguide-tune, where a collective is significantly slower than its
+# own mock-up.
 
 SETTING_MARKS = setting_marks(config)
 TUNING = f"{RESULTS}/{TUNING_TREE}"
@@ -12,6 +14,7 @@ TUNING_FILES = {
     )
     for mark in SETTING_MARKS.values()
 }
+MOCKUP_TUNING_FILES = {mpi: mockup_tuning_name(mpi) for mpi in BUILT_MPI}
 
 
 rule tune:
@@ -23,16 +26,19 @@ rule tune:
         algorithms=f"{TUNING}/{ALGORITHMS_CSV}",
         plot=f"{TUNING}/{ALGORITHMS_PNG}",
         files=[f"{TUNING}/{name}" for name in sorted(TUNING_FILES.values())],
+        mockups=[f"{TUNING}/{name}" for name in MOCKUP_TUNING_FILES.values()],
     log:
         f"{RESULTS}/logs/tune.log",
     conda:
         "../envs/analysis.yaml"
     params:
         settings=as_json(SETTING_MARKS),
+        entries=list(MOCKUP_TUNING_FILES),
         outdir=output_dir,
     shell:
         "python -m mpiguide tune --tests {input.tests:q} --decided-with {input.decided_with:q}"
-        " --settings-json {params.settings:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+        " --settings-json {params.settings:q} --entries {params.entries:q}"
+        " --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 localrules:
@@ -45,6 +51,37 @@ localrules:
 if config["verify"]:
     VERIFY_PAIRS = dict(tuned_pairs(config))
     VERIFY = f"{RESULTS}/{VERIFY_TREE}"
+    # src/tune and the mock-ups it links (src/mockups) of this checkout (CHECKOUT, common.smk).
+    TUNE_DIR = str(Path(CHECKOUT, "src", "tune"))
+    TUNE_SOURCES = sorted(
+        str(path)
+        for directory in (TUNE_DIR, MOCKUPS_DIR)
+        for pattern in ("*.c", "*.h", "Makefile")
+        for path in Path(directory).glob(pattern)
+    )
+
+    # TUNE_LIBRARIES (common.smk): LD_PRELOAD path -> the entry whose mpicc builds it.
+    for tune_index, (tune_library, tune_mpi) in enumerate(TUNE_LIBRARIES.items()):
+
+        rule:
+            name:
+                f"build_tune_{tune_index}"
+            input:
+                TUNE_SOURCES,
+            output:
+                tune_library,
+            log:
+                f"{RESULTS}/logs/build/tune_{tune_index}.log",
+            conda:
+                kernel_conda_env(tune_mpi)
+            envmodules:
+                *MPI[tune_mpi]["modules"],
+            params:
+                mpicc=MPI[tune_mpi]["mpicc"],
+                builddir=output_dir,
+            shell:
+                f"MPICC={{params.mpicc:q}} make -C {shlex.quote(TUNE_DIR)}"
+                ' BUILD="$PWD"/{params.builddir:q} > {log:q} 2>&1'
 
     rule verify_entry:
         input:

@@ -1,13 +1,17 @@
 /* Collective mock-ups (Träff/Gropp/Thakur 2010, Hunold's MPINPC, Manwade & Kulkarni, Parker
    et al.): <op>_as_<how> does exactly the job of <op> with other MPI operations, with <op>'s
    buffers, msg_size meaning and --verify expectations: each setup starts with <op>'s own setup
-   and adds only private scratch (struct mockup_state), so the same checks prove the same job. */
+   and adds only private scratch (struct mockup_state), so the same checks prove the same job.
+   Those that libmpiguide-tune can run in place of a collective are implemented once in
+   src/mockups (mockups.h), with MPI arguments; their run callbacks here only pass the
+   context's buffers and scratch, so --verify checks the code the tuning library runs. */
 #include "ops/ops_mockup.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "mockups.h"
 #include "ops/op_buffers.h"
 #include "ops/op_split.h"
 #include "ops/ops_collective.h"
@@ -83,8 +87,8 @@ void bcast_as_allgatherv_setup(struct op_context *ctx)
 void bcast_as_allgatherv_run(struct op_context *ctx)
 {
     struct mockup_state *mock = ctx->state;
-    MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, ctx->dtype, ctx->recvbuf, mock->counts, mock->displs,
-                             ctx->dtype, ctx->comm));
+    MPI_CHECK(mockup_bcast_as_allgatherv(ctx->recvbuf, ctx->count, ctx->dtype, ctx->root,
+                                         ctx->comm, mock->counts, mock->displs));
 }
 
 /* The buffer is padded to size equal parts (zeros past msg_size), so any msg_size works. */
@@ -99,8 +103,8 @@ void bcast_as_scatter_allgather_setup(struct op_context *ctx)
 void bcast_as_scatter_allgather_run(struct op_context *ctx)
 {
     struct mockup_state *mock = ctx->state;
-    split_scatter(ctx, ctx->recvbuf, mock->chunk, ctx->root, ctx->comm);
-    split_allgather(ctx, ctx->recvbuf, mock->chunk, ctx->comm);
+    MPI_CHECK(mockup_bcast_as_scatter_allgather(ctx->recvbuf, op_int_count(mock->chunk),
+                                                ctx->dtype, ctx->root, ctx->comm));
 }
 
 /* ---- scatter, gather ---------------------------------------------------------------------- */
@@ -161,18 +165,15 @@ void allgather_as_alltoall_setup(struct op_context *ctx)
 void allgather_as_alltoall_run(struct op_context *ctx)
 {
     struct mockup_state *mock = ctx->state;
-    for (int i = 0; i < ctx->size; i++)
-        memcpy(mock->tmp + (size_t)i * ctx->block, ctx->sendbuf, ctx->block);
-    MPI_CHECK(MPI_Alltoall(mock->tmp, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count, ctx->dtype,
-                           ctx->comm));
+    MPI_CHECK(mockup_allgather_as_alltoall(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype,
+                                           ctx->comm, mock->tmp));
 }
 
 /* allgather has no root: rank 0 gathers and broadcasts. */
 void allgather_as_gather_bcast_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
-                         ctx->dtype, 0, ctx->comm));
-    MPI_CHECK(MPI_Bcast(ctx->recvbuf, ctx->size * ctx->count, ctx->dtype, 0, ctx->comm));
+    MPI_CHECK(mockup_allgather_as_gather_bcast(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype,
+                                               ctx->comm));
 }
 
 void allgather_as_allreduce_run(struct op_context *ctx)
@@ -253,9 +254,8 @@ void reduce_as_reduce_scatter_gather_run(struct op_context *ctx)
 /* allreduce has no root: rank 0 reduces and broadcasts. */
 void allreduce_as_reduce_bcast_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Reduce(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM, 0,
-                         ctx->comm));
-    MPI_CHECK(MPI_Bcast(ctx->recvbuf, ctx->count, ctx->dtype, 0, ctx->comm));
+    MPI_CHECK(mockup_allreduce_as_reduce_bcast(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype,
+                                               MPI_SUM, ctx->comm));
 }
 
 void allreduce_as_reduce_scatter_block_allgather_setup(struct op_context *ctx)
@@ -269,8 +269,8 @@ void allreduce_as_reduce_scatter_block_allgather_setup(struct op_context *ctx)
 void allreduce_as_reduce_scatter_block_allgather_run(struct op_context *ctx)
 {
     struct mockup_state *mock = ctx->state;
-    split_reduce_scatter(ctx, ctx->sendbuf, ctx->recvbuf, mock->chunk, ctx->comm);
-    split_allgather(ctx, ctx->recvbuf, mock->chunk, ctx->comm);
+    MPI_CHECK(mockup_allreduce_as_reduce_scatter_block_allgather(
+        ctx->sendbuf, ctx->recvbuf, op_int_count(mock->chunk), ctx->dtype, MPI_SUM, ctx->comm));
 }
 
 void allreduce_as_reduce_scatter_allgather_setup(struct op_context *ctx)
@@ -282,10 +282,9 @@ void allreduce_as_reduce_scatter_allgather_setup(struct op_context *ctx)
 void allreduce_as_reduce_scatter_allgather_run(struct op_context *ctx)
 {
     struct mockup_state *mock = ctx->state;
-    MPI_CHECK(MPI_Reduce_scatter(ctx->sendbuf,
-                                 ctx->recvbuf + (size_t)ctx->rank * mock->chunk * ctx->type_size,
-                                 mock->counts, ctx->dtype, MPI_SUM, ctx->comm));
-    split_allgather(ctx, ctx->recvbuf, mock->chunk, ctx->comm);
+    MPI_CHECK(mockup_allreduce_as_reduce_scatter_allgather(ctx->sendbuf, ctx->recvbuf,
+                                                           op_int_count(mock->chunk), ctx->dtype,
+                                                           MPI_SUM, ctx->comm, mock->counts));
 }
 
 /* Rank 0 reduces the whole vector and scatters it, with the op's counts. */
@@ -323,13 +322,8 @@ void reduce_scatter_as_allreduce_run(struct op_context *ctx)
    inclusive prefix is its own contribution. */
 void scan_as_exscan_reduce_local_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Exscan(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
-                         ctx->comm));
-    if (ctx->rank == 0)
-        memcpy(ctx->recvbuf, ctx->sendbuf, ctx->block);
-    else
-        MPI_CHECK(MPI_Reduce_local(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype,
-                                   MPI_SUM));
+    MPI_CHECK(mockup_scan_as_exscan_reduce_local(ctx->sendbuf, ctx->recvbuf, ctx->count,
+                                                 ctx->dtype, MPI_SUM, ctx->comm));
 }
 
 /* ---- on the full graph -------------------------------------------------------------------- */

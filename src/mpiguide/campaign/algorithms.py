@@ -11,12 +11,19 @@ library's own that beats its default, with the paired test's bounds.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from mpiguide.core.errors import ConfigError
-from mpiguide.core.paths import TUNING_TREE, mpich_env_name, ompi_rules_name
+from mpiguide.core.paths import (
+    RESULTS_ROOT,
+    TUNING_TREE,
+    mockup_tuning_name,
+    mpich_env_name,
+    ompi_rules_name,
+)
 from mpiguide.plan.algorithms import (
     GUIDELINE_SOURCE,
     INFO_PROGRAMS,
@@ -26,6 +33,7 @@ from mpiguide.plan.algorithms import (
     installed_choices,
     settings_of,
 )
+from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS
 
 # Keys of an added entry (not config keys: the expansion writes them, the schema refuses them in
 # a config file): which setting it runs, and whose kernel build it runs (the same mpicc).
@@ -37,6 +45,9 @@ GUIDELINE_ID_MAX = 64
 # each swept entry runs beside `<entry>.tuned`.
 VERIFY_SUFFIX = "-verify"
 TUNED_SUFFIX = ".tuned"
+# libmpiguide-tune (src/tune), as the workflow builds it for a tuned entry: beside its base
+# entry's kernel, with the same mpicc.
+TUNE_LIBRARY = "libmpiguide-tune.so"
 
 Discover = Callable[[str, str, str], Choices]
 
@@ -199,36 +210,84 @@ def _tuned_env(library: str, tuning: Path, name: str, where: str) -> dict[str, s
     return env
 
 
+def _has_rules(path: Path) -> bool:
+    """Whether a libmpiguide-tune file replaces anything (a line besides comments)."""
+    if not path.is_file():
+        return False
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return any(line.split("#", 1)[0].strip() for line in lines)
+
+
+def tune_library_path(campaign: str, entry: str) -> str:
+    """Where the workflow builds libmpiguide-tune for a tuned entry of `entry` (relative to the
+    directory the workflow runs in, as the runs start there)."""
+    return f"{RESULTS_ROOT}/{campaign}/build/{entry}/tune/{TUNE_LIBRARY}"
+
+
+def _preload_env(env: Mapping[str, str], library: str, tuning_file: Path) -> dict[str, str]:
+    """libmpiguide-tune first, before any library the entry preloads already (libmpiguide-inject
+    of a planted slowdown): the mock-ups' MPI calls then still reach those."""
+    preload = ":".join(part for part in (library, env.get("LD_PRELOAD", "")) if part)
+    return {"LD_PRELOAD": preload, "MPIGUIDE_TUNE": str(tuning_file.resolve())}
+
+
 def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> dict[str, Any]:
     """The campaign re-measured with its tuning applied (`verify: true`): results in
-    `<campaign>-verify`; each entry that swept its library's algorithms runs once as the library
-    chooses (no sweep) and once as `<entry>.tuned`, with the rules file or cvars that `tune`
-    wrote below results/<campaign>/tuning/, in the same blocks; the campaign's other entries and
-    guidelines as they are. `mpiguide diff` of the two entries is the before / after."""
-    swept = [name for name, entry in config["mpi"].items() if entry.get("algorithms")]
-    if not swept:
-        raise ConfigError(
-            f"{source}: verify: no mpi entry sweeps its library's algorithms (`algorithms:`), "
-            "so nothing was tuned to verify"
-        )
+    `<campaign>-verify`; each entry that `tune` tuned runs once as the library chooses (no
+    sweep) and once as `<entry>.tuned`, in the same blocks, with what `tune` wrote below
+    results/<campaign>/tuning/: the rules file or cvars of an entry that swept its library's
+    algorithms, and libmpiguide-tune preloaded where the entry's tuning file replaces a
+    collective by a mock-up. The campaign's other entries and guidelines stay as they are.
+    `mpiguide diff` of the two entries is the before / after."""
     tuning = results / str(config["campaign"]) / TUNING_TREE
+    campaign = f"{config['campaign']}{VERIFY_SUFFIX}"
+    where = f"{source}: verify"
     verified = copy.deepcopy(dict(config))
-    verified["campaign"] = f"{config['campaign']}{VERIFY_SUFFIX}"
-    for name in swept:
+    verified["campaign"] = campaign
+    tuned_any = False
+    for name in list(config["mpi"]):
         entry = copy.deepcopy(config["mpi"][name])
-        entry.pop("algorithms")
+        swept = bool(entry.pop("algorithms", None))
+        mockups = tuning / mockup_tuning_name(name)
+        if not swept and not _has_rules(mockups):
+            continue
         tuned_name = f"{name}{TUNED_SUFFIX}"
         if tuned_name in config["mpi"]:
             raise ConfigError(f"{source}: mpi.{tuned_name}: the name verify gives {name} tuned")
+        env = dict(entry["env"])
+        if swept:
+            env.update(_tuned_env(entry["library"], tuning, name, where))
+        if _has_rules(mockups):
+            env.update(_preload_env(env, tune_library_path(campaign, name), mockups))
         tuned = copy.deepcopy(entry)
         tuned[KERNEL_KEY] = name
-        tuned["env"] = {
-            **entry["env"],
-            **_tuned_env(entry["library"], tuning, name, f"{source}: verify"),
-        }
+        tuned["env"] = env
         verified["mpi"][name] = entry
         verified["mpi"][tuned_name] = tuned
+        tuned_any = True
+    if not tuned_any:
+        raise ConfigError(
+            f"{where}: nothing was tuned to verify: no mpi entry sweeps its library's algorithms "
+            f"(`algorithms:`) and no tuning file of libmpiguide-tune in {tuning} replaces a "
+            "collective (run the target `tune` of the campaign first)"
+        )
     return verified
+
+
+def tune_libraries(config: Mapping[str, Any]) -> dict[str, str]:
+    """libmpiguide-tune builds a verify campaign needs: path -> the entry whose mpicc builds it
+    (the tuned entry's base)."""
+    libraries: dict[str, str] = {}
+    for entry in config["mpi"].values():
+        for path in preloaded_paths(entry.get("env", {}).get("LD_PRELOAD", "")):
+            if KERNEL_KEY in entry and Path(path).name == TUNE_LIBRARY:
+                libraries[path] = str(entry[KERNEL_KEY])
+    return libraries
+
+
+def preloaded_paths(value: str) -> list[str]:
+    """The paths of an LD_PRELOAD value."""
+    return [path for path in re.split(f"[{''.join(LD_PRELOAD_SEPARATORS)}]", value) if path]
 
 
 def tuned_pairs(config: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ from mpiguide.analysis.sequential import Looks
 from mpiguide.analysis.verdicts import Thresholds
 from mpiguide.campaign.algorithms import (
     algorithm_settings,
+    tune_libraries,
     verify_campaign,
     with_algorithm_entries,
 )
@@ -290,7 +291,7 @@ def _check_kernel_limits(
 def _check_preload(config: Mapping[str, Any], source: str) -> None:
     """Every library an entry preloads exists, or is one the workflow builds at a path that
     reaches make and a shell as plain characters (inject.inject_libraries)."""
-    built = inject_libraries(config["mpi"], source)
+    built = {**inject_libraries(config["mpi"], source), **tune_libraries(config)}
     for name, entry in config["mpi"].items():
         value = entry["env"].get("LD_PRELOAD")
         if value is None:
@@ -304,7 +305,7 @@ def _check_preload(config: Mapping[str, Any], source: str) -> None:
                 )
             continue
         for library in re.split(f"[{''.join(LD_PRELOAD_SEPARATORS)}]", value):
-            if library and not Path(library).is_file():
+            if library and library not in built and not Path(library).is_file():
                 raise ConfigError(
                     f"{where}: {library!r}: no such file (relative paths are taken from the "
                     "directory snakemake runs in)"

@@ -146,6 +146,12 @@ def ompi_rules_name(entry: str) -> str:
     return f"{entry}.ompi-rules.conf"
 
 
+def mockup_tuning_name(entry: str) -> str:
+    """An entry's tuning file for libmpiguide-tune (MPIGUIDE_TUNE): where a mock-up replaces a
+    collective."""
+    return f"{entry}.tune"
+
+
 def mpich_env_name(entry: str) -> str:
     """An MPICH entry's cvar settings, one `NAME=value` per line."""
     return f"{entry}.mpich.env"

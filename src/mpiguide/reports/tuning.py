@@ -11,6 +11,8 @@ Outputs (mpiguide.core.paths names them):
   default per collective, deployment and size, with the paired test's ratio, bounds and verdict;
 - per Open MPI entry an Open MPI 4.1 dynamic rules file (coll_tuned_dynamic_rules_filename);
 - per MPICH entry the cvar settings (MPICH reads one algorithm per collective for every size);
+- per mpi entry a tuning file for libmpiguide-tune, where a mock-up beats the collective
+  (mpiguide.reports.mockup_tuning);
 - tuning.md: what is replaced where, the expected gain with its bounds, what could not be tuned
   and why.
 """
@@ -29,12 +31,21 @@ from mpiguide.core.errors import DataError
 from mpiguide.core.paths import (
     ALGORITHMS_CSV,
     TUNING_MD,
+    mockup_tuning_name,
     mpich_env_name,
     ompi_rules_name,
 )
 from mpiguide.plan.algorithms import DEFAULT, AlgorithmSetting
 from mpiguide.plan.grid import PARAMETERS
 from mpiguide.reports.junit import read_tests
+from mpiguide.reports.mockup_tuning import (
+    NotReplaced,
+    Replacement,
+    mockup_tests,
+    not_replaced,
+    replacements,
+    tuning_file,
+)
 from mpiguide.reports.report_tables import read_decided_with
 
 # Open MPI 4.1's collective ids in a rules file (COLLTYPE_T of
@@ -186,6 +197,15 @@ def _rule_size(op: str, msg_size: int | None, ranks: int) -> int | None:
 
 
 @dataclass(frozen=True)
+class Tuned:
+    """What `tune` applied: library algorithms (rules files, cvars) and mock-ups
+    (libmpiguide-tune)."""
+
+    algorithms: list[Choice]
+    mockups: list[Replacement]
+
+
+@dataclass(frozen=True)
 class Untunable:
     base: str
     op: str
@@ -326,9 +346,53 @@ def _ratio(choice: Choice) -> str:
     return f"{choice.speedup:.3g} [{choice.low:.3g}, {choice.high:.3g}]"
 
 
-def _other_violations(tests: pd.DataFrame, algo_ids: set[str]) -> pd.DataFrame:
-    """The violated tests of the campaign's other guidelines."""
-    return tests[~tests["guideline"].isin(algo_ids) & (tests["verdict"] == "violated")]
+def _other_violations(
+    tests: pd.DataFrame, algo_ids: set[str], mockups: pd.DataFrame
+) -> pd.DataFrame:
+    """The violated tests of the campaign's other guidelines: neither ALGO nor a collective
+    against its own mock-up."""
+    other = ~tests["guideline"].isin(algo_ids) & ~tests.index.isin(mockups.index)
+    return tests[other & (tests["verdict"] == "violated")]
+
+
+def _mockup_lines(
+    replaced: Sequence[Replacement], missed: Sequence[NotReplaced], mockup_files: Mapping[str, str]
+) -> list[str]:
+    lines = ["", "## Replaced by mock-ups (libmpiguide-tune)", ""]
+    if replaced:
+        lines += [
+            "| mpi | op | ranks | msg_size | mock-up | expected gain [bounds] | file |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in replaced:
+            sizes = str(r.lo) if r.lo == r.hi else f"{r.lo}-{r.hi}"
+            gain = f"{r.speedup:.3g} [{r.low:.3g}, {r.high:.3g}]"
+            lines.append(
+                f"| {r.entry} | {r.op} | {r.ranks} | {sizes} | {r.mockup} | {gain} | "
+                f"{mockup_files.get(r.entry, '')} |"
+            )
+        lines += [
+            "",
+            "A rule covers the measured sizes it names and the sizes between them; the "
+            "collective stays the library's at every other size and number of ranks, and for "
+            "every call the mock-up does not handle (MPI_IN_PLACE, derived datatypes, "
+            "user-defined ops, inter-communicators, counts that do not split into equal parts "
+            "where the mock-up splits the buffer). Gain: the smallest speedup over the rule's "
+            "tests, with its bounds. Apply: `LD_PRELOAD=libmpiguide-tune.so "
+            "MPIGUIDE_TUNE=<file>`.",
+        ]
+    else:
+        lines.append(
+            "Nothing: no collective is significantly slower than a mock-up that "
+            "libmpiguide-tune runs, in every test at a number of ranks and message size."
+        )
+    if missed:
+        lines += ["", "Violated mock-up guidelines that no rule covers:", ""]
+        lines += [
+            f"- {m.guideline} ({m.entry}, {m.op} as {m.mockup}): {m.tests} test(s): {m.reason}."
+            for m in missed
+        ]
+    return lines
 
 
 def tuning_md(
@@ -338,18 +402,22 @@ def tuning_md(
     other: pd.DataFrame,
     analysis: Mapping[str, Any],
     files: Mapping[str, str],
+    mockup_lines: Sequence[str] = (),
 ) -> str:
     confidence = analysis.get("confidence")
     lines = [
         "# Tuning",
         "",
         "Written by `mpiguide tune` from the guidelines `ALGO.<entry>.<op>.<algorithm>` "
-        "(the library's own choice ≼ that algorithm, Hunold 2023 §4). A collective is tuned at "
-        "a number of ranks and a message size only where an algorithm beats the default in "
+        "(the library's own choice ≼ that algorithm, Hunold 2023 §4) and `<op> ≼ "
+        "<op>_as_<how>` (the collective against its own mock-up). A collective is tuned at "
+        "a number of ranks and a message size only where an algorithm or a mock-up beats the "
+        "default in "
         f"every test there (verdict violated: paired test, p ≤ {analysis.get('p_thres')}, "
-        f"ratio ≥ {analysis.get('v_thres')}); the fastest such algorithm by its smallest "
-        "speedup is chosen, and the default stays everywhere else. Expected gain: the default's "
-        "time over the algorithm's, with its one-sided confidence bounds at "
+        f"ratio ≥ {analysis.get('v_thres')}); the fastest such algorithm or mock-up by its "
+        "smallest speedup is chosen, and the default stays everywhere else. Expected gain: the "
+        "default's time over the algorithm's or mock-up's, with its one-sided confidence "
+        "bounds at "
         f"{confidence} (tests.csv's ratio_low, ratio_high).",
         "",
         "## Replaced",
@@ -384,6 +452,7 @@ def tuning_md(
         f"{ALGORITHMS_CSV}: holds = the default is not slower by v_thres, undecided = the runs "
         "cannot tell)."
     )
+    lines += list(mockup_lines)
     lines += ["", "## Not tuned", ""]
     if untunable:
         for u in untunable:
@@ -392,10 +461,9 @@ def tuning_md(
     if not other.empty:
         grouped = other.groupby(["guideline", "mpi", "op"], sort=True).size()
         lines.append(
-            "- Violations of the other guidelines (a mock-up or another library beats the "
-            "collective): replacing a collective by a mock-up needs a PMPI library "
-            "(libmpiguide-tune), which this version does not build; re-run them with the "
-            "tuned algorithms as an entry to see which the library's own algorithms remove:"
+            "- Violations of the other guidelines (another library, operation or parameter "
+            "beats the collective; nothing here replaces one by the other): re-run them with "
+            "the tuned algorithms as an entry to see which the library's own algorithms remove:"
         )
         lines += [f"  - {g} ({mpi}, {op}): {n} test(s)" for (g, mpi, op), n in grouped.items()]
     if not untunable and other.empty:
@@ -409,15 +477,19 @@ def tune(
     decided_with: str | Path,
     settings: Mapping[str, AlgorithmSetting],
     outdir: str | Path,
-) -> list[Choice]:
-    """Write algorithms.csv, a rules or cvar file per swept entry and tuning.md; return what
-    was applied."""
+    entries: Sequence[str] | None = None,
+) -> Tuned:
+    """Write algorithms.csv, a rules or cvar file per swept entry, a libmpiguide-tune file per
+    entry of `entries` (default: every entry with a mock-up test, other than those an algorithm
+    sweep added) and tuning.md; return what was applied."""
     tests = read_tests(Path(tests_csv))
     analysis = read_decided_with(Path(decided_with))
-    if not settings:
+    mockups = mockup_tests(tests)
+    if not settings and mockups.empty:
         raise DataError(
             "no mpi entry of this campaign sweeps its library's algorithms (`algorithms:` in an "
-            "mpi entry, docs/config.md): there is nothing to tune from"
+            "mpi entry, docs/config.md), and no guideline compares a collective with its own "
+            "mock-up: there is nothing to tune from"
         )
     figure5 = algorithm_rows(tests, settings)
     outdir = Path(outdir)
@@ -440,10 +512,17 @@ def tune(
         _write(outdir / name, text)
         applied += done
         untunable += cannot
+    if entries is None:
+        entries = sorted(set(mockups["entry"]) - set(settings))
+    replaced = replacements(mockups[mockups["entry"].isin(entries)])
+    mockup_files = {entry: mockup_tuning_name(entry) for entry in entries}
+    for entry, name in mockup_files.items():
+        _write(outdir / name, tuning_file(entry, replaced))
     algo_ids = {s.guideline for s in settings.values()}
-    other = _other_violations(tests, algo_ids)
+    other = _other_violations(tests, algo_ids, mockups)
+    lines = _mockup_lines(replaced, not_replaced(mockups, replaced, entries), mockup_files)
     _write(
         outdir / TUNING_MD,
-        tuning_md(applied, untunable, picks, other, analysis, files),
+        tuning_md(applied, untunable, picks, other, analysis, files, lines),
     )
-    return applied
+    return Tuned(applied, replaced)

@@ -1,0 +1,264 @@
+/* libmpiguide-tune: a PMPI library that runs a collective as the mock-up that measured faster,
+ * for the communicator sizes and message sizes its tuning file names (rules.h), and leaves every
+ * other call to the MPI library (through any PMPI tool loaded after it). Selected by MPIGUIDE_TUNE=<tuning file>; loaded with
+ * LD_PRELOAD or linked before the MPI library (docs/analysis.md, "The tuning file of
+ * libmpiguide-tune"). MPIGUIDE_TUNE_REPORT=1 makes every rank say at MPI_Finalize how many calls
+ * each rule replaced. */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handled.h"
+#include "replacements.h"
+#include "rules.h"
+
+#define TUNE_EXPORT __attribute__((visibility("default")))
+#define TUNE_VARIABLE "MPIGUIDE_TUNE"
+#define REPORT_VARIABLE "MPIGUIDE_TUNE_REPORT"
+
+/* Written once in MPI_Init, before the library starts, and only read afterwards. */
+static struct tune_rules rules;
+static const char *rules_path;
+static bool has_rules[TUNE_COLLECTIVES];
+/* Per rule, the calls it replaced; per collective, the calls left to the library. */
+static atomic_ulong *replaced_calls;
+static atomic_ulong library_calls[TUNE_COLLECTIVES];
+
+/* Where a call goes that no rule replaces: the next definition of the function after this library
+ * (a tool preloaded after it, such as libmpiguide-inject planting a slowdown, else the MPI
+ * library), so that PMPI tools stack; PMPI_ until MPI_Init resolves it, or if nothing is found. */
+static int (*next_bcast)(void *, int, MPI_Datatype, int, MPI_Comm) = PMPI_Bcast;
+static int (*next_allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                             MPI_Comm) = PMPI_Allgather;
+static int (*next_allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op,
+                             MPI_Comm) = PMPI_Allreduce;
+static int (*next_scan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) = PMPI_Scan;
+/* MPI_Init and MPI_Finalize too, so that a tool after this library starts and stops. */
+static int (*next_init)(int *, char ***) = PMPI_Init;
+static int (*next_init_thread)(int *, char ***, int, int *) = PMPI_Init_thread;
+static int (*next_finalize)(void) = PMPI_Finalize;
+
+/* Set while this thread runs a mock-up: every call the mock-up makes to a function interposed
+ * here goes on to the next definition, so a mock-up built from a replaced collective
+ * (allreduce_as_reduce_bcast's MPI_Bcast) never recurses into a replacement. */
+static _Thread_local bool inside_mockup;
+/* Grown as needed and kept, so that a replaced call allocates only when it is the largest yet:
+ * the kernel measured the mock-up with its scratch allocated beforehand. */
+static _Thread_local struct {
+    void *blocks;
+    size_t block_bytes;
+    int *counts, *displs;
+    int ints;
+} scratch_cache;
+
+static void resolve_next(void **next, const char *name)
+{
+    void *found = dlsym(RTLD_NEXT, name);
+    if (found)
+        *next = found;
+}
+
+/* Reads the tuning file before the MPI library starts: a bad file ends the process with exit
+ * status 2 (bad input, as for the kernel and libmpiguide-inject) before any MPI state exists.
+ * Not in a library constructor: LD_PRELOAD also reaches mpirun, which never calls MPI_Init. */
+static void configure(void)
+{
+    rules_path = getenv(TUNE_VARIABLE);
+    if (rules_path == NULL || rules_path[0] == '\0') {
+        fprintf(stderr, "mpiguide-tune: " TUNE_VARIABLE " is not set, but libmpiguide-tune is "
+                        "loaded: set it to the tuning file that `mpiguide tune` wrote, e.g. "
+                        TUNE_VARIABLE "=results/<campaign>/tuning/<entry>.tune\n");
+        exit(2);
+    }
+    char error[4096];
+    if (tune_read_rules(rules_path, &rules, error, sizeof error) != 0) {
+        fprintf(stderr, "mpiguide-tune: %s\n", error);
+        exit(2);
+    }
+    replaced_calls = calloc(rules.count ? rules.count : 1, sizeof *replaced_calls);
+    if (!replaced_calls) {
+        fprintf(stderr, "mpiguide-tune: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < rules.count; i++)
+        has_rules[tune_replacements[rules.rules[i].replacement].collective] = true;
+    resolve_next((void **)&next_bcast, "MPI_Bcast");
+    resolve_next((void **)&next_allgather, "MPI_Allgather");
+    resolve_next((void **)&next_allreduce, "MPI_Allreduce");
+    resolve_next((void **)&next_scan, "MPI_Scan");
+    resolve_next((void **)&next_init, "MPI_Init");
+    resolve_next((void **)&next_init_thread, "MPI_Init_thread");
+    resolve_next((void **)&next_finalize, "MPI_Finalize");
+}
+
+/* One line from rank 0 in the job's log, so nobody mistakes a tuned run for an untuned one. */
+static int announce(int init_status)
+{
+    if (init_status != MPI_SUCCESS)
+        return init_status;
+    int rank = 0;
+    const int error_code = PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (error_code != MPI_SUCCESS || rank != 0)
+        return error_code;
+    fprintf(stderr, "mpiguide-tune: active: %s: %zu rule(s)", rules_path, rules.count);
+    for (size_t i = 0; i < rules.count; i++) {
+        const struct tune_rule *rule = &rules.rules[i];
+        const struct tune_replacement *with = &tune_replacements[rule->replacement];
+        fprintf(stderr, "%s %s as %s at", i ? ";" : ":", tune_collective_names[with->collective],
+                with->name);
+        for (int k = 0; k < rule->rank_count; k++)
+            fprintf(stderr, "%s%d", k ? "," : " ", rule->ranks[k]);
+        fprintf(stderr, " ranks for %llu-%llu B (line %d)", rule->lo, rule->hi, rule->line);
+    }
+    fputc('\n', stderr);
+    return MPI_SUCCESS;
+}
+
+TUNE_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    configure();
+    return announce(next_init(argc, argv));
+}
+
+TUNE_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    configure();
+    return announce(next_init_thread(argc, argv, required, provided));
+}
+
+TUNE_EXPORT int MPI_Finalize(void)
+{
+    const char *report = getenv(REPORT_VARIABLE);
+    if (report && strcmp(report, "1") == 0) {
+        int rank = -1;
+        if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS)
+            rank = -1;
+        for (size_t i = 0; i < rules.count; i++)
+            fprintf(stderr, "mpiguide-tune: rank %d: line %d %s replaced %lu call(s)\n", rank,
+                    rules.rules[i].line, tune_replacements[rules.rules[i].replacement].name,
+                    atomic_load(&replaced_calls[i]));
+        for (int c = 0; c < TUNE_COLLECTIVES; c++)
+            if (has_rules[c])
+                fprintf(stderr, "mpiguide-tune: rank %d: %s left %lu call(s) to the library\n",
+                        rank, tune_collective_names[c], atomic_load(&library_calls[c]));
+    }
+    return next_finalize();
+}
+
+/* Scratch for `with` and `call`; false if it cannot be had (the call then falls through). */
+static bool scratch_for(const struct tune_replacement *with, const struct tune_call *call,
+                        size_t element_bytes, struct tune_scratch *scratch)
+{
+    if (scratch_cache.ints < call->size) {
+        int *counts = realloc(scratch_cache.counts, (size_t)call->size * sizeof *counts);
+        if (counts)
+            scratch_cache.counts = counts;
+        int *displs = realloc(scratch_cache.displs, (size_t)call->size * sizeof *displs);
+        if (displs)
+            scratch_cache.displs = displs;
+        if (!counts || !displs)
+            return false;
+        scratch_cache.ints = call->size;
+    }
+    const size_t block_bytes =
+        with->needs & NEEDS_BLOCKS ? (size_t)call->size * (size_t)call->count * element_bytes : 0;
+    if (scratch_cache.block_bytes < block_bytes) {
+        void *blocks = realloc(scratch_cache.blocks, block_bytes);
+        if (!blocks)
+            return false;
+        scratch_cache.blocks = blocks;
+        scratch_cache.block_bytes = block_bytes;
+    }
+    *scratch = (struct tune_scratch){scratch_cache.blocks, scratch_cache.counts,
+                                     scratch_cache.displs};
+    return true;
+}
+
+/* Runs the call as the mock-up its rule names, if there is a rule and the mock-up handles the
+ * call: true with the mock-up's error code in *error_code; false if the library must do it. Every
+ * condition depends only on arguments that agree across the ranks of a correct program, so all
+ * ranks decide alike. */
+static bool replaced(enum tune_collective collective, struct tune_call *call, int *error_code)
+{
+    if (!has_rules[collective] || inside_mockup)
+        return false;
+    int element_bytes;
+    if (call->count <= 0 || call->sendbuf == MPI_IN_PLACE ||
+        !tune_intra_communicator(call->comm) || !tune_contiguous_predefined(call->datatype) ||
+        PMPI_Comm_size(call->comm, &call->size) != MPI_SUCCESS ||
+        PMPI_Type_size(call->datatype, &element_bytes) != MPI_SUCCESS)
+        goto library;
+    const struct tune_rule *rule = tune_rule_for(
+        &rules, collective, call->size,
+        (unsigned long long)call->count * (unsigned long long)element_bytes);
+    if (!rule)
+        goto library;
+    const struct tune_replacement *with = &tune_replacements[rule->replacement];
+    struct tune_scratch scratch;
+    if ((with->needs & NEEDS_REDUCTION && !tune_predefined_reduction(call->op)) ||
+        (with->needs & NEEDS_EQUAL_PARTS && call->count % call->size != 0) ||
+        (collective == TUNE_BCAST && (call->root < 0 || call->root >= call->size)) ||
+        !scratch_for(with, call, (size_t)element_bytes, &scratch))
+        goto library;
+    inside_mockup = true;
+    *error_code = with->run(call, &scratch);
+    inside_mockup = false;
+    atomic_fetch_add(&replaced_calls[rule - rules.rules], 1);
+    return true;
+library:
+    atomic_fetch_add(&library_calls[collective], 1);
+    return false;
+}
+
+TUNE_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm)
+{
+    struct tune_call call = {.sendbuf = NULL, .recvbuf = buffer, .count = count,
+                             .datatype = datatype, .op = MPI_OP_NULL, .root = root,
+                             .comm = comm};
+    int error_code;
+    if (replaced(TUNE_BCAST, &call, &error_code))
+        return error_code;
+    return next_bcast(buffer, count, datatype, root, comm);
+}
+
+TUNE_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
+                             .datatype = sendtype, .op = MPI_OP_NULL, .root = 0, .comm = comm};
+    int error_code;
+    /* The mock-ups take one count and datatype: other layouts go to the library. With
+       predefined types, a correct program passes the same on every rank. */
+    if (sendtype == recvtype && sendcount == recvcount &&
+        replaced(TUNE_ALLGATHER, &call, &error_code))
+        return error_code;
+    return next_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+TUNE_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                             .datatype = datatype, .op = op, .root = 0, .comm = comm};
+    int error_code;
+    if (replaced(TUNE_ALLREDUCE, &call, &error_code))
+        return error_code;
+    return next_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+TUNE_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm)
+{
+    struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                             .datatype = datatype, .op = op, .root = 0, .comm = comm};
+    int error_code;
+    if (replaced(TUNE_SCAN, &call, &error_code))
+        return error_code;
+    return next_scan(sendbuf, recvbuf, count, datatype, op, comm);
+}

@@ -1,0 +1,154 @@
+/* The probe of the libmpiguide-tune tests: calls MPI collectives as a program would and
+ * compares every result with the MPI library's own collective (its PMPI_ entry point, which the
+ * tuning library never replaces). Prints "probe ok" on rank 0, or names the first wrong result
+ * and exits 1.
+ *
+ *   probe replaceable COUNT   MPI_Bcast (doubles, root 1), MPI_Allgather (ints), MPI_Allreduce
+ *                             (doubles with MPI_SUM, ints with MPI_MAX), MPI_Scan (ints, MPI_SUM)
+ *   probe unhandled COUNT     MPI_Allreduce of COUNT ints (MPI_SUM) in the forms the library
+ *                             must leave alone: MPI_IN_PLACE, a user-defined op, a derived
+ *                             datatype, and COUNT + 1 elements (not equal parts on 2 ranks)
+ * Each call is made REPEATS times. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPEATS 3
+
+static int rank, size;
+
+static void check(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "probe: rank %d: %s failed (%d)\n", rank, what, rc);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void same(const void *got, const void *want, size_t bytes, const char *what)
+{
+    if (memcmp(got, want, bytes) != 0) {
+        fprintf(stderr, "probe: rank %d: %s differs from the library's own\n", rank, what);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void fill_ints(int *v, int n, int salt)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = (rank + 1) * 31 + i * 7 + salt;
+}
+
+static void fill_doubles(double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = (double)((rank + 1) * 3 + i);
+}
+
+static void replaceable(int count)
+{
+    double *dsend = malloc((size_t)count * sizeof *dsend);
+    double *dgot = malloc((size_t)count * sizeof *dgot);
+    double *dwant = malloc((size_t)count * sizeof *dwant);
+    int *isend = malloc((size_t)count * sizeof *isend);
+    int *igot = malloc((size_t)size * (size_t)count * sizeof *igot);
+    int *iwant = malloc((size_t)size * (size_t)count * sizeof *iwant);
+    const size_t dbytes = (size_t)count * sizeof(double), ibytes = (size_t)count * sizeof(int);
+    for (int repeat = 0; repeat < REPEATS; repeat++) {
+        fill_doubles(dgot, count);
+        fill_doubles(dwant, count);
+        check(MPI_Bcast(dgot, count, MPI_DOUBLE, 1, MPI_COMM_WORLD), "MPI_Bcast");
+        check(PMPI_Bcast(dwant, count, MPI_DOUBLE, 1, MPI_COMM_WORLD), "PMPI_Bcast");
+        same(dgot, dwant, dbytes, "MPI_Bcast");
+
+        fill_ints(isend, count, repeat);
+        check(MPI_Allgather(isend, count, MPI_INT, igot, count, MPI_INT, MPI_COMM_WORLD),
+              "MPI_Allgather");
+        check(PMPI_Allgather(isend, count, MPI_INT, iwant, count, MPI_INT, MPI_COMM_WORLD),
+              "PMPI_Allgather");
+        same(igot, iwant, (size_t)size * ibytes, "MPI_Allgather");
+
+        fill_doubles(dsend, count);
+        check(MPI_Allreduce(dsend, dgot, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Allreduce");
+        check(PMPI_Allreduce(dsend, dwant, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+              "PMPI_Allreduce");
+        same(dgot, dwant, dbytes, "MPI_Allreduce (double, MPI_SUM)");
+
+        check(MPI_Allreduce(isend, igot, count, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
+              "MPI_Allreduce");
+        check(PMPI_Allreduce(isend, iwant, count, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
+              "PMPI_Allreduce");
+        same(igot, iwant, ibytes, "MPI_Allreduce (int, MPI_MAX)");
+
+        check(MPI_Scan(isend, igot, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Scan");
+        check(PMPI_Scan(isend, iwant, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "PMPI_Scan");
+        same(igot, iwant, ibytes, "MPI_Scan");
+    }
+    free(dsend), free(dgot), free(dwant), free(isend), free(igot), free(iwant);
+}
+
+/* A user-defined sum over ints, of MPI_INT or of a contiguous datatype of ints. */
+static void add_ints(void *in, void *inout, int *len, MPI_Datatype *datatype)
+{
+    int bytes;
+    check(MPI_Type_size(*datatype, &bytes), "MPI_Type_size");
+    const int ints = *len * (bytes / (int)sizeof(int));
+    for (int i = 0; i < ints; i++)
+        ((int *)inout)[i] += ((const int *)in)[i];
+}
+
+static void unhandled(int count)
+{
+    const size_t bytes = (size_t)(count + 1) * sizeof(int);
+    int *send = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+    MPI_Op user_sum;
+    MPI_Datatype pair;
+    check(MPI_Op_create(add_ints, 1, &user_sum), "MPI_Op_create");
+    check(MPI_Type_contiguous(2, MPI_INT, &pair), "MPI_Type_contiguous");
+    check(MPI_Type_commit(&pair), "MPI_Type_commit");
+    for (int repeat = 0; repeat < REPEATS; repeat++) {
+        fill_ints(send, count + 1, repeat);
+        check(PMPI_Allreduce(send, want, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+              "PMPI_Allreduce");
+        memcpy(got, send, bytes);
+        check(MPI_Allreduce(MPI_IN_PLACE, got, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Allreduce (MPI_IN_PLACE)");
+        same(got, want, (size_t)count * sizeof(int), "MPI_Allreduce (MPI_IN_PLACE)");
+        check(MPI_Allreduce(send, got, count, MPI_INT, user_sum, MPI_COMM_WORLD),
+              "MPI_Allreduce (user op)");
+        same(got, want, (size_t)count * sizeof(int), "MPI_Allreduce (user op)");
+        check(MPI_Allreduce(send, got, count / 2, pair, user_sum, MPI_COMM_WORLD),
+              "MPI_Allreduce (derived datatype)");
+        same(got, want, (size_t)count * sizeof(int), "MPI_Allreduce (derived datatype)");
+        check(PMPI_Allreduce(send, want, count + 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+              "PMPI_Allreduce");
+        check(MPI_Allreduce(send, got, count + 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Allreduce (unequal parts)");
+        same(got, want, bytes, "MPI_Allreduce (unequal parts)");
+    }
+    check(MPI_Type_free(&pair), "MPI_Type_free");
+    check(MPI_Op_free(&user_sum), "MPI_Op_free");
+    free(send), free(got), free(want);
+}
+
+int main(int argc, char **argv)
+{
+    check(MPI_Init(&argc, &argv), "MPI_Init");
+    check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+    check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+    const int count = argc == 3 ? atoi(argv[2]) : 0;
+    if (count <= 0 || size < 2) {
+        fprintf(stderr, "usage: probe replaceable|unhandled COUNT, on 2 or more ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (strcmp(argv[1], "replaceable") == 0)
+        replaceable(count);
+    else
+        unhandled(count);
+    if (rank == 0)
+        printf("probe ok\n");
+    check(MPI_Finalize(), "MPI_Finalize");
+    return 0;
+}
