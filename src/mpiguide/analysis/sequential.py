@@ -101,17 +101,21 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
     its bars at the standard error s * sqrt(n / max): the violation bar, or the bound behind
     `holds`. The standard error is read back from the bounds (their half-width on the log
     scale over the one-sided t quantile), with n - 1 degrees of freedom for paired tests and
-    2 (n - 1) otherwise, as runs_needed takes them: Welch's and the rank-sum's spread come out
-    at most a little small, which makes the chance larger and a futile stop rarer."""
+    2 (n - 1) otherwise, as runs_needed takes them. Welch's degrees of freedom are at most
+    2 (n - 1), so its spread comes out at most a little small, which makes the chance larger
+    and a futile stop rarer; the rank-sum's Hodges-Lehmann bounds are read the same way, an
+    approximation."""
     approx = tests["relation"].to_numpy() == "approx"
     paired = tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()
-    runs = np.minimum(tests["n_lhs"].to_numpy(float), tests["n_rhs"].to_numpy(float))
+
+    def values(column: str) -> np.ndarray:
+        return tests[column].to_numpy(dtype=float, na_value=np.nan)
+
+    runs = np.minimum(values("n_lhs"), values("n_rhs"))
     last = float(looks.last)
     with np.errstate(invalid="ignore", divide="ignore"):
-        log_effect = np.log(tests["violation_ratio"].to_numpy(float))
-        half_width = (
-            np.log(tests["ratio_high"].to_numpy(float)) - np.log(tests["ratio_low"].to_numpy(float))
-        ) / 2
+        log_effect = np.log(values("violation_ratio"))
+        half_width = (np.log(values("ratio_high")) - np.log(values("ratio_low"))) / 2
         df_now = np.where(paired, 1.0, 2.0) * (runs - 1)
         df_now = np.where(df_now > 0, df_now, np.nan)
         df_last = np.where(paired, 1.0, 2.0) * (last - 1)
