@@ -44,6 +44,7 @@ rule all:
         GATE_TARGETS,
         LIBRARY_TABLE.values(),
         REPORT_TABLES.values(),
+        COST_OUTPUTS.values(),
         PLOTS,
         SLOWDOWN_OVERVIEW,
         ACROSS_PROCESS_COUNTS_OUTPUTS,

@@ -330,6 +330,17 @@ def cmd_report_tables(args: argparse.Namespace) -> None:
     write_report_tables(args.tests, args.decided_with, args.outdir)
 
 
+def cmd_cost(args: argparse.Namespace) -> None:
+    from mpiguide.reports.cost import write_cost
+
+    looks = _looks(args.runs_json)
+    if looks is None or not looks.adaptive:
+        raise MpiguideError(
+            f"--runs-json {args.runs_json}: not a range of runs; no cost to compare"
+        )
+    write_cost(args.timings, args.tests, looks, args.outdir)
+
+
 def cmd_tune(args: argparse.Namespace) -> None:
     from mpiguide.campaign.algorithms import kernel_entry, settings_from_marks, settings_in
     from mpiguide.campaign.config import load_campaign
@@ -622,6 +633,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="JSON",
         help="check's decided_with.json: the options the verdicts were decided with",
     )
+    sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
+
+    sub = command(
+        "cost",
+        cmd_cost,
+        "write what an adaptive campaign spent against the same campaign at a fixed runs: max"
+        " (cost.csv, campaign_cost.csv, cost.rst)",
+    )
+    sub.add_argument("--timings", type=_existing_file, required=True, metavar="PARQUET")
+    sub.add_argument("--tests", type=_existing_file, required=True, metavar="CSV")
+    _runs_option(sub, required=True)
     sub.add_argument("--outdir", type=Path, required=True, metavar="DIR")
 
     sub = command(

@@ -87,6 +87,20 @@ def test_the_lines_are_rst_that_renders_each_guideline():
     assert "v ≥ 1.5" in html and "below 1.5" in html
 
 
+def test_an_adaptive_campaign_s_lines_say_which_undecided_tests_were_futile():
+    tests = campaign_tests()
+    tests["look_runs"] = ["5", "10", "15", "20", "5", "5", "5"]
+    tests["stop"] = ["decided", "futile", "futile", "decided", "decided", "decided", "decided"]
+    lines = verdict_lines(tests).set_index("guideline")
+    assert lines.loc["GL_A", ["futile", "futile_min_runs", "futile_max_runs"]].tolist() == [
+        2, 10, 15,
+    ]  # fmt: skip
+    html = publish_parts(verdict_lines_rst(lines.reset_index(), DECIDED_WITH), writer="html")
+    assert "1 violated, 2 undecided (2 futile at 10-15 runs) of 6 tests" in html["body"]
+    assert "0 violated, 0 undecided of 1 tests" in html["body"]
+    assert "futile" not in verdict_lines(campaign_tests())
+
+
 def test_no_tests_say_so():
     empty = campaign_tests().iloc[0:0]
     assert verdict_lines(empty).empty

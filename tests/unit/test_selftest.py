@@ -277,6 +277,13 @@ def test_selftest_writes_table_plot_and_markdown(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
 
 
+def test_selftest_refuses_an_adaptive_campaign(tmp_path: Path) -> None:
+    adaptive = {**CONFIG, "runs": {"min": 5, "max": 30, "step": 5}}
+    with pytest.raises(ConfigError, match="needs an integer number of runs, not a range"):
+        selftest(adaptive, tmp_path / "medians.parquet", tmp_path, tmp_path / "s.csv",
+                 tmp_path / "s.png", tmp_path / "s.md")  # fmt: skip
+
+
 def test_selftest_refuses_medians_of_another_campaign(tmp_path: Path) -> None:
     medians = synthetic_medians(runs=5)
     logs = write_logs(tmp_path, medians, {"slow2", "slow20", "alltoall20"})

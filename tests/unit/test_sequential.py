@@ -7,9 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from mpiguide.analysis.comparisons import NO_PAIRING, PAIR_RUNS, RunMedians, compare
+from mpiguide.analysis.comparisons import (
+    NO_PAIRING,
+    PAIR_RUNS,
+    PAIRED_T,
+    TEST_COLUMN,
+    RunMedians,
+    compare,
+)
 from mpiguide.analysis.guidelines import decide
 from mpiguide.analysis.sequential import (
     DECIDED,
@@ -17,6 +25,7 @@ from mpiguide.analysis.sequential import (
     MAX_RUNS,
     OPEN,
     Looks,
+    decision_chances,
     first_stops,
     stops,
 )
@@ -35,6 +44,7 @@ class Outcome:
     stop: np.ndarray
     look: np.ndarray
     naive: np.ndarray  # (looks, tests): the verdicts at the fixed-n levels at every look
+    by_look: np.ndarray  # (looks, tests): the verdicts at the spent levels at every look
 
 
 def simulate(
@@ -68,17 +78,18 @@ def simulate(
         frame = compare(medians, lhs_rows, rhs_rows, alternative, spent.confidence, mode)
         frame["p_adjusted"] = frame["p_value"]
         decide(approx, frame, spent)
+        frame["relation"] = "approx" if approx else "le"
         verdicts.append(frame["verdict"].to_numpy())
-        needed = frame["runs_needed"].to_numpy(dtype=float, na_value=np.nan)
-        stop_codes.append(stops(frame["verdict"].to_numpy(), needed, look, LOOKS))
+        stop_codes.append(stops(frame, look, LOOKS, spent))
         fixed = compare(medians, lhs_rows, rhs_rows, alternative, thresholds.confidence, mode)
         columns = ("violation_ratio", "ratio_low", "ratio_high", "p_value")
         naive.append(verdicts_of(approx, *(fixed[c].to_numpy() for c in columns), thresholds))
     stop_codes_array = np.array(stop_codes)
     at = first_stops(stop_codes_array)
     columns = np.arange(tests)
+    by_look = np.array(verdicts)
     return Outcome(
-        np.array(verdicts)[at, columns], stop_codes_array[at, columns], at, np.array(naive)
+        by_look[at, columns], stop_codes_array[at, columns], at, np.array(naive), by_look
     )
 
 
@@ -98,15 +109,57 @@ def test_each_look_spends_a_kth_of_both_error_budgets():
     assert spent.v_thres == DEFAULTS.v_thres
 
 
+def look_rows(verdict, ratio, low, high, runs, test=PAIRED_T, relation="le") -> pd.DataFrame:
+    """Rows of evaluate at a look, with what stops reads."""
+    return pd.DataFrame({
+        "relation": relation, TEST_COLUMN: test, "n_lhs": runs, "n_rhs": runs,
+        "violation_ratio": ratio, "ratio_low": low, "ratio_high": high, "verdict": verdict,
+    })  # fmt: skip
+
+
 def test_stop_reasons_at_a_look():
-    verdict = np.array([VIOLATED, HOLDS, UNDECIDED, UNDECIDED, UNDECIDED], dtype=object)
-    needed = np.array([np.nan, np.nan, 12, 31, np.nan])
-    assert stops(verdict, needed, 0, LOOKS).tolist() == [DECIDED, DECIDED, OPEN, FUTILE, FUTILE]
-    assert stops(verdict, needed, 5, LOOKS).tolist() == [
+    spent = LOOKS.spent(DEFAULTS)
+    rows = look_rows(
+        verdict=[VIOLATED, HOLDS, UNDECIDED, UNDECIDED, UNDECIDED],
+        # open: a tenth slower, a spread that 30 runs clear; futile: at the threshold, 25
+        # runs in and wide; no spread yet (one run): open, nothing to predict from.
+        ratio=[2.0, 1.0, 1.10, 1.03, 1.05],
+        low=[1.9, 0.99, 0.95, 0.90, np.nan],
+        high=[2.1, 1.01, 1.27, 1.18, np.nan],
+        runs=[5, 5, 5, 25, 1],
+    )
+    assert stops(rows, 0, LOOKS, spent).tolist() == [DECIDED, DECIDED, OPEN, FUTILE, OPEN]
+    assert stops(rows, 5, LOOKS, spent).tolist() == [
         DECIDED, DECIDED, MAX_RUNS, MAX_RUNS, MAX_RUNS,
     ]  # fmt: skip
     by_look = np.array([[OPEN, DECIDED, OPEN], [DECIDED, OPEN, OPEN], [OPEN, OPEN, MAX_RUNS]])
     assert first_stops(by_look).tolist() == [1, 0, 2]
+
+
+def test_the_chance_of_a_decision_grows_with_the_distance_from_the_threshold():
+    spent = LOOKS.spent(DEFAULTS)
+    ratios = np.array([1.03, 1.06, 1.15, 0.95, 0.90])
+    rows = look_rows(UNDECIDED, ratios, ratios / 1.05, ratios * 1.05, 10)
+    chances = decision_chances(rows, LOOKS, spent)
+    assert np.all((chances >= 0) & (chances <= 1))
+    assert chances[0] < chances[1] < chances[2] and chances[0] < chances[3] < chances[4]
+    # Both sides of an approx relation count: a 0.90 and a 1.11 are as far from 1.
+    approx = look_rows(UNDECIDED, [0.90, 1 / 0.90], [0.90 / 1.05, 1 / 0.9 / 1.05],
+                       [0.90 * 1.05, 1 / 0.9 * 1.05], 10, relation="approx")  # fmt: skip
+    assert decision_chances(approx, LOOKS, spent) == pytest.approx([chances[4]] * 2, rel=0.05)
+
+
+@pytest.mark.parametrize(("ratio", "noise", "seed"), [(1.0, 0.05, 8), (1.08, 0.09, 9)])
+def test_a_test_that_max_runs_decide_is_rarely_stopped_as_futile(ratio, noise, seed):
+    # Half the tests (no slowdown) or a third (8 % slower, past v_thres 1.03) are decided by
+    # some look when every test runs to max; the others are hopeless at max runs.
+    outcome = simulate(ratio, noise, DEFAULTS, seed=seed)
+    decidable = (outcome.by_look != UNDECIDED).any(axis=0)
+    futile = outcome.stop == FUTILE
+    assert decidable.mean() > 0.25
+    assert (futile & decidable).sum() <= 0.03 * decidable.sum()
+    # ... and the futile stop still saves: most hopeless tests stop before max.
+    assert (futile & ~decidable).sum() >= 0.5 * (~decidable).sum()
 
 
 @pytest.mark.parametrize("paired", [True, False])
@@ -149,8 +202,10 @@ def test_a_twofold_gap_and_an_even_ratio_are_decided_at_the_first_look():
 
 def test_a_test_too_noisy_for_max_runs_stops_futile_long_before_it():
     outcome = simulate(1.03, 0.30, DEFAULTS, tests=500, seed=7)
-    assert (outcome.stop == FUTILE).mean() > 0.9
-    assert (outcome.look == 0).mean() > 0.6
-    assert np.asarray(LOOKS.runs)[outcome.look].mean() <= 10  # of 30
-    assert (outcome.verdict == HOLDS).mean() <= 1 - DEFAULTS.confidence  # truth: v_thres
+    futile = outcome.stop == FUTILE
+    assert futile.mean() > 0.9
+    # Never at the first look: at 5 runs the spread itself is too uncertain (4 degrees of
+    # freedom) to rule out a decision at 30; mostly at the third.
+    assert not (futile & (outcome.look == 0)).any()
+    assert np.asarray(LOOKS.runs)[outcome.look].mean() <= 20  # of 30
     assert (outcome.verdict == HOLDS).mean() <= 1 - DEFAULTS.confidence  # truth: v_thres

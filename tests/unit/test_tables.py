@@ -5,6 +5,8 @@ import pytest
 
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.tables import (
+    FUTILE_COLUMNS,
+    FUTILE_NOTE,
     THREE_WAY_NOTE,
     UNTESTED_NOTE,
     summarise,
@@ -94,3 +96,32 @@ def test_table3_escapes_a_compared_deployment():
     markdown = table3_markdown(summarise(pd.DataFrame([compared])), ["GLN"])
     assert "| Guideline | 1\\|2x2 |" in markdown
     assert "| GLN | 0/1 (0/1) |" in markdown
+
+
+def test_an_adaptive_summary_says_how_many_undecided_tests_stopped_as_futile():
+    undecided = {"verdict": "undecided", "group_verdict": "undecided", "violated": False}
+    tests = TESTS.assign(look_runs=5, stop="decided")
+    tests = pd.concat([tests, pd.DataFrame([
+        row_of("GL4", GL4_OP, 512, 2, 2, False) | undecided | {"look_runs": 10, "stop": "futile"},
+        row_of("GL4", GL4_OP, 1024, 2, 2, False) | undecided | {"look_runs": 20, "stop": "futile"},
+        row_of("GL4", GL4_OP, 2048, 2, 2, False) | undecided | {"look_runs": 30,
+                                                                 "stop": "max_runs"},
+        row_of("GL4", GL4_OP, 512, 4, 1, False) | undecided | {"look_runs": 15, "stop": "futile"},
+    ])], ignore_index=True)  # fmt: skip
+    summary = summarise(tests).set_index(["guideline", "ppn"])
+    columns = ["undecided", *FUTILE_COLUMNS]
+    assert summary.loc[("GL4", "2"), columns].tolist() == [3, 2, 10, 20]
+    assert summary.loc[("GL4", "4"), columns].tolist() == [1, 1, 15, 15]
+    assert summary.loc[("GL11", "2"), "futile"] == 0
+    assert pd.isna(summary.loc[("GL11", "2"), "futile_min_runs"])
+    markdown = table3_markdown(summarise(tests), ["GL4", "GL11"])
+    table = markdown[markdown.index(FUTILE_NOTE) :].splitlines()
+    assert table[2:] == [
+        "| Guideline | 1x2 | 1x4 |",
+        "|---|---|---|",
+        "| GL4 | 3 (2 futile at 10-20 runs) | 1 (1 futile at 15 runs) |",
+        "| GL11 | 0 | - |",
+    ]
+    # A fixed campaign's tables have no futile columns.
+    assert "futile" not in summarise(TESTS)
+    assert FUTILE_NOTE not in table3_markdown(summarise(TESTS), ["GL4"])

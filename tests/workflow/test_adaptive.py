@@ -126,6 +126,15 @@ def test_rounds_measure_open_tests_only_and_resume_without_remeasuring(tmp_path:
     assert set(tests["look_runs"]) <= set(looks)
     assert (tests.loc[tests["stop"] == "decided", "verdict"] != "undecided").all()
     assert scheduled_jobs(project) == {}
+    # What the campaign spent: every run measured, against 6 of every experiment.
+    spent = pd.read_csv(project / RESULTS / "guidelines" / "campaign_cost.csv").set_index("mpi")
+    assert spent.loc["all", ["launches", "launches_fixed"]].tolist() == [looks[-1], 6]
+    timings = pd.read_parquet(project / RESULTS / "timings.parquet")
+    assert spent.loc["all", "kernel_s"] == pytest.approx(timings["time_s"].sum())
+    # Each experiment at most max runs: never more than its mean per run times max.
+    assert spent.loc["all", "kernel_share"] <= 1 + 1e-9
+    cost = pd.read_csv(project / RESULTS / "guidelines" / "cost.csv")
+    assert cost["runs_used"].sum() == tests["look_runs"].sum()
 
     # Changed analysis options re-decide from the runs measured; none is measured again.
     config = read_config(project)

@@ -48,6 +48,10 @@ from mpiguide.core.paths import (
     GATE_TXT,
     GUIDELINE_FILES,
     BLOCKS_TREE,
+    CAMPAIGN_COST_CSV,
+    COST_CSV,
+    COST_FILES,
+    COST_RST,
     JUNIT_XML,
     LOOKS_CSV,
     REPORT_TABLE_FILES,
@@ -506,7 +510,22 @@ BUILT_MPI = {mpi: MPI[mpi] for mpi in MPI if kernel_entry(config, mpi) == mpi}
 
 GUIDELINE_OUTPUTS = {name: f"{RESULTS}/guidelines/{name}" for name in GUIDELINE_FILES}
 # An adaptive campaign's check also writes, per guideline and look, the tests that stopped there.
-ADAPTIVE_OUTPUTS = {"looks": f"{RESULTS}/guidelines/{LOOKS_CSV}"} if ADAPTIVE else {}
+ADAPTIVE_OUTPUTS = (
+    {
+        "looks": report(
+            f"{RESULTS}/guidelines/{LOOKS_CSV}",
+            caption="../report/looks.rst",
+            category="Summary",
+            labels={"table": "tests stopped per guideline and look"},
+        )
+    }
+    if ADAPTIVE
+    else {}
+)
+# What an adaptive campaign spent against a fixed one (rule campaign_cost, rounds.smk).
+COST_OUTPUTS = (
+    {name: f"{RESULTS}/guidelines/{name}" for name in COST_FILES} if ADAPTIVE else {}
+)
 # The CI gate's output: a target of `all` only when the campaign sets `fail_on`.
 GATE_OUTPUT = f"{RESULTS}/guidelines/{GATE_TXT}"
 GATE_TARGETS = [] if config["fail_on"] == "never" else [GATE_OUTPUT]

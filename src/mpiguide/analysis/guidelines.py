@@ -379,8 +379,7 @@ def evaluate_looks(
             break
         frame = evaluate(capped, guidelines, spent, source)
         frame[LOOK_RUNS] = runs
-        needed = frame["runs_needed"].to_numpy(dtype=float, na_value=np.nan)
-        frame[STOP] = stops(frame["verdict"].to_numpy(), needed, look, looks)
+        frame[STOP] = stops(frame, look, looks, levels)
         at_looks.append(frame.drop(columns=["group", "group_verdict"]))
     tests[LOOK_RUNS] = 0
     tests[STOP] = OPEN

@@ -18,6 +18,7 @@ import pandas as pd
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.analysis.pairing import PAIR_SEPARATOR
 from mpiguide.analysis.paper_tables import GUIDELINE_LAYOUT, labelled_summary, row_labels, title
+from mpiguide.analysis.sequential import FUTILE, LOOK_RUNS, STOP
 from mpiguide.analysis.slowdown import write_slowdown
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED
 from mpiguide.core.atomic import atomic_path
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 
 SUMMARY_KEYS = ["guideline", *DEPLOYMENT_KEYS]
 NO_TESTS = "-"
+# An adaptive campaign's summary columns: of the undecided tests, those that stopped as futile,
+# and the fewest and most runs per side of the looks they stopped at (empty without any).
+FUTILE_COLUMNS = (FUTILE, "futile_min_runs", "futile_max_runs")
 
 
 def parameter_columns(tests: pd.DataFrame) -> list[str]:
@@ -42,11 +46,35 @@ def effect_ratio(tests: pd.DataFrame) -> pd.Series:
     return ratio.where(tests["relation"] != "approx", np.maximum(ratio, 1 / ratio))
 
 
+def futile_counts(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame | None:
+    """Per value of `keys`, FUTILE_COLUMNS: the tests that stopped as futile and the fewest and
+    most runs per side they stopped at; None for tests of a fixed campaign (no `stop`)."""
+    if STOP not in tests:
+        return None
+    futile = tests[STOP] == FUTILE
+    runs = pd.to_numeric(tests[LOOK_RUNS], errors="coerce").where(futile)
+    by_key = runs.groupby([tests[key] for key in keys], sort=False)
+    counts = pd.DataFrame({
+        FUTILE_COLUMNS[0]: futile.groupby([tests[key] for key in keys], sort=False).sum(),
+        FUTILE_COLUMNS[1]: by_key.min().astype("Int64"),
+        FUTILE_COLUMNS[2]: by_key.max().astype("Int64"),
+    })  # fmt: skip
+    return counts.astype({FUTILE_COLUMNS[0]: int})
+
+
+def futile_note(futile: int, fewest: object, most: object) -> str:
+    """What follows an undecided count: " (5 futile at 10-20 runs)", or nothing."""
+    if not futile:
+        return ""
+    runs = f"{fewest}" if fewest == most else f"{fewest}-{most}"
+    return f" ({futile} futile at {runs} runs)"
+
+
 def summarise(tests: pd.DataFrame) -> pd.DataFrame:
     """Per guideline, mpi and deployment: tests, violated, groups, violated groups; the tests
-    and groups that hold and that are undecided; the median detectable ratio; and the worst
-    violation (largest effect ratio) with its confidence bounds and Hodges-Lehmann ratio and
-    interval."""
+    and groups that hold and that are undecided (for an adaptive campaign, and of them the
+    futile ones: FUTILE_COLUMNS); the median detectable ratio; and the worst violation (largest
+    effect ratio) with its confidence bounds and Hodges-Lehmann ratio and interval."""
     frame = tests.assign(
         _effect=effect_ratio(tests),
         _holds=tests["verdict"] == HOLDS,
@@ -70,6 +98,9 @@ def summarise(tests: pd.DataFrame) -> pd.DataFrame:
             [groups[key] for key in SUMMARY_KEYS], sort=False
         )
         summary[column] = counts.sum().reindex(summary.index, fill_value=0).astype(int)
+    futile = futile_counts(tests, SUMMARY_KEYS)
+    if futile is not None:
+        summary = summary.join(futile)
     summary["median_detectable_ratio"] = frame.groupby(SUMMARY_KEYS, sort=False)[
         "detectable_ratio"
     ].median()
@@ -134,12 +165,25 @@ def table3_markdown(
             )
         ]
     )
+    adaptive = FUTILE in summary
+    if adaptive:
+        summary = summary.assign(
+            futile_cell=[
+                f"{undecided}{futile_note(*futile)}"
+                for undecided, *futile in zip(
+                    summary["undecided"], *(summary[c] for c in FUTILE_COLUMNS), strict=True
+                )
+            ]
+        )
     for mpi, part in summary.groupby("mpi", sort=True):
         deployments = sorted(part["deployment"].unique(), key=_deployment_order)
         lines += ["", f"## {mpi}"]
         lines += _markdown_table(part, "cell", rows, deployments)
         lines += ["", THREE_WAY_NOTE]
         lines += _markdown_table(part, "three_way", rows, deployments)
+        if adaptive:
+            lines += ["", FUTILE_NOTE]
+            lines += _markdown_table(part, "futile_cell", rows, deployments)
     untested = untested_guidelines(summary, guideline_ids)
     if untested:
         lines += ["", f"{UNTESTED_NOTE}: {', '.join(untested)}"]
@@ -149,6 +193,12 @@ def table3_markdown(
 THREE_WAY_NOTE = (
     "Three-way verdicts, each cell: tests that hold/are violated/are undecided (groups likewise;"
     " a group holds when all its tests hold, is violated when any is)."
+)
+
+FUTILE_NOTE = (
+    "Undecided tests of this adaptive campaign, each cell: undecided (of them futile at the runs"
+    " per side of the looks they stopped at: even the campaign's `max` runs would most likely"
+    " not have decided them)."
 )
 
 

@@ -96,6 +96,13 @@ VERDICT_LINES_CSV = "verdict_lines.csv"
 VERDICT_LINES_RST = "verdict_lines.rst"
 VIOLATED_UNDECIDED_CSV = "violated_undecided.csv"
 REPORT_TABLE_FILES = (VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV)
+# guidelines/: written by `mpiguide cost` (reports/cost.py) for an adaptive campaign: what it
+# spent against the same campaign at a fixed `runs: max`, per guideline (the runs its tests
+# used) and per entry and deployment (launches, kernel time), and the report's line about it.
+COST_CSV = "cost.csv"
+CAMPAIGN_COST_CSV = "campaign_cost.csv"
+COST_RST = "cost.rst"
+COST_FILES = (COST_CSV, CAMPAIGN_COST_CSV, COST_RST)
 
 # plots/: `overview/<guideline>-group<NNNN>-<verdict>.png`,
 # `focus/<guideline>-group<NNNN>-<verdict>.png` (for violated and undecided groups) and

@@ -19,7 +19,13 @@ from typing import Any
 
 import pandas as pd
 
-from mpiguide.analysis.tables import SUMMARY_KEYS, parameter_columns
+from mpiguide.analysis.tables import (
+    FUTILE_COLUMNS,
+    SUMMARY_KEYS,
+    futile_counts,
+    futile_note,
+    parameter_columns,
+)
 from mpiguide.analysis.verdicts import UNDECIDED, VERDICTS, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
@@ -55,10 +61,14 @@ def read_tests(tests_csv: Path) -> pd.DataFrame:
 
 def verdict_lines(tests: pd.DataFrame) -> pd.DataFrame:
     """Per guideline, in tests.csv's order: tests and groups that hold, are violated and are
-    undecided, and the median detectable ratio of its tests. A group is one per guideline, mpi
-    and deployment, as in summary.csv."""
-    columns = ["guideline", "relation", "tests", *VERDICTS, "groups"]
-    columns += [f"{verdict}_groups" for verdict in VERDICTS] + ["median_detectable_ratio"]
+    undecided (for an adaptive campaign, and of them the futile ones: FUTILE_COLUMNS), and the
+    median detectable ratio of its tests. A group is one per guideline, mpi and deployment, as
+    in summary.csv."""
+    columns = ["guideline", "relation", "tests", *VERDICTS]
+    futile = futile_counts(tests, ["guideline"])
+    columns += [] if futile is None else list(FUTILE_COLUMNS)
+    columns += ["groups", *(f"{verdict}_groups" for verdict in VERDICTS)]
+    columns += ["median_detectable_ratio"]
     if tests.empty:
         return pd.DataFrame(columns=columns)
     detectable = pd.to_numeric(tests["detectable_ratio"], errors="coerce")
@@ -74,6 +84,8 @@ def verdict_lines(tests: pd.DataFrame) -> pd.DataFrame:
             lambda v, want=verdict: int((v == want).sum())
         )
     lines["median_detectable_ratio"] = by_guideline["_detectable"].median()
+    if futile is not None:
+        lines = lines.join(futile)
     return lines.reset_index()[columns]
 
 
@@ -125,12 +137,14 @@ def verdict_lines_rst(lines: pd.DataFrame, analysis: dict[str, Any]) -> str:
     ]
     if lines.empty:
         return "\n".join([*text, "No tests: no guideline paired any experiments.", ""])
+    adaptive = FUTILE_COLUMNS[0] in lines
     for line in lines.itertuples(index=False):
         detectable = line.median_detectable_ratio
         detectable_text = "n/a" if pd.isna(detectable) else f"{detectable:.3g}"
+        futile = futile_note(*(getattr(line, c) for c in FUTILE_COLUMNS)) if adaptive else ""
         text.append(
             f"- **{_rst_text(str(line.guideline))}** ({_rst_text(str(line.relation))}): "
-            f"{line.holds} hold, {line.violated} violated, {line.undecided} undecided "
+            f"{line.holds} hold, {line.violated} violated, {line.undecided} undecided{futile} "
             f"of {line.tests} tests; groups: {line.holds_groups} hold, "
             f"{line.violated_groups} violated, {line.undecided_groups} undecided "
             f"of {line.groups}; median detectable ratio {detectable_text}"

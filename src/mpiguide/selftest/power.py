@@ -414,6 +414,14 @@ def selftest(
     """Check the injection took effect, compute the power table, write the CSV, the plot and
     the Markdown tables."""
 
+    if isinstance(config.get("runs"), Mapping):
+        # Draws take the same runs from every experiment; an adaptive campaign measures each
+        # experiment in a number of runs of its own.
+        raise ConfigError(
+            f"{source}: runs: a self-test needs an integer number of runs, not a range: its "
+            "rates resample the runs every experiment has (benchmarks/adaptive_replay.py replays "
+            "an adaptive campaign on a fixed self-test's runs)"
+        )
     options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
     planted = planted_guidelines(config, source)
     try:
