@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from mpiguide.analysis.comparisons import (
+    BLOCK_SIGNED_RANK,
     NO_PAIRING,
     PAIR_RUNS,
     PAIRED_T,
@@ -147,6 +148,20 @@ def test_the_chance_of_a_decision_grows_with_the_distance_from_the_threshold():
     approx = look_rows(UNDECIDED, [0.90, 1 / 0.90], [0.90 / 1.05, 1 / 0.9 / 1.05],
                        [0.90 * 1.05, 1 / 0.9 * 1.05], 10, relation="approx")  # fmt: skip
     assert decision_chances(approx, LOOKS, spent) == pytest.approx([chances[4]] * 2, rel=0.05)
+
+
+def test_a_signed_rank_test_that_max_runs_cannot_flag_has_no_chance_of_a_violation():
+    # 20 % slower, measured tightly: a paired t-test is all but sure to be violated by 8 runs;
+    # a signed-rank test cannot reach p_thres 0.001 below 10 pairs, nor can it hold here
+    spent = Looks.planned(2, 8, 2).spent(DEFAULTS)
+    rows = look_rows(UNDECIDED, [1.2, 1.2], [1.15, 1.15], [1.25, 1.25], 4,
+                     test=[PAIRED_T, BLOCK_SIGNED_RANK])  # fmt: skip
+    chances = decision_chances(rows, Looks.planned(2, 8, 2), spent)
+    assert chances[0] > 0.9
+    assert chances[1] < 1e-3  # only the slim chance of holding is left
+    # the looks split p_thres: 10 looks of 2 to 20 runs ask for 2^-n <= 0.0001, 14 runs
+    looks = Looks.planned(2, 20, 2)
+    assert decision_chances(rows, looks, looks.spent(DEFAULTS))[1] > 0.5
 
 
 @pytest.mark.parametrize(("ratio", "noise", "seed"), [(1.0, 0.05, 8), (1.08, 0.09, 9)])

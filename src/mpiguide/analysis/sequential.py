@@ -27,8 +27,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mpiguide.analysis.comparisons import PAIRED_TESTS, TEST_COLUMN
-from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED, Thresholds
+from mpiguide.analysis.comparisons import PAIRED_TESTS, SIGNED_RANK_TESTS, TEST_COLUMN
+from mpiguide.analysis.verdicts import (
+    HOLDS,
+    UNDECIDED,
+    VIOLATED,
+    Thresholds,
+    least_signed_rank_runs,
+)
 
 # Why a test stopped at its look (column `stop` of an adaptive campaign's tests.csv): decided
 # (violated or holds), futile (undecided, and `max` runs would most likely not decide it),
@@ -103,8 +109,9 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
     scale over the one-sided t quantile), with n - 1 degrees of freedom for paired tests and
     2 (n - 1) otherwise, as runs_needed takes them. Welch's degrees of freedom are at most
     2 (n - 1), so its spread comes out at most a little small, which makes the chance larger
-    and a futile stop rarer; the rank-sum's Hodges-Lehmann bounds are read the same way, an
-    approximation."""
+    and a futile stop rarer; the rank tests' Hodges-Lehmann bounds are read the same way, an
+    approximation. A signed-rank test whose last look has fewer runs than its p-value needs to
+    reach the violation bar (verdicts.least_signed_rank_runs) has no chance of a violation."""
     approx = tests["relation"].to_numpy() == "approx"
     paired = tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()
 
@@ -125,6 +132,10 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
         log_v = np.log(spent.v_thres)
         alpha = np.where(approx, spent.p_thres / 2, spent.p_thres)
         violation_bar = np.maximum(stats.t.ppf(1 - alpha, df_last) * se_last, log_v)
+        least = np.where(approx, least_signed_rank_runs(True, spent.p_thres),
+                         least_signed_rank_runs(False, spent.p_thres))  # fmt: skip
+        floored = tests[TEST_COLUMN].isin(SIGNED_RANK_TESTS).to_numpy() & (last < least)
+        violation_bar = np.where(floored, np.inf, violation_bar)
         holds_bar = log_v - stats.t.ppf(spent.confidence, df_last) * se_last
 
         def below(value: np.ndarray) -> np.ndarray:
