@@ -5,10 +5,14 @@ applies exactly at the communicator size and message-size range it names — sho
 algorithm number the library does not have, which makes MPI_Allreduce fail there and only
 there — and a real algorithm chosen by it runs under --verify. MPICH: every allreduce and bcast
 algorithm the mpivars listing yields is one MPICH accepts (an unknown name stops MPI_Init), and
-runs correctly under --verify."""
+runs correctly under --verify; MPICH reads the JSON selection file `tune` writes, applies it
+exactly at the communicator size and message-size range it names, and its default tree and
+algorithm names are those of the installed library."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +22,8 @@ import pytest
 from kernel_files import read_times, write_input
 
 from mpiguide.plan.algorithms import Algorithm, AlgorithmSetting, installed_choices, settings_of
-from mpiguide.reports.tuning import Choice, ompi_rules
+from mpiguide.reports.mpich_selection import JSON_FILE_CVAR, container_name, default_tree
+from mpiguide.reports.tuning import Choice, mpich_selection_file, ompi_rules
 
 if TYPE_CHECKING:
     from mpi_support import Kernel
@@ -107,3 +112,61 @@ def test_every_listed_mpich_algorithm_is_one_mpich_accepts(
     refused = kernel.run(2, infile, tmp_path / "unknown.out.csv", env=unknown)
     assert refused.returncode != 0, "MPICH accepted an unknown algorithm name"
     assert "Invalid MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM value" in refused.stderr, refused.stderr
+
+
+def _selection_file(path: Path, algorithm: str, ranks: int) -> Path:
+    setting = AlgorithmSetting("mpich", "mpich", "allreduce", Algorithm(algorithm, None), True)
+    text, applied, _ = mpich_selection_file(
+        "mpich", [Choice("mpich", "allreduce", ranks, 1024, setting, 2.0, 1.5, 2.5)]
+    )
+    assert text is not None and len(applied) == 1
+    path.write_text(text)
+    return path
+
+
+def _libmpich(binary: Path) -> Path:
+    linked = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True)
+    found = re.search(r"libmpich\.so\S* => (\S+)", linked.stdout)
+    assert found, linked.stdout
+    return Path(found.group(1))
+
+
+def test_mpich_reads_the_selection_file_exactly_where_it_says(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    kernel = kernel_for("mpich")
+    # The default tree and the algorithm names are the installed library's own.
+    library = _libmpich(kernel.binary).read_bytes()
+    built_in = re.search(
+        rb'\{"collective=bcast":\{"comm_type=intra":\{"comm_size<8"[^\0]*', library
+    )
+    assert built_in, "no MPIR-level selection tree in the installed libmpich"
+    assert json.loads(built_in.group(0)) == default_tree()
+    listed = settings_of(
+        "mpich",
+        {"allreduce": "all", "bcast": "all"},
+        installed_choices("mpich", "mpivars", "m"),
+        "m",
+    )
+    for setting in listed:
+        name = container_name(setting.op, setting.algorithm.name)
+        assert f"algorithm={name}\0".encode() in library, name
+    # A name MPICH does not know stops MPI_Init: MPICH parses the file.
+    bad = _selection_file(tmp_path / "bad.json", "no_such_algorithm", ranks=2)
+    refused = _allreduce(kernel, tmp_path, 2, 1024, {JSON_FILE_CVAR: str(bad)})
+    assert refused.returncode != 0
+    assert "unrecognized key algorithm=MPIR_Allreduce_intra_no_such_algorithm" in refused.stderr
+    # `nb` runs MPI_Iallreduce's schedule, which MPIR_CVAR_COLL_SCHED_DUMP prints: the file
+    # selects it at 2 ranks and 1024 B, and nowhere else.
+    env = {"MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0", "MPIR_CVAR_COLL_SCHED_DUMP": "1"}
+    at_two = _selection_file(tmp_path / "two.json", "nb", ranks=2)
+    at_three = _selection_file(tmp_path / "three.json", "nb", ranks=3)
+    for rules, size, selected in [
+        (at_two, 1024, True),
+        (at_two, 1016, False),
+        (at_two, 1032, False),
+        (at_three, 1024, False),
+    ]:
+        done = _allreduce(kernel, tmp_path, 2, size, {**env, JSON_FILE_CVAR: str(rules)})
+        assert done.returncode == 0, done.stderr
+        assert ("s->entries[0]" in done.stdout + done.stderr) == selected, (rules.name, size)

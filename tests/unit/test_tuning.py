@@ -16,6 +16,7 @@ import pytest
 from mpiguide.core.errors import DataError
 from mpiguide.plan.algorithms import Algorithm, AlgorithmSetting
 from mpiguide.reports.algorithms_plot import plot_algorithms
+from mpiguide.reports.mpich_selection import container_name, default_tree, leaf
 from mpiguide.reports.tuning import OMPI_COLLECTIVE_IDS, tune
 
 OMPI = {
@@ -31,7 +32,12 @@ OMPI = {
 }
 MPICH = {
     f"mpich.{op}.{name}": AlgorithmSetting("mpich", "mpich", op, Algorithm(name, None), True)
-    for op, name in [("allreduce", "recursive_doubling"), ("bcast", "binomial"), ("bcast", "nb")]
+    for op, name in [
+        ("allreduce", "recursive_doubling"),
+        ("bcast", "binomial"),
+        ("bcast", "nb"),
+        ("gather", "binomial"),
+    ]
 }
 ANALYSIS = {"p_thres": 0.001, "v_thres": 1.03, "confidence": 0.95}
 
@@ -182,24 +188,103 @@ def test_the_fastest_significant_algorithm_per_size_and_the_default_elsewhere(
     assert list(figure5.columns[:6]) == ["mpi", "library", "op", "nodes", "ppn", "msg_size"]
 
 
-def test_mpich_sets_a_cvar_only_for_one_winner_at_every_size(tmp_path: Path) -> None:
+def csel_lookup(tree: dict[str, Any], op: str, ranks: int, size: int) -> str:
+    """The algorithm MPICH 4.0.2's tree gives an intra-communicator call (csel.c: in each
+    object the first key that holds), for the keys `tune` writes; "default" where the walk
+    reaches MPICH's own subtree for the collective."""
+    default = default_tree()[f"collective={op}"]["comm_type=intra"]
+    holds = {
+        "comm_size<": lambda n: ranks < n,
+        "comm_size<=": lambda n: ranks <= n,
+        "avg_msg_size<": lambda n: size < n,
+    }
+    node = tree[f"collective={op}"]["comm_type=intra"]
+    while node != default:
+        key = next(k for k in node if k.startswith("algorithm=") or k.endswith("=any") or (
+            holds[k.rstrip("0123456789")](int(k[len(k.rstrip("0123456789")):]))
+        ))  # fmt: skip
+        if key.startswith("algorithm="):
+            return key.removeprefix("algorithm=")
+        node = node[key]
+    return "default"
+
+
+def test_mpich_cvars_for_one_winner_everywhere_the_json_file_per_size(tmp_path: Path) -> None:
     rd = MPICH["mpich.allreduce.recursive_doubling"]
     binomial, nb = MPICH["mpich.bcast.binomial"], MPICH["mpich.bcast.nb"]
+    gather = MPICH["mpich.gather.binomial"]
     rows = [
         _row(rd, 8, "violated", 1.5),
         _row(rd, 1024, "violated", 1.2),
         _row(binomial, 8, "violated", 1.5),
         _row(nb, 1024, "violated", 1.5),
+        _row(gather, 8, "violated", 1.5),
+        _row(gather, 1024, "holds", 1.0),
     ]
     tests, decided = _tests(tmp_path, rows)
     tune(tests, decided, MPICH, tmp_path / "tuning")
-    env = (tmp_path / "tuning" / "mpich.mpich.env").read_text().splitlines()[1:]
-    assert env == [
+    env = (tmp_path / "tuning" / "mpich.mpich.env").read_text().splitlines()
+    assert [line for line in env if not line.startswith("#")] == [
         "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
         "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0",
     ]
+    assert "#   MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0" in env
+    assert (
+        "#   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=<path of mpich.mpich-selection.json>" in env
+    )
+    tree = json.loads((tmp_path / "tuning" / "mpich.mpich-selection.json").read_text())
+    looked_up = {
+        (ranks, size): csel_lookup(tree, "bcast", ranks, size)
+        for ranks, size in [(2, 7), (2, 8), (2, 1023), (2, 1024), (2, 1025), (1, 8), (3, 8)]
+    }
+    assert looked_up == {
+        (2, 7): "default",
+        (2, 8): "MPIR_Bcast_intra_binomial",
+        (2, 1023): "MPIR_Bcast_intra_binomial",
+        (2, 1024): "MPIR_Bcast_allcomm_nb",
+        (2, 1025): "default",
+        (1, 8): "default",
+        (3, 8): "default",
+    }
+    assert csel_lookup(tree, "allreduce", 2, 1024) == "MPIR_Allreduce_intra_recursive_doubling"
+    assert csel_lookup(tree, "allreduce", 2, 1025) == "default"  # above the largest measured
+    untouched = {
+        k: v for k, v in tree.items() if k not in ("collective=bcast", "collective=allreduce")
+    }
+    assert untouched == {
+        k: v
+        for k, v in default_tree().items()
+        if k not in ("collective=bcast", "collective=allreduce")
+    }
     note = (tmp_path / "tuning" / "tuning.md").read_text()
-    assert "mpich bcast: an MPICH cvar sets one algorithm for every size" in note
+    assert (
+        "| mpich | bcast | 2 | 1024 | nb | 1.5 [1.35, 1.65] | mpich.mpich-selection.json |" in note
+    )
+    assert (
+        "| recursive_doubling | 1.2 [1.08, 1.32] | mpich.mpich.env or mpich.mpich-selection" in note
+    )
+    assert "mpich bcast: an MPICH cvar" not in note  # the JSON file tunes it
+    # gather: neither a cvar (the winner differs by size) nor the JSON file (its size is not
+    # the kernel's msg_size there)
+    assert "mpich gather: an MPICH cvar sets one algorithm for every size" in note
+    assert "mpich gather: MPICH 4.0.2's selection file measures its message size" in note
+
+
+def test_mpich_algorithm_names_and_restrictions_in_the_json_file() -> None:
+    assert container_name("allreduce", "recursive_doubling") == (
+        "MPIR_Allreduce_intra_recursive_doubling"
+    )
+    assert container_name("gatherv", "linear") == "MPIR_Gatherv_allcomm_linear"
+    assert container_name("reduce_scatter_block", "nb") == "MPIR_Reduce_scatter_block_allcomm_nb"
+    # allreduce's reduce_scatter_allgather needs count >= pof2 and a built-in op, as MPICH's
+    # cvar path checks before forcing it
+    assert leaf("allreduce", "reduce_scatter_allgather", "D") == {
+        "count<pow2": "D",
+        "count=any": {
+            "is_op_built_in=yes": {"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}},
+            "is_op_built_in=no": "D",
+        },
+    }
 
 
 def test_nothing_to_tune_from_without_a_sweep(tmp_path: Path) -> None:

@@ -162,3 +162,8 @@ def mockup_tuning_name(entry: str) -> str:
 def mpich_env_name(entry: str) -> str:
     """An MPICH entry's cvar settings, one `NAME=value` per line."""
     return f"{entry}.mpich.env"
+
+
+def mpich_selection_name(entry: str) -> str:
+    """An MPICH entry's JSON collective selection (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)."""
+    return f"{entry}.mpich-selection.json"

@@ -10,7 +10,9 @@ Outputs (mpiguide.core.paths names them):
 - algorithms.csv: Hunold 2023 (MPINPC) Figure 5's view, each algorithm's median against the
   default per collective, deployment and size, with the paired test's ratio, bounds and verdict;
 - per Open MPI entry an Open MPI 4.1 dynamic rules file (coll_tuned_dynamic_rules_filename);
-- per MPICH entry the cvar settings (MPICH reads one algorithm per collective for every size);
+- per MPICH entry the cvar settings (MPICH reads one algorithm per collective for every size)
+  and, where something is tuned, MPICH 4.0.2's JSON collective selection, which chooses per
+  communicator size and message-size range (mpiguide.reports.mpich_selection);
 - per mpi entry a tuning file for libmpiguide-tune, where a mock-up beats the collective
   (mpiguide.reports.mockup_tuning);
 - tuning.md: what is replaced where, the expected gain with its bounds, what could not be tuned
@@ -19,7 +21,8 @@ Outputs (mpiguide.core.paths names them):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,10 +36,12 @@ from mpiguide.core.paths import (
     TUNING_MD,
     mockup_tuning_name,
     mpich_env_name,
+    mpich_selection_name,
     ompi_rules_name,
 )
 from mpiguide.plan.algorithms import DEFAULT, AlgorithmSetting
 from mpiguide.plan.grid import PARAMETERS
+from mpiguide.reports import mpich_selection
 from mpiguide.reports.junit import read_tests
 from mpiguide.reports.mockup_tuning import (
     NotReplaced,
@@ -213,20 +218,27 @@ class Untunable:
     reason: str
 
 
-def _msg_rules(op: str, ranks: int, picks: Sequence[Choice]) -> list[tuple[int, Choice | None]]:
+RuleSize = Callable[[str, int | None, int], int | None]
+
+
+def _msg_rules(
+    op: str, ranks: int, picks: Sequence[Choice], rule_size: RuleSize | None = None
+) -> list[tuple[int, Choice | None]]:
     """(rule size, choice) from size 0 up: each measured size's choice holds from it up to the
-    next measured size, the default below the smallest and above the largest."""
+    next measured size, the default below the smallest and above the largest. `rule_size`
+    turns a measurement into the size the library looks up (default: Open MPI 4.1's)."""
+    size_of = rule_size or _rule_size
     rules: list[tuple[int, Choice | None]] = [(0, None)]
-    ordered = sorted(picks, key=lambda c: _rule_size(op, c.msg_size, ranks) or 0)
+    ordered = sorted(picks, key=lambda c: size_of(op, c.msg_size, ranks) or 0)
     for pick in ordered:
-        size = _rule_size(op, pick.msg_size, ranks) or 0
+        size = size_of(op, pick.msg_size, ranks) or 0
         chosen = pick if pick.setting else None
         if rules[-1][0] == size:
             rules[-1] = (size, chosen)
         elif not _same(rules[-1][1], chosen):
             rules.append((size, chosen))
     if rules[-1][1] is not None:
-        rules.append(((_rule_size(op, ordered[-1].msg_size, ranks) or 0) + 1, None))
+        rules.append(((size_of(op, ordered[-1].msg_size, ranks) or 0) + 1, None))
     return rules
 
 
@@ -337,6 +349,67 @@ def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], li
     return "\n".join(lines) + "\n", applied, untunable
 
 
+def _size_branch(op: str, rules: Sequence[tuple[int, Choice | None]], default: Any) -> Any:
+    """One communicator size's branch: `rules` (from _msg_rules) as MPICH's `<key><N` chain,
+    each choice holding below the next rule's size, the last one for any size."""
+    key = mpich_selection.SIZE_KEYS[op]
+    chain: dict[str, Any] = {}
+    for (_, choice), (upper, _) in zip(rules, [*rules[1:], (None, None)], strict=True):
+        branch = default
+        if choice is not None and choice.setting is not None:
+            branch = mpich_selection.leaf(op, choice.setting.algorithm.name, default)
+        chain[f"{key}<{upper}" if upper is not None else f"{key}=any"] = branch
+    return chain
+
+
+def mpich_selection_file(
+    base: str, picks: Sequence[Choice]
+) -> tuple[str | None, list[Choice], list[Untunable]]:
+    """MPICH 4.0.2's JSON collective selection for one entry: its default tree with, per tuned
+    collective and communicator size measured, the chosen algorithm per message-size range
+    (the default everywhere else); None where nothing is tuned."""
+    tree = mpich_selection.default_tree()
+    applied: list[Choice] = []
+    untunable: list[Untunable] = []
+    for op in sorted({c.op for c in picks}):
+        mine = [c for c in picks if c.op == op]
+        if not any(c.setting for c in mine):
+            continue
+        collective = tree.get(f"collective={op}")
+        if collective is None or (
+            op not in mpich_selection.SIZE_KEYS and op not in mpich_selection.SIZELESS
+        ):
+            untunable.append(Untunable(
+                base, op, None,
+                f"MPICH {mpich_selection.VERSION}'s selection file measures its message size "
+                "other than the kernel's msg_size (or has no tree for it): see "
+                "mpiguide.reports.mpich_selection",
+            ))  # fmt: skip
+            continue
+        default = collective["comm_type=intra"]
+        chain: dict[str, Any] = {}
+        for ranks in sorted({c.ranks for c in mine}):
+            at = [c for c in mine if c.ranks == ranks]
+            if not any(c.setting for c in at):
+                continue
+            if op in mpich_selection.SIZELESS:
+                (pick,) = at
+                assert pick.setting is not None
+                branch = mpich_selection.leaf(op, pick.setting.algorithm.name, default)
+            else:
+                rules = _msg_rules(op, ranks, at, mpich_selection.lookup_size)
+                branch = _size_branch(op, rules, default)
+            chain[f"comm_size<{ranks}"] = default
+            chain[f"comm_size<={ranks}"] = branch
+            applied.extend(c for c in at if c.setting)
+        if chain:
+            chain["comm_size=any"] = default
+            tree[f"collective={op}"] = {**collective, "comm_type=intra": chain}
+    if not applied:
+        return None, applied, untunable
+    return json.dumps(tree, indent=1) + "\n", applied, untunable
+
+
 def _write(path: Path, text: str) -> None:
     with atomic_path(path) as temporary:
         temporary.write_text(text, encoding="utf-8")
@@ -401,7 +474,7 @@ def tuning_md(
     picks: Sequence[Choice],
     other: pd.DataFrame,
     analysis: Mapping[str, Any],
-    files: Mapping[str, str],
+    files: Mapping[tuple[str, str], str],
     mockup_lines: Sequence[str] = (),
 ) -> str:
     confidence = analysis.get("confidence")
@@ -433,14 +506,18 @@ def tuning_md(
             size = "" if c.msg_size is None else c.msg_size
             lines.append(
                 f"| {c.base} | {c.op} | {c.ranks} | {size} | {c.setting.algorithm.name} | "
-                f"{_ratio(c)} | {files[c.base]} |"
+                f"{_ratio(c)} | {files[(c.base, c.op)]} |"
             )
         lines += [
             "",
-            "Each measured size's choice holds in the rules file from that size up to the next "
-            "measured size (Open MPI looks rules up by the largest size not above the call's); "
-            "below the smallest and above the largest measured size, and at every number of "
-            "ranks not measured, the library decides as before.",
+            "Each measured size's choice holds in the rules file (Open MPI) or the JSON "
+            "selection file (MPICH) from that size up to the next measured size; below the "
+            "smallest and above the largest measured size, and at every number of ranks not "
+            "measured, the library decides as before. An MPICH cvar (`.mpich.env`) sets one "
+            "algorithm for every size and is written only where one algorithm wins at every "
+            "measured size. The JSON file needs the tuned collectives' "
+            "`MPIR_CVAR_<OP>_DEVICE_COLLECTIVE=0` (as the sweep measured them), so there "
+            "MPICH's own MPIR-level tree, not the device's, decides where nothing is tuned.",
         ]
     else:
         lines.append("Nothing: no algorithm beats the default anywhere it was measured.")
@@ -472,6 +549,48 @@ def tuning_md(
     return "\n".join(lines)
 
 
+def _selection_use(name: str, picks: Sequence[Choice]) -> str:
+    """The env file's note on the JSON selection file: how to apply it instead of the cvars."""
+    device = sorted({c.op for c in picks if c.setting and c.setting.device_override})
+    lines = [
+        f"# Per communicator and message size instead (MPICH {mpich_selection.VERSION}): drop the",
+        "# cvar lines above and set",
+        f"#   {mpich_selection.JSON_FILE_CVAR}=<path of {name}>",
+        *(f"#   MPIR_CVAR_{op.upper()}_DEVICE_COLLECTIVE=0" for op in device),
+        "# (the device's own selection otherwise runs before MPICH's tree is consulted).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _library_tuning(
+    outdir: Path, base: str, library: str, picks: Sequence[Choice]
+) -> tuple[list[Choice], list[Untunable], dict[tuple[str, str], str]]:
+    """Write one swept entry's settings for its library; return the choices they apply, what
+    none of them can, and per (entry, op) the files that apply it."""
+    if library == "openmpi":
+        name = ompi_rules_name(base)
+        text, done, cannot = ompi_rules(base, picks)
+        _write(outdir / name, text)
+        return done, cannot, {(c.base, c.op): name for c in done}
+    env_name, json_name = mpich_env_name(base), mpich_selection_name(base)
+    text, by_cvar, cannot_cvar = mpich_env(base, picks)
+    selection, by_size, cannot_json = mpich_selection_file(base, picks)
+    (outdir / json_name).unlink(missing_ok=True)
+    if selection is not None:
+        _write(outdir / json_name, selection)
+        text += _selection_use(json_name, by_size)
+    _write(outdir / env_name, text)
+    files = {(c.base, c.op): json_name for c in by_size}
+    for c in by_cvar:
+        files[(c.base, c.op)] = env_name if (c.base, c.op) not in files else (
+            f"{env_name} or {json_name}"
+        )  # fmt: skip
+    by_cvar_ops = {(c.base, c.op) for c in by_cvar}
+    applied = [*by_cvar, *(c for c in by_size if (c.base, c.op) not in by_cvar_ops)]
+    cannot = [u for u in [*cannot_cvar, *cannot_json] if (u.base, u.op) not in files]
+    return applied, cannot, files
+
+
 def tune(
     tests_csv: str | Path,
     decided_with: str | Path,
@@ -499,19 +618,14 @@ def tune(
     picks = choices(figure5, settings)
     applied: list[Choice] = []
     untunable: list[Untunable] = []
-    files: dict[str, str] = {}
+    files: dict[tuple[str, str], str] = {}
     for base, library in sorted({(s.base, s.library) for s in settings.values()}):
-        mine = [c for c in picks if c.base == base]
-        if library == "openmpi":
-            name = ompi_rules_name(base)
-            text, done, cannot = ompi_rules(base, mine)
-        else:
-            name = mpich_env_name(base)
-            text, done, cannot = mpich_env(base, mine)
-        files[base] = name
-        _write(outdir / name, text)
+        done, cannot, written = _library_tuning(outdir, base, library, [
+            c for c in picks if c.base == base
+        ])  # fmt: skip
         applied += done
         untunable += cannot
+        files.update(written)
     if entries is None:
         entries = sorted(set(mockups["entry"]) - set(settings))
     replaced = replacements(mockups[mockups["entry"].isin(entries)])
