@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from mpi_support import MPI_LIBRARIES, Kernel, build_kernel
+from xdist_schedule import SLURM_PACKAGE, scheduler
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +26,25 @@ def kernel_for() -> Callable[[str], Kernel]:
         return built[name]
 
     return get
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A SLURM test outside tests/slurm/ would escape the xdist unit that keeps every SLURM test
+    in one worker (tests/xdist_schedule.py): refuse it."""
+    strays = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("slurm") and not item.nodeid.startswith(SLURM_PACKAGE)
+    ]
+    if strays:
+        raise pytest.UsageError(
+            f"slurm tests belong in {SLURM_PACKAGE} (one xdist unit): {', '.join(strays)}"
+        )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`: tests/xdist_schedule.py's (the SLURM package as one unit, longest units
+    first); any other --dist mode: xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    return scheduler(config, log)

@@ -94,7 +94,10 @@ def test_one_chunk_is_the_experiment_as_before(
         assert result.returncode == 0, result.stderr
         header, rows = read_rows(outfile)
         entries = read_provenance(outfile)["experiments"]
-        outputs.append((header, [(r["exp_id"], r["rep"], r["status"]) for r in rows],
+        # A repetition's status is timing (hca3_roundtime marks a rank that starts after the
+        # round's start time `late`, as a loaded machine makes it): any, but not compared.
+        assert {r["status"] for r in rows} <= {"valid", "late"}
+        outputs.append((header, [(r["exp_id"], r["rep"]) for r in rows],
                         [list(e) for e in entries]))  # fmt: skip
     assert outputs[0] == outputs[1]
     assert "chunk" not in outputs[1][2][0]
