@@ -27,7 +27,7 @@ check: setup
 
 # Everything: lint first, then the whole suite.
 test: setup-slurm lint
-	$(BIN)/python -m pytest --durations=25 -n 2 --dist loadfile tests
+	$(BIN)/python -m pytest --durations=25 tests
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

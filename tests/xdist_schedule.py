@@ -1,4 +1,4 @@
-"""How `pytest -n 2 --dist loadfile` (make test) hands the suite to its workers: one test file
+"""How `pytest -n 2 --dist loadfile` (make check) hands the suite to its workers: one test file
 at a time, as xdist's loadfile does, except that the whole SLURM package is one unit and that
 the longest units go first.
 
