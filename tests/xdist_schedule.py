@@ -1,6 +1,6 @@
-"""How `pytest -n 2 --dist loadfile` (make check) hands the suite to its workers: one test file
-at a time, as xdist's loadfile does, except that the whole SLURM package is one unit and that
-the longest units go first.
+"""How `pytest -n 2 --dist loadfile` (make check, make test) hands the suite to its workers: one
+test file at a time, as xdist's loadfile does, except that the whole SLURM package is one unit
+and that the longest units go first.
 
 - tests/slurm/ is one unit: there is one test cluster (tests/slurm/cluster.sh) on this machine,
   its package fixture starts and stops it, and its tests must never run in two workers at once.

@@ -19,7 +19,7 @@ import pytest
 
 from workflow_project import ROOT_ENV, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.timing]
 
 
 LIBRARY = "build/inject/openmpi/libmpiguide-inject.so"

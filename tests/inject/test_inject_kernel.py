@@ -78,6 +78,7 @@ def large_over_control(times: dict[int, float]) -> float:
     return times[LARGE] / times[CONTROL]
 
 
+@pytest.mark.timing
 def test_kernel_sees_planted_slowdowns(
     inject_build: InjectBuild, kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ import yaml
 from junit_schema import assert_valid_junit
 from workflow_project import REPO, ROOT_ENV, job_counts, new_project, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.timing]
 
 LOCAL_PROFILE = str(REPO / "profiles" / "local")
 OUTER_SNAKEFILE = """\

@@ -13,7 +13,7 @@ import yaml
 
 from workflow_project import REPO, new_project, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.timing]
 
 CAMPAIGN = "config/campaigns/tune-example.yaml"
 
