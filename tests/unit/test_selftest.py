@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.guidelines import evaluate_looks
+from mpiguide.analysis.sequential import Looks
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.plan.grid import COLUMNS
 from mpiguide.selftest.inject import ANNOUNCEMENT, mpi_function, planted_fraction
@@ -277,11 +279,49 @@ def test_selftest_writes_table_plot_and_markdown(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
 
 
-def test_selftest_refuses_an_adaptive_campaign(tmp_path: Path) -> None:
-    adaptive = {**CONFIG, "runs": {"min": 5, "max": 30, "step": 5}}
-    with pytest.raises(ConfigError, match="needs an integer number of runs, not a range"):
-        selftest(adaptive, tmp_path / "medians.parquet", tmp_path, tmp_path / "s.csv",
-                 tmp_path / "s.png", tmp_path / "s.md")  # fmt: skip
+def test_an_adaptive_self_test_reports_its_own_decisions(tmp_path: Path) -> None:
+    # The planted 20 % across launches is decided at the first look: as the rounds of an
+    # adaptive campaign would, its slowed entry is not measured again.
+    adaptive = {**CONFIG, "runs": {"min": 5, "max": 10, "step": 5}}
+    measured = synthetic_medians(runs=10, seed=4)
+    first = evaluate_looks(
+        measured[measured["run"] < 5],
+        [p.guideline for p in planted_guidelines(adaptive, "c")],
+        OPTIONS,
+        Looks.of(adaptive["runs"]),
+        "c",
+    )
+    assert set(first.loc[first["guideline"] == "SLOW20", "stop"]) == {"decided"}
+    medians = measured[(measured["run"] < 5) | (measured["mpi"] != "slow20")]
+    medians.to_parquet(tmp_path / "medians.parquet")
+    logs = write_logs(tmp_path / "logs", medians, {"slow2", "slow20", "alltoall20"})
+    csv, plot, markdown = tmp_path / "s.csv", tmp_path / "s.png", tmp_path / "s.md"
+
+    table = selftest(adaptive, tmp_path / "medians.parquet", logs, csv, plot, markdown)
+
+    assert (table["runs"] == 10).all() and (table["resamples"] == 1).all()
+    assert set(table["test"]) == {"auto"}  # the test the rounds were measured for
+    assert set(table["looks"]) == {"5 10"}
+    assert table["runs_used"].between(5, 10).all()
+    overall = table[table["op"] == "all"].set_index(["launches", "slowdown_pct"])
+    assert (overall.loc[(slice(None), 0.0), "flagged_test_rate"] == 0).all()
+    assert overall.loc[("different", 20.0), "detected_group_rate"] == 1.0
+    assert overall.loc[("different", 20.0), "runs_used"] == 5.0  # decided at the first look
+    assert ((overall["futile_test_rate"] >= 0) & (overall["futile_test_rate"] <= 1)).all()
+    lines = markdown.read_text().splitlines()
+    assert any(line.startswith("| planted | adaptive, looks at 5, 10 runs (stopped at ")
+               for line in lines), lines  # fmt: skip
+    assert list(pd.read_csv(csv).columns[-3:]) == ["futile_test_rate", "runs_used", "looks"]
+
+
+def test_a_fixed_self_test_used_its_runs_and_stopped_nothing_as_futile() -> None:
+    table = power_table(
+        synthetic_medians(runs=6), planted_guidelines(CONFIG, "c"), OPTIONS, run_counts=(5, 6),
+        resamples=3,
+    )  # fmt: skip
+    assert (table["runs_used"] == table["runs"]).all()
+    assert (table["looks"] == table["runs"].astype(str)).all()
+    assert (table["futile_test_rate"] == 0).all()
 
 
 def test_selftest_refuses_medians_of_another_campaign(tmp_path: Path) -> None:

@@ -19,6 +19,12 @@ averaged over the draws. A draw numbers its runs 0, 1, ... in drawn order: the r
 stay paired with themselves, and launches of one block (`blocking: run`) with each other.
 Besides the violated shares, each row gives the shares of tests and groups that hold and that
 stay undecided: a test of a planted slowdown that holds is a false all-clear.
+
+An adaptive campaign (`runs: {min, max, step}`) measures each experiment in a number of runs of
+its own, so there are no runs every experiment shares to draw from: its rates are those of its
+own decisions, each test as it stopped at its looks (guidelines.evaluate_looks, as the
+campaign's check decides), with the campaign's own test only, since the runs were measured
+until that test decided.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import pandas as pd
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.analysis.catalogue import resolve
+from mpiguide.analysis.sequential import FUTILE, LOOK_RUNS, STOP, Looks
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import ConfigError, DataError
@@ -52,6 +59,7 @@ COLUMNS = [
     "slowdown_pct", "launches", "test", "op", "runs", "resamples", "guidelines", "tests",
     "groups", "significant_test_rate", "flagged_test_rate", "detected_group_rate",
     "holds_test_rate", "undecided_test_rate", "holds_group_rate", "undecided_group_rate",
+    "futile_test_rate", "runs_used", "looks",
 ]  # fmt: skip
 
 
@@ -224,6 +232,7 @@ def _rates(
         significant=tests["p_adjusted"] <= options.p_thres,
         holds=tests["verdict"] == HOLDS,
         undecided=tests["verdict"] == UNDECIDED,
+        futile=tests[STOP] == FUTILE if STOP in tests else False,
     )
     levels = ["slowdown", "launches"]
     groups = tests.groupby([*levels, "draw", "guideline", "group"], observed=True).agg(
@@ -242,6 +251,8 @@ def _rates(
             flagged=("violated", "mean"),
             holds=("holds", "mean"),
             undecided=("undecided", "mean"),
+            futile=("futile", "mean"),
+            runs_used=("runs_used", "mean"),
         )
         per_group = chosen_groups.groupby([*levels, "draw"]).agg(
             size=("detected", "size"),
@@ -266,6 +277,8 @@ def _rates(
                     "undecided_test_rate": test_counts["undecided"].mean(),
                     "holds_group_rate": group_counts["holds"].mean(),
                     "undecided_group_rate": group_counts["undecided"].mean(),
+                    "futile_test_rate": test_counts["futile"].mean(),
+                    "runs_used": test_counts["runs_used"].mean(),
                 }
             )
     return pd.DataFrame(rows)
@@ -290,10 +303,7 @@ def power_table(
     from mpiguide.analysis.guidelines import evaluate
 
     mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
-    # An entry without runs would silently drop its guidelines' rows from the table.
-    unmeasured = sorted(mpis - set(medians["mpi"].astype(str)))
-    if unmeasured:
-        raise DataError(f"the run medians hold no runs of mpi entries {unmeasured}")
+    _check_measured(medians, mpis)
     # Runs every entry of a deployment measured: a draw takes the same ones from each entry.
     common = _common_runs(medians[medians["mpi"].isin(list(mpis))])
     measured = min(runs.size for runs in common.values())
@@ -312,14 +322,48 @@ def power_table(
         for test in TESTS:
             test_options = dataclasses.replace(options, test=test)
             tests = [evaluate(sample, guidelines, test_options, label) for sample in samples]
-            rates = _rates(pd.concat(tests, ignore_index=True), planted, options)
-            tables.append(rates.assign(runs=n_runs, resamples=draws, test=test))
+            decided = pd.concat(tests, ignore_index=True).assign(runs_used=n_runs)
+            rates = _rates(decided, planted, options)
+            tables.append(rates.assign(runs=n_runs, resamples=draws, test=test, looks=str(n_runs)))
     if not tables:
         raise DataError(
             f"the campaign measured {measured} runs per entry; the power table needs at least "
             f"{min(run_counts)}"
         )
-    table = pd.concat(tables, ignore_index=True)
+    return _finish(pd.concat(tables, ignore_index=True), planted)
+
+
+def adaptive_table(
+    medians: pd.DataFrame, planted: Sequence[PlantedGuideline], options: AnalysisOptions,
+    looks: Looks,
+) -> pd.DataFrame:  # fmt: skip
+    """selftest.csv of an adaptive campaign: the rates of its own decisions at its looks (one
+    realisation, `resamples` 1), with its own test; `runs` is the last look, `runs_used` the
+    mean runs per side the tests stopped at, `looks` the planned looks."""
+    from mpiguide.analysis.guidelines import evaluate_looks
+
+    mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
+    _check_measured(medians, mpis)
+    guidelines = [p.guideline for p in planted]
+    label = ",".join(p.guideline.id for p in planted)
+    chosen = medians[medians["mpi"].isin(list(mpis))]
+    tests = evaluate_looks(chosen, guidelines, options, looks, label)
+    decided = tests.assign(draw=0, runs_used=tests[LOOK_RUNS])
+    rates = _rates(decided, planted, options).assign(
+        runs=looks.last, resamples=1, test=options.test, looks=" ".join(map(str, looks.runs))
+    )
+    return _finish(rates, planted)
+
+
+def _check_measured(medians: pd.DataFrame, mpis: set[str]) -> None:
+    # An entry without runs would silently drop its guidelines' rows from the table.
+    unmeasured = sorted(mpis - set(medians["mpi"].astype(str)))
+    if unmeasured:
+        raise DataError(f"the run medians hold no runs of mpi entries {unmeasured}")
+
+
+def _finish(table: pd.DataFrame, planted: Sequence[PlantedGuideline]) -> pd.DataFrame:
+    """The rates with the guidelines of each row, in the table's order and columns."""
     ids = {
         (round(100 * level, 6), launches): ",".join(
             p.guideline.id for p in planted if (p.slowdown, p.launches) == (level, launches)
@@ -342,13 +386,14 @@ def verdict_tables(table: pd.DataFrame) -> str:
     of groups violated in brackets."""
     overall = table[table["op"] == ALL_OPS]
     runs = sorted(overall["runs"].unique())
+    headers = {n: _runs_header(overall[overall["runs"] == n]) for n in runs}
     lines: list[str] = []
     for (launches, test), part in overall.groupby(["launches", "test"], sort=True):
         lines += [
             f"**{LAUNCHES_TITLES.get(launches, launches)}, `analysis.test: {test}`** — tests "
             "violated / holds / undecided, % (groups violated, %):",
             "",
-            "| planted | " + " | ".join(f"{n} runs" for n in runs) + " |",
+            "| planted | " + " | ".join(headers[n] for n in runs) + " |",
             "|---|" + "---|" * len(runs),
         ]
         cells = part.set_index(["slowdown_pct", "runs"])
@@ -361,6 +406,15 @@ def verdict_tables(table: pd.DataFrame) -> str:
             lines.append(f"| {label} | " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _runs_header(rows: pd.DataFrame) -> str:
+    """`N runs`, or for an adaptive campaign its looks and the runs its tests used."""
+    looks = str(rows["looks"].iloc[0])
+    if looks == str(rows["runs"].iloc[0]):
+        return f"{looks} runs"
+    used = rows["runs_used"].mean()
+    return f"adaptive, looks at {looks.replace(' ', ', ')} runs (stopped at {used:.1f} on average)"
 
 
 def _verdict_cell(row: pd.Series) -> str:
@@ -385,9 +439,9 @@ def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> Non
     )
     for (launches, test), panel in panels:
         ax = axes[rows.index(launches), TESTS.index(test)]
-        for n_runs, lines in panel.groupby("runs"):
+        for looks, lines in panel.groupby("looks"):
             ax.plot(lines["slowdown_pct"], 100 * lines["detected_group_rate"], marker="o",
-                    label=n_runs)  # fmt: skip
+                    label=looks)  # fmt: skip
         ax.axhline(95, color="grey", linestyle=":", linewidth=1)
         ax.set_title(f"{test}, {launches} launches")
         ax.set_xlabel("planted slowdown (%); 0 = nothing planted (false positives)")
@@ -414,14 +468,6 @@ def selftest(
     """Check the injection took effect, compute the power table, write the CSV, the plot and
     the Markdown tables."""
 
-    if isinstance(config.get("runs"), Mapping):
-        # Draws take the same runs from every experiment; an adaptive campaign measures each
-        # experiment in a number of runs of its own.
-        raise ConfigError(
-            f"{source}: runs: a self-test needs an integer number of runs, not a range: its "
-            "rates resample the runs every experiment has (benchmarks/adaptive_replay.py replays "
-            "an adaptive campaign on a fixed self-test's runs)"
-        )
     options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
     planted = planted_guidelines(config, source)
     try:
@@ -429,7 +475,12 @@ def selftest(
     except (OSError, ValueError) as error:
         raise DataError(f"{medians_parquet}: cannot read the run medians: {error}") from None
     check_injection_logs(config, medians, run_logs, source)
-    table = power_table(medians, planted, options, resamples=resamples, seed=config.get("seed", 0))
+    looks = Looks.of(config.get("runs", 1))
+    if looks.adaptive:
+        table = adaptive_table(medians, planted, options, looks)
+    else:
+        seed = config.get("seed", 0)
+        table = power_table(medians, planted, options, resamples=resamples, seed=seed)
     with atomic_path(csv_path) as temporary:
         table.to_csv(temporary, index=False, float_format="%.4f")
     plot_power(table, options, plot_path)
