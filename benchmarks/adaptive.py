@@ -5,7 +5,10 @@ Runs one campaign twice with the local profile, in two fresh project copies: wit
 analysis. Prints per variant the launches, the kernel time (the sum of every repetition's
 time_s in timings.parquet), Snakemake's wall time and the verdicts; per guideline the tests
 stopped at each look; and how many of the tests the fixed campaign decides the adaptive one
-decided the same way.
+decided the same way. A self-test campaign (config/campaigns/selftest.yaml) runs its `selftest`
+target too, and both self-test tables are printed: false positives, false all-clears and
+undecided shares of the adaptive campaign's own decisions beside the fixed campaign's at max
+runs (the fixed table's other columns are subsets of its runs).
 
 Usage: python benchmarks/adaptive.py [--config config/config.yaml] [--scale paper|local]
        [--min 5] [--max 30] [--step 5] [--cores 2] [--workdir DIR]
@@ -27,27 +30,41 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from mpiguide.analysis.sequential import LOOK_RUNS, STOP  # noqa: E402
+from mpiguide.core.errors import MpiguideError  # noqa: E402
 from mpiguide.core.strict_yaml import load_yaml  # noqa: E402
+from mpiguide.selftest.power import planted_guidelines  # noqa: E402
 from workflow_project import new_project, snakemake  # noqa: E402
 
 # The columns that name a test in both campaigns' tests.csv.
 RESULTS_START = "n_lhs"
 
 
+def is_selftest(config: dict[str, Any]) -> bool:
+    try:
+        planted_guidelines(config, "config")
+    except MpiguideError:
+        return False
+    return True
+
+
 def run_variant(root: Path, config: dict[str, Any], runs: Any, cores: int) -> dict[str, Any]:
-    """Run the campaign with `runs`; its launches, kernel and wall time, and its tests."""
+    """Run the campaign with `runs`; its launches, kernel and wall time, its tests and, for a
+    self-test, its selftest.md."""
     config = {**config, "runs": runs}
     project = new_project(root, config)
+    targets = ["all", "selftest"] if is_selftest(config) else []
     begin = time.monotonic()
-    snakemake(project, "--profile", "profiles/local", "--cores", str(cores))
+    snakemake(project, "--profile", "profiles/local", "--cores", str(cores), *targets)
     wall = time.monotonic() - begin
     results = project / "results" / config["campaign"]
+    selftest = results / "selftest.md"
     timings = pd.read_parquet(results / "timings.parquet", columns=["time_s"])
     return {
         "launches": sum(1 for _ in (results / "raw").rglob("run*.csv")),
         "kernel_s": float(timings["time_s"].sum()),
         "wall_s": wall,
         "tests": pd.read_csv(results / "guidelines" / "tests.csv"),
+        "selftest": selftest.read_text() if selftest.exists() else None,
     }
 
 
@@ -111,6 +128,9 @@ def main() -> None:
     share = same / max(len(decided), 1)
     print(f"\nof the {len(decided)} tests the fixed campaign decides, the adaptive one decides "
           f"{same} the same way ({share:.1%}) and {flipped} the other way")  # fmt: skip
+    for name, variant in variants.items():
+        if variant["selftest"] is not None:
+            print(f"\nself-test, {name}:\n{variant['selftest']}")
 
 
 if __name__ == "__main__":
