@@ -12,7 +12,9 @@ import subprocess
 
 import pytest
 
-from .conftest import INJECT_SOURCES, InjectBuild
+from preload_support import REPO
+
+from .conftest import InjectBuild
 
 pytestmark = pytest.mark.kernel
 
@@ -34,7 +36,7 @@ COMPLETION_WRAPPERS = {
 
 
 def interposed_names() -> set[str]:
-    text = (INJECT_SOURCES / "interposed.def").read_text()
+    text = (REPO / "src" / "inject" / "interposed.def").read_text()
     return {f"MPI_{name}" for name in re.findall(r"^INJECT_(?:NON)?BLOCKING\((\w+),", text, re.M)}
 
 

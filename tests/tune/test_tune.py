@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TUNE_SOURCES, TuneBuild
+from preload_support import REPO
+
+from .conftest import TuneBuild
 
 pytestmark = pytest.mark.kernel
 
@@ -46,7 +48,11 @@ def rules_file(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def replacement_names() -> set[str]:
-    return set(re.findall(r"^    ROW\((\w+),", (TUNE_SOURCES / "replacements.c").read_text(), re.M))
+    return set(
+        re.findall(
+            r"^    ROW\((\w+),", (REPO / "src" / "tune" / "replacements.c").read_text(), re.M
+        )
+    )
 
 
 def test_exports_exactly_the_interposed_functions(tune_build: TuneBuild) -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from mpi_support import MPI_LIBRARIES
+from preload_support import build_library
 
-from .conftest import PROBE_SOURCE, TuneBuild, build_tune
+from .conftest import PROBE_SOURCE, TuneBuild
 from .test_tune import COUNT, EVERY_MOCKUP, RANKS, left, replaced
 
 pytestmark = pytest.mark.kernel
@@ -29,7 +30,7 @@ def test_linked_under_the_sanitizers(tmp_path: Path, mpi: str, case: str) -> Non
         pytest.skip(f"{library.mpicc} or {library.launcher} not installed")
     build = tmp_path / "build"
     flags = f"-O1 -g -fno-omit-frame-pointer {SANITIZE} -fno-sanitize-recover=undefined"
-    built = build_tune(library, build, f"CFLAGS={flags}")
+    built = build_library(library, "tune", build, f"CFLAGS={flags}")
     probe = build / "probe"
     # mpicc puts the MPI library after these arguments, so the probe's MPI_ calls bind to
     # libmpiguide-tune, and its PMPI_ calls to the MPI library.

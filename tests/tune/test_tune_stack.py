@@ -8,7 +8,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from .conftest import REPO, TuneBuild
+from preload_support import build_library
+
+from .conftest import TuneBuild
 from .test_tune import COUNT, RANKS, REPEATS, left
 
 DELAY_S = 0.3
@@ -18,18 +20,13 @@ FALLTHROUGH_CALLS = 4 * REPEATS
 
 
 def test_a_call_left_alone_reaches_the_next_tool(tune_build: TuneBuild, tmp_path: Path) -> None:
-    inject_build = tmp_path / "inject"
-    subprocess.run(
-        ["make", "-C", str(REPO / "src" / "inject"), f"MPICC={tune_build.mpi.mpicc}",
-         f"BUILD={inject_build}"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    inject_library = build_library(tune_build.mpi, "inject", tmp_path / "inject")
     rules = tmp_path / "stack.tune"
     rules.write_text("allreduce_as_reduce_scatter_allgather ranks=2 bytes=0-1000000\n")
     env = tune_build.mpi.environment(
         RANKS,
         {
-            "LD_PRELOAD": f"{tune_build.library}:{inject_build / 'libmpiguide-inject.so'}",
+            "LD_PRELOAD": f"{tune_build.library}:{inject_library}",
             "MPIGUIDE_TUNE": str(rules),
             "MPIGUIDE_TUNE_REPORT": "1",
             "MPIGUIDE_INJECT": f"MPI_Allreduce:usec={int(DELAY_S * 1e6)}",
