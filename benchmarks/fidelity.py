@@ -2,7 +2,7 @@
 
     python benchmarks/fidelity.py sync [--mpi openmpi mpich] [--nprocs 2] [--nrep 200]
     python benchmarks/fidelity.py buffers [--mpi openmpi] [--baseline main] [--launches 2]
-    python benchmarks/fidelity.py heap [--mpi openmpi mpich] [--nrep 30] [--launches 2]
+    python benchmarks/fidelity.py heap [--mpi openmpi mpich] [--nrep 30] [--launches 2] [--warmup 0]
 
 `sync`: per op and size, the default `dissemination` barriers against each clock-synchronised
 method (`hca3_roundtime`, `jk_roundtime`), all in one launch in a shuffled order: medians of
@@ -219,7 +219,7 @@ def buffers_table(
 
 
 def heap_table(
-    mpi: MpiLibrary, binary: Path, nrep: int, launches: int, workdir: Path
+    mpi: MpiLibrary, binary: Path, nrep: int, launches: int, warmup: int, workdir: Path
 ) -> pd.DataFrame:
     """One row per (setting, op, size, offset, history, launch): median and page faults. The
     launches of all (history, setting) pairs run in one shuffled order, so that a slow spell of
@@ -237,7 +237,14 @@ def heap_table(
         rows = [{"exp_id": i, **row, "nrep": 5} for i, row in enumerate(before)]
         first = len(rows)
         rows += [
-            {"exp_id": first + i, "op": op, "msg_size": size, "nrep": nrep, "buffer_offset": offset}
+            {
+                "exp_id": first + i,
+                "op": op,
+                "msg_size": size,
+                "nrep": nrep,
+                "buffer_offset": offset,
+                **({"warmup": warmup} if warmup else {}),
+            }
             for i, (op, size, offset) in enumerate(cells)
         ]
         times, provenance = run_kernel(mpi, binary, 2, rows, workdir, args=["--heap", heap])
@@ -309,6 +316,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--nrep", type=int, default=200)
     parser.add_argument("--baseline", default="main", help="git revision to compare (buffers)")
     parser.add_argument("--launches", type=int, default=2, help="launches per condition")
+    parser.add_argument("--warmup", type=int, default=0, help="untimed repetitions (heap)")
     parser.add_argument("--workdir", type=Path, help="keep the builds and files here")
     args = parser.parse_args(argv)
     names = args.mpi or (["openmpi", "mpich"] if args.what != "buffers" else ["openmpi"])
@@ -324,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print(cost_table(mpi, here, args.nprocs, workdir).round(2).to_string())
                 continue
             if args.what == "heap":
-                table = heap_table(mpi, here, args.nrep, args.launches, workdir)
+                table = heap_table(mpi, here, args.nrep, args.launches, args.warmup, workdir)
                 table.to_csv(workdir / f"heap-{name}.csv", index=False)
                 print(
                     f"{name}: median (us) over 3 offsets x 3 histories, 2 ranks, nrep {args.nrep},"
