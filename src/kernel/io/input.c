@@ -109,9 +109,11 @@ static int parse_integer(const struct source *at, enum column col, const char *c
     const char *name = columns[col].name;
     const char *digits = cell[0] == '-' ? cell + 1 : cell;
     if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits))
-        return reject(at, "column '%s': '%s' is not an integer", name, cell);
+        return reject(at, "column '%s': '%s' is not an integer (allowed: %lld to %lld)", name,
+                      cell, min, max);
     if (cell[0] == '-' && strspn(digits, "0") != strlen(digits))
-        return reject(at, "column '%s': %s is negative", name, cell);
+        return reject(at, "column '%s': %s is negative (allowed: %lld to %lld)", name, cell, min,
+                      max);
     errno = 0;
     long long v = strtoll(cell, NULL, 10);
     if (errno == ERANGE || v > max)
