@@ -52,6 +52,8 @@ struct experiment {
     /* The experiment's repetitions are split into `interleave` chunks, one row of INPUT.csv each
        (docs/kernel.md, "Interleaved repetitions"); this row measures chunk `chunk`. */
     int interleave, chunk;
+    /* Untimed repetitions before the timed ones (docs/kernel.md, "The measurement"). */
+    int warmup;
     int group; /* the experiment's index among the input's distinct exp_ids (set by validation) */
 };
 
@@ -60,6 +62,14 @@ struct experiment {
 static inline int chunk_reps(const struct experiment *exp)
 {
     return exp->nrep / exp->interleave + (exp->chunk < exp->nrep % exp->interleave);
+}
+
+/* Untimed repetitions before the chunk's timed ones: the experiment's warmup, and at least one
+   for a chunk of an interleaved experiment, which follows other experiments' chunks (the
+   caches, connections and temporaries they displaced come back before its first timed one). */
+static inline int warmup_reps(const struct experiment *exp)
+{
+    return exp->interleave > 1 && exp->warmup == 0 ? 1 : exp->warmup;
 }
 
 /* Bytes of one element of a dtype (char is one byte). */

@@ -21,6 +21,8 @@ static const struct {
      "buffer_offset: bytes from a page start to every communication buffer"},
     {"max_interleave", MAX_INTERLEAVE,
      "interleave: chunks one experiment's repetitions are split into, a row of the input each"},
+    {"max_warmup", MAX_WARMUP,
+     "warmup: untimed repetitions before the timed ones of an experiment (of each chunk)"},
 };
 
 void limits_list(FILE *out)

@@ -32,6 +32,9 @@
 /* Chunks of one experiment: each is a row of the input with its own setup and untimed warm-up
    repetition, so more chunks only add that overhead once they hold a repetition or two each. */
 #define MAX_INTERLEAVE 1000
+/* Untimed repetitions before an experiment's (each chunk's) timed ones: nothing of them is kept,
+   so the bound only keeps a run finite; a library's first-use costs take tens of calls. */
+#define MAX_WARMUP 100000
 
 /* Writes the limits as TSV (--list-limits): a header row `limit value meaning`, then one row per
    limit: its name (the macro's, in lower case), its value as a decimal integer, and the option

@@ -17,17 +17,19 @@ static void *reduce_to_root(const void *local, int n, MPI_Datatype type, size_t 
     return result;
 }
 
-/* One repetition outside the measurement: whatever it times or reports is dropped. */
+/* Repetitions outside the measurement: whatever they time or report is dropped. */
 static void warm_up(struct op_context *ctx, const struct operation *op,
-                    const struct sync_method *sync, struct sync_state *sync_state)
+                    const struct sync_method *sync, struct sync_state *sync_state, int count)
 {
-    if (op->before_sync)
-        op->before_sync(ctx);
-    (void)sync->begin(sync_state);
-    op->run(ctx);
-    (void)sync->end(sync_state);
-    if (op->after_run)
-        op->after_run(ctx);
+    for (int i = 0; i < count; i++) {
+        if (op->before_sync)
+            op->before_sync(ctx);
+        (void)sync->begin(sync_state);
+        op->run(ctx);
+        (void)sync->end(sync_state);
+        if (op->after_run)
+            op->after_run(ctx);
+    }
 }
 
 void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct measurement *m)
@@ -55,11 +57,10 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
     }
     if (sync->prepare)
         sync->prepare(sync_state, sync->clock);
-    /* A chunk follows other experiments' chunks: one untimed repetition brings back the
-       caches, connections and temporaries they displaced, so that its first timed repetition
-       does not pay for them. One chunk (interleave 1) is measured exactly as it always was. */
-    if (exp->interleave > 1)
-        warm_up(ctx, op, sync, sync_state);
+    /* Before the page-fault counts and the budget's clock: what the library does on its first
+       calls (pages it touches, connections it opens) is paid here, not by the timed
+       repetitions. Without warmup and interleave it runs none: measured as it always was. */
+    warm_up(ctx, op, sync, sync_state, warmup_reps(exp));
     struct heap_counters before, after;
     heap_counters_read(&before);
     const double start = MPI_Wtime();

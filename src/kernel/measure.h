@@ -21,12 +21,12 @@ struct measurement {
 };
 
 /* Runs up to the chunk's repetitions (all nrep with interleave 1), each between the
-   experiment's sync begin/end (after its prepare and, with interleave > 1, one untimed warm-up
-   repetition), and gathers them on rank 0. With max_time > 0, rank 0 decides after each
-   repetition (outside the timed region) whether the chunk's share of the budget (max_time x
-   its repetitions / nrep) is spent, and broadcasts it. Page faults are counted from just before
-   the first timed repetition to just after the last, and reduced after the loop. first_rep is
-   0: the caller numbers the chunk. */
+   experiment's sync begin/end (after its prepare and warmup_reps untimed warm-up repetitions),
+   and gathers them on rank 0. With max_time > 0, rank 0 decides after each repetition
+   (outside the timed region) whether the chunk's share of the budget (max_time x its
+   repetitions / nrep) is spent, and broadcasts it. Page faults are counted from just before the
+   first timed repetition to just after the last, and reduced after the loop. first_rep is 0:
+   the caller numbers the chunk. */
 void measure_run(struct op_context *ctx, struct sync_state *sync, struct measurement *m);
 void measurement_free(struct measurement *m);
 

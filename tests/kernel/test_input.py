@@ -82,9 +82,14 @@ BAD_INPUTS = [
         "non-integer",
         rows(GOOD, MOORE, "3,allgather,64,char,ten,none,,,,,,,"),
         4,
-        "column 'nrep': 'ten' is not an integer",
+        "column 'nrep': 'ten' is not an integer (allowed: 1 to 10000000)",
     ),
-    ("negative", rows("2,allgather,-8,char,3,none,,,,,,,"), 2, "column 'msg_size': -8 is negative"),
+    (
+        "negative",
+        rows("2,allgather,-8,char,3,none,,,,,,,"),
+        2,
+        "column 'msg_size': -8 is negative (allowed: 0 to 2147483647)",
+    ),
     (
         "overflow",
         rows("99999999999999999999,empty,,,3,none,,,,,,,"),

@@ -81,12 +81,13 @@ def test_three_chunks_give_every_repetition_once_with_its_status(
 def test_one_chunk_is_the_experiment_as_before(
     kernel_for: Callable[[str], Kernel], tmp_path: Path, mpi: str
 ) -> None:
-    """interleave 1, chunk 0 written out gives what an input without the columns gives: the same
-    rows (exp_id, rep) in the same order, the same provenance keys, no chunk keys."""
+    """interleave 1, warmup 0, chunk 0 written out give what an input without the columns gives:
+    the same rows (exp_id, rep) in the same order, the same provenance keys, no chunk or warmup
+    keys."""
     outputs = []
     for name, columns, extra in (
-        ("before", [c for c in COLUMNS if c != "interleave"], {}),
-        ("one", list(INPUT_COLUMNS), {"interleave": 1, CHUNK: 0}),
+        ("before", [c for c in COLUMNS if c not in ("interleave", "warmup")], {}),
+        ("one", list(INPUT_COLUMNS), {"interleave": 1, "warmup": 0, CHUNK: 0}),
     ):
         infile = write_input(tmp_path / f"{name}.csv", [e | extra for e in EXPERIMENTS], columns)
         outfile = tmp_path / f"{name}-out.csv"
@@ -100,7 +101,7 @@ def test_one_chunk_is_the_experiment_as_before(
         outputs.append((header, [(r["exp_id"], r["rep"]) for r in rows],
                         [list(e) for e in entries]))  # fmt: skip
     assert outputs[0] == outputs[1]
-    assert "chunk" not in outputs[1][2][0]
+    assert "chunk" not in outputs[1][2][0] and "warmup" not in outputs[1][2][0]
 
 
 def test_a_budget_is_shared_by_the_chunks(

@@ -90,6 +90,8 @@ def over(limit: str) -> tuple[dict[str, Any], str]:
         row, column = {"op": "bcast", "msg_size": 8, "buffer_offset": beyond}, "buffer_offset"
     elif limit == "max_interleave":
         row, column = {"op": "empty", "interleave": beyond}, "interleave"
+    elif limit == "max_warmup":
+        row, column = {"op": "empty", "warmup": beyond}, "warmup"
     else:  # max_stencil_offsets: in one dimension, 2 radius offsets
         radius = value // 2 + 1
         row = {**NEIGHBOR, "topology": "moore", "radius": radius}
@@ -108,6 +110,7 @@ INPUT_LIMITS = [
     "max_stencil_offsets",
     "max_buffer_offset",
     "max_interleave",
+    "max_warmup",
 ]
 
 

@@ -122,6 +122,12 @@ def test_local_mpi_is_found_from_the_config_checkout_or_the_package(tmp_path: Pa
          r"experiments\[0\]\.sync: 'hca3' is not one of .*hca3_roundtime"),
         ({"experiments": [{"op": "bcast", "buffer_offset": -1}]},
          r"experiments\[0\]\.buffer_offset: -1 is less than the minimum of 0"),
+        ({"experiments": [{"op": "bcast", "warmup": -1}]},
+         r"experiments\[0\]\.warmup: -1 is less than the minimum of 0"),
+        ({"experiments": [{"op": "bcast", "warmup": [10, 100001]}]},
+         r"experiments\[0\]\.warmup\[1\]: 100001 is greater than the maximum of 100000"),
+        ({"experiments": [{"op": "bcast", "warmup": "some"}]},
+         r"experiments\[0\]\.warmup: 'some' is not of type 'integer'"),
     ],
 )  # fmt: skip
 def test_schema_errors_name_the_key(

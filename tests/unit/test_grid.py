@@ -54,7 +54,7 @@ def test_design_example_block() -> None:
         "work": None, "topology": "cart", "ndim": 1, "nfin": 0, "radius": None,
         "ordering": None, "constructor": "cart", "reorder": 0, "root": None,
         "sync": "dissemination", "max_time": 0.0, "buffer_offset": 0, "counts": None,
-        "interleave": 1,
+        "interleave": 1, "warmup": 0,
     }  # fmt: skip
     last = [rows[-1][p] for p in ("op", "msg_size", "topology", "ndim", "nfin", "ordering")]
     assert last == ["neighbor_alltoall", 4096, "vonneumann", 2, 2, "RAND"]
@@ -176,8 +176,8 @@ def test_grid_csv_has_empty_cells_and_the_contract_column_order(tmp_path: Path) 
     write_grid(build_grid(spec({"op": ["bcast", "barrier"], "msg_size": 8, "max_time": 1.5})), out)
     assert out.read_text().splitlines() == [
         ",".join(COLUMNS),
-        "0,barrier,,,5,,none,,,,,,,,dissemination,1.5,,,1",
-        "1,bcast,8,char,5,,none,,,,,,,0,dissemination,1.5,0,,1",
+        "0,barrier,,,5,,none,,,,,,,,dissemination,1.5,,,1,0",
+        "1,bcast,8,char,5,,none,,,,,,,0,dissemination,1.5,0,,1,0",
     ]
     assert [p.name for p in tmp_path.iterdir()] == ["grid.csv"]  # no temporary left behind
 
@@ -199,6 +199,15 @@ def test_buffer_offset_and_clock_synchronised_sync_expand_like_the_other_paramet
         *(("bcast", 0, sync) for sync in syncs),
         *(("bcast", 64, sync) for sync in syncs),
     ]
+
+
+def test_warmup_applies_to_every_op_and_defaults_to_0() -> None:
+    rows = expand(spec({"op": ["bcast", "barrier"], "msg_size": 8}))
+    assert {r["warmup"] for r in rows} == {0}
+    rows = expand(spec({"op": ["bcast", "barrier"], "msg_size": 8, "warmup": [0, 200]}))
+    assert sorted((r["op"], r["warmup"]) for r in rows) == [
+        ("barrier", 0), ("barrier", 200), ("bcast", 0), ("bcast", 200)
+    ]  # fmt: skip
 
 
 def test_counts_applies_to_v_operations_only_and_defaults_to_equal() -> None:

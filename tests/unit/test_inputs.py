@@ -51,8 +51,9 @@ def test_each_run_holds_every_experiment_once_in_its_own_order(
     tmp_path: Path, grid_csv: Path
 ) -> None:
     with grid_csv.open() as f:
-        # interleave, the last column, is 1 everywhere: the inputs leave it to the kernel
-        grid_rows = sorted(line.removesuffix(",1") for line in f.read().splitlines()[1:])
+        # interleave and warmup, the last columns, are 1 and 0 everywhere: the inputs leave them
+        # to the kernel
+        grid_rows = sorted(line.removesuffix(",1,0") for line in f.read().splitlines()[1:])
     orders = []
     for run in range(3):
         lines = make_input(grid_csv, tmp_path / f"run{run}.csv", run=run).decode().splitlines()
@@ -139,26 +140,32 @@ def test_missing_grid(tmp_path: Path) -> None:
         make_input(tmp_path / "nope.csv", tmp_path / "out.csv")
 
 
-def test_without_interleaved_experiments_an_input_is_what_it_was(
+def test_without_interleaved_or_warmed_up_experiments_an_input_is_what_it_was(
     tmp_path: Path, grid_csv: Path
 ) -> None:
-    """Byte for byte the input of before `interleave` existed: the grid's rows in the order of
-    the run's permutation, in the columns of then."""
+    """Byte for byte the input of before `interleave` and `warmup` existed: the grid's rows in
+    the order of the run's permutation, in the columns of then."""
     with grid_csv.open(newline="") as f:
         rows = list(csv.DictReader(f))
     order = np.random.default_rng(run_seed(1, "openmpi", 1, 2, 0)).permutation(len(rows))
-    before = [c for c in COLUMNS if c != "interleave"]
+    before = [c for c in COLUMNS if c not in ("interleave", "warmup")]
     lines = [",".join(before), *(",".join(rows[i][c] for c in before) for i in order)]
     assert make_input(grid_csv, tmp_path / "in.csv") == ("\n".join(lines) + "\n").encode()
 
 
-def interleaved_input(tmp_path: Path, interleave: list[int] | int, run: int = 0) -> list[dict]:
+def input_of(tmp_path: Path, run: int = 0, **keys: list[int] | int) -> tuple[list[str], list[dict]]:
+    """The header and rows of a run's input, the experiment block of SPEC given `keys`."""
     grid_csv = tmp_path / "grid.csv"
-    spec = {**SPEC, "experiments": [{**SPEC["experiments"][0], "interleave": interleave}]}
+    spec = {**SPEC, "experiments": [{**SPEC["experiments"][0], **keys}]}
     write_grid(build_grid(spec), grid_csv)
     text = make_input(grid_csv, tmp_path / f"in{run}.csv", run=run).decode()
-    assert text.splitlines()[0] == ",".join(INPUT_COLUMNS)
-    return list(csv.DictReader(text.splitlines()))
+    return text.splitlines()[0].split(","), list(csv.DictReader(text.splitlines()))
+
+
+def interleaved_input(tmp_path: Path, interleave: list[int] | int, run: int = 0) -> list[dict]:
+    header, rows = input_of(tmp_path, run, interleave=interleave)
+    assert header == [c for c in INPUT_COLUMNS if c != "warmup"]
+    return rows
 
 
 def test_an_interleaved_experiment_is_one_row_per_chunk_spread_over_the_launch(
@@ -199,6 +206,18 @@ def test_a_later_round_holds_its_planned_experiments_in_the_runs_own_order(
     with (tmp_path / "some.csv").open(newline="") as stream:
         rows = list(csv.DictReader(stream))
     assert [int(row["exp_id"]) for row in rows] == [e for e in order if e in planned]
-    assert list(rows[0]) == [c for c in COLUMNS if c != "interleave"]
+    assert tuple(rows[0]) == PLAIN_COLUMNS
     with pytest.raises(DataError, match="no experiment 99"):
         write_run_input(grid_csv, 1, "openmpi", 1, 2, 5, tmp_path / "bad.csv", [1, 99])
+
+
+def test_warmup_is_a_column_only_when_some_experiment_has_warm_up_repetitions(
+    tmp_path: Path,
+) -> None:
+    """warmup 0 (the default) everywhere leaves the column to the kernel's default; one
+    experiment with warm-up repetitions gives every row its cell, and no chunk columns."""
+    header, _ = input_of(tmp_path, warmup=0)
+    assert tuple(header) == PLAIN_COLUMNS
+    header, rows = input_of(tmp_path, warmup=[0, 50])
+    assert header == [*PLAIN_COLUMNS, "warmup"]
+    assert sorted({row["warmup"] for row in rows}) == ["0", "50"] and len(rows) == 2 * 16

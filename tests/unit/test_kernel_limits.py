@@ -17,6 +17,7 @@ SCHEMA_MAXIMA = {
     "max_dims": [("$defs", "ndim")],
     "max_buffer_offset": [("$defs", "buffer_offset")],
     "max_interleave": [("$defs", "interleave")],
+    "max_warmup": [("$defs", "warmup")],
 }
 
 

@@ -18,7 +18,8 @@
 enum column {
     COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
     COL_NFIN, COL_RADIUS, COL_ORDERING, COL_CONSTRUCTOR, COL_REORDER, COL_ROOT, COL_SYNC,
-    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_INTERLEAVE, COL_CHUNK, COL_COUNT
+    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_INTERLEAVE, COL_WARMUP, COL_CHUNK,
+    COL_COUNT
 };
 
 /* When a column applies (docs/architecture.md, "Parameter applicability"); the first four depend
@@ -62,6 +63,7 @@ static const struct column_spec columns[COL_COUNT] = {
     [COL_BUFFER_OFFSET] = {"buffer_offset", "0", APPLIES_MOVES_DATA},
     [COL_COUNTS] = {"counts", "equal", APPLIES_COUNTS},
     [COL_INTERLEAVE] = {"interleave", "1", APPLIES_ALWAYS},
+    [COL_WARMUP] = {"warmup", "0", APPLIES_ALWAYS},
     /* Not a grid parameter: the planner numbers the rows of an interleaved experiment. */
     [COL_CHUNK] = {"chunk", "0", APPLIES_ALWAYS},
 };
@@ -109,9 +111,11 @@ static int parse_integer(const struct source *at, enum column col, const char *c
     const char *name = columns[col].name;
     const char *digits = cell[0] == '-' ? cell + 1 : cell;
     if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits))
-        return reject(at, "column '%s': '%s' is not an integer", name, cell);
+        return reject(at, "column '%s': '%s' is not an integer (allowed: %lld to %lld)", name,
+                      cell, min, max);
     if (cell[0] == '-' && strspn(digits, "0") != strlen(digits))
-        return reject(at, "column '%s': %s is negative", name, cell);
+        return reject(at, "column '%s': %s is negative (allowed: %lld to %lld)", name, cell, min,
+                      max);
     errno = 0;
     long long v = strtoll(cell, NULL, 10);
     if (errno == ERANGE || v > max)
@@ -369,7 +373,7 @@ static int parse_topology_parameters(const struct source *at, const row_cells ce
     return 0;
 }
 
-/* nrep, sync, max_time, interleave, chunk: how the experiment is measured. */
+/* nrep, sync, max_time, interleave, warmup, chunk: how the experiment is measured. */
 static int parse_measurement(const struct source *at, const row_cells cells,
                              struct experiment *exp)
 {
@@ -393,6 +397,9 @@ static int parse_measurement(const struct source *at, const row_cells cells,
         return reject(at, "column 'interleave': %lld exceeds nrep (%d): every chunk needs a "
                           "repetition", v, exp->nrep);
     exp->interleave = (int)v;
+    if (integer_cell(at, cells, COL_WARMUP, 0, MAX_WARMUP, &v))
+        return -1;
+    exp->warmup = (int)v;
     if (integer_cell(at, cells, COL_CHUNK, 0, INT32_MAX, &v))
         return -1;
     if (v >= exp->interleave)

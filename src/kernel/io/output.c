@@ -215,6 +215,9 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
     if (exp->interleave > 1)
         fprintf(json, "\"interleave\": %d, \"chunk\": %d, \"first_rep\": %d, ",
                 exp->interleave, exp->chunk, m->first_rep);
+    /* Likewise an experiment without warm-up repetitions. */
+    if (exp->warmup > 0)
+        fprintf(json, "\"warmup\": %d, ", exp->warmup);
     fputs("\"dims\": ", json);
     if (topo && topo->ndims > 0) {
         fputc('[', json);

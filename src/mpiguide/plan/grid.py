@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 PARAMETERS = (
     "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
     "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset", "counts",
-    "interleave",
+    "interleave", "warmup",
 )  # fmt: skip
 COLUMNS = ("exp_id", *PARAMETERS)
 # The kernel's input columns: the grid's, and the chunk of an interleaved experiment a row
@@ -41,7 +41,7 @@ INPUT_COLUMNS = (*COLUMNS, CHUNK)
 INTEGER_PARAMETERS = frozenset(
     {
         "msg_size", "nrep", "work", "ndim", "nfin", "radius", "reorder", "root", "buffer_offset",
-        "interleave",
+        "interleave", "warmup",
     }
 )  # fmt: skip
 DTYPE_SIZES = {"char": 1, "int": 4, "float": 4, "double": 8}
@@ -66,7 +66,7 @@ BY_TOPOLOGY = {"ordering": ORDERINGS, "constructor": CONSTRUCTORS}
 DEFAULTS: dict[str, Any] = {
     "dtype": "char", "work": 0, "root": 0, "sync": "dissemination", "max_time": 0.0,
     "reorder": 0, "radius": 1, "nfin": 0, "topology": "none", "buffer_offset": 0,
-    "counts": "equal", "interleave": 1,
+    "counts": "equal", "interleave": 1, "warmup": 0,
 }  # fmt: skip
 APPLIES_WHEN = {
     "msg_size": "the op moves data (msg_size is not 'none' in operations.tsv)",

@@ -9,7 +9,8 @@ An experiment with `interleave` K > 1 is K rows, its chunks 0 … K - 1 (docs/ke
 of n, and chunk c of K sits at (c + p/n)/K of the launch, so the launch measures one chunk of
 each such experiment per K-th of its length, in shuffled order. Without interleaved
 experiments that is the permutation itself, and the input has the columns it had before
-`interleave` existed: byte for byte the same file.
+`interleave` existed: byte for byte the same file. Likewise `warmup` is a column only when some
+experiment has warm-up repetitions.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from mpiguide.plan.limits import kernel_limits
 
 RANK = re.compile(r"[0-9]+")
 INTERLEAVE = "interleave"
-# The columns of an input without interleaved experiments: the kernel's defaults stand in.
-PLAIN_COLUMNS = tuple(c for c in COLUMNS if c != INTERLEAVE)
+WARMUP = "warmup"
+# The columns of every input; the others only when some experiment of the grid uses them (the
+# kernel's defaults stand in).
+PLAIN_COLUMNS = tuple(c for c in COLUMNS if c not in (INTERLEAVE, WARMUP))
 
 
 def run_seed(seed: int, mpi: str, nodes: int, ppn: int, run: int) -> int:
@@ -103,7 +106,11 @@ def write_run_input(
     interleaved = len(chunks) > len(rows_by_line)
     if interleaved:
         order = _spread(order, chunks)
-    columns = INPUT_COLUMNS if interleaved else PLAIN_COLUMNS
+    # Over the whole grid, so that every round of a campaign has the same columns; the kernel
+    # checks the values.
+    warmed = any(row[WARMUP] not in ("", "0") for row in rows_by_line.values())
+    used = {INTERLEAVE: interleaved, CHUNK: interleaved, WARMUP: warmed}
+    columns = [c for c in INPUT_COLUMNS if c in PLAIN_COLUMNS or used[c]]
     if exp_ids is not None:
         # The planned experiments keep their places in the run's full order.
         wanted = {str(exp_id) for exp_id in exp_ids}
