@@ -10,6 +10,9 @@ target too, and both self-test tables are printed: false positives, false all-cl
 undecided shares of the adaptive campaign's own decisions beside the fixed campaign's at max
 runs (the fixed table's other columns are subsets of its runs).
 
+With --workdir, a variant whose project is already there (an interrupted run) is finished, not
+started again; its wall time is then not known.
+
 Usage: python benchmarks/adaptive.py [--config config/config.yaml] [--scale paper|local]
        [--min 5] [--max 30] [--step 5] [--cores 2] [--workdir DIR]
 """
@@ -17,6 +20,7 @@ Usage: python benchmarks/adaptive.py [--config config/config.yaml] [--scale pape
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +37,7 @@ from mpiguide.analysis.sequential import LOOK_RUNS, STOP  # noqa: E402
 from mpiguide.core.errors import MpiguideError  # noqa: E402
 from mpiguide.core.strict_yaml import load_yaml  # noqa: E402
 from mpiguide.selftest.power import planted_guidelines  # noqa: E402
-from workflow_project import new_project, snakemake  # noqa: E402
+from workflow_project import SNAKEMAKE, new_project, snakemake, snakemake_env  # noqa: E402
 
 # The columns that name a test in both campaigns' tests.csv.
 RESULTS_START = "n_lhs"
@@ -51,10 +55,17 @@ def run_variant(root: Path, config: dict[str, Any], runs: Any, cores: int) -> di
     """Run the campaign with `runs`; its launches, kernel and wall time, its tests and, for a
     self-test, its selftest.md."""
     config = {**config, "runs": runs}
-    project = new_project(root, config)
+    resumed = root.is_dir()
+    if resumed:  # a kept project of an interrupted benchmark: finish it, measure nothing again
+        snakemake(root, "--unlock")
+    project = root if resumed else new_project(root, config)
     targets = ["all", "selftest"] if is_selftest(config) else []
     begin = time.monotonic()
-    snakemake(project, "--profile", "profiles/local", "--cores", str(cores), *targets)
+    # No time limit: a self-test campaign takes many minutes per variant.
+    subprocess.run(
+        [str(SNAKEMAKE), "--profile", "profiles/local", "--cores", str(cores), *targets],
+        cwd=project, env=snakemake_env(), check=True, capture_output=True,
+    )  # fmt: skip
     wall = time.monotonic() - begin
     results = project / "results" / config["campaign"]
     selftest = results / "selftest.md"
@@ -62,7 +73,7 @@ def run_variant(root: Path, config: dict[str, Any], runs: Any, cores: int) -> di
     return {
         "launches": sum(1 for _ in (results / "raw").rglob("run*.csv")),
         "kernel_s": float(timings["time_s"].sum()),
-        "wall_s": wall,
+        "wall_s": float("nan") if resumed else wall,
         "tests": pd.read_csv(results / "guidelines" / "tests.csv"),
         "selftest": selftest.read_text() if selftest.exists() else None,
     }
