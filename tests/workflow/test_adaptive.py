@@ -16,6 +16,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mpiguide.core.paths import (
+    CAMPAIGN_COST_CSV,
+    COST_CSV,
+    DECIDED_WITH_JSON,
+    SUMMARY_CSV,
+    TESTS_CSV,
+)
 from workflow_project import (
     SNAKEMAKE,
     TINY_CAMPAIGN,
@@ -37,6 +44,12 @@ CAMPAIGN["experiments"][0]["msg_size"] = [8, 64, 1024, 8192]
 CAMPAIGN["experiments"][0]["reorder"] = [0]
 # p_thres 0.5 and v_thres 1.0 decide about a test in three at each look: some rounds remain.
 RESULTS = Path("results") / CAMPAIGN["campaign"]
+# The tables the rounds decide and what they spent, not the plots and report tables: the
+# rounds are what is tested here.
+TARGETS = [
+    str(RESULTS / "guidelines" / name)
+    for name in (TESTS_CSV, SUMMARY_CSV, DECIDED_WITH_JSON, COST_CSV, CAMPAIGN_COST_CSV)
+]
 
 
 def exp_ids(csv: Path) -> list[int]:
@@ -55,7 +68,7 @@ def finished_runs(project: Path) -> dict[str, int]:
 
 def scheduled_outputs(project: Path) -> set[str]:
     """The output files of every job `snakemake -n` lists."""
-    result = snakemake(project, "--profile", "profiles/local", "-n")
+    result = snakemake(project, "--profile", "profiles/local", "-n", *TARGETS)
     lines = re.findall(r"^\s+output: (.+)$", result.stdout + result.stderr, re.MULTILINE)
     return {path.strip() for line in lines for path in line.split(",")}
 
@@ -72,7 +85,7 @@ def test_rounds_measure_open_tests_only_and_resume_without_remeasuring(tmp_path:
     project = new_project(tmp_path / "project", CAMPAIGN)
     # Interrupted as soon as round 0 is planned: the first round's runs are finished.
     process = subprocess.Popen(
-        [str(SNAKEMAKE), "--profile", "profiles/local", "--cores", "2"],
+        [str(SNAKEMAKE), "--profile", "profiles/local", "--cores", "2", *TARGETS],
         cwd=project, env=snakemake_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         text=True, start_new_session=True,
     )  # fmt: skip
@@ -93,7 +106,7 @@ def test_rounds_measure_open_tests_only_and_resume_without_remeasuring(tmp_path:
     assert {f"openmpi/1x2/run{run:02d}.csv" for run in range(2)} <= set(before)
 
     # A dry run lists the next round's launches that are not finished.
-    jobs = scheduled_jobs(project)
+    jobs = scheduled_jobs(project, *TARGETS)
     if not plan["done"]:
         planned = [
             f"{item['mpi']}/{item['nodes']}x{item['ppn']}/run{run:02d}.csv"
@@ -102,7 +115,7 @@ def test_rounds_measure_open_tests_only_and_resume_without_remeasuring(tmp_path:
         ]
         assert jobs.get("run_openmpi", 0) == len(set(planned) - set(before))
 
-    snakemake(project, "--profile", "profiles/local", "--cores", "2")
+    snakemake(project, "--profile", "profiles/local", "--cores", "2", *TARGETS)
     after = finished_runs(project)
     assert {name: after[name] for name in before} == before  # nothing finished measured again
 
@@ -125,7 +138,7 @@ def test_rounds_measure_open_tests_only_and_resume_without_remeasuring(tmp_path:
     assert set(tests["stop"]) <= {"decided", "futile", "max_runs", "open"}
     assert set(tests["look_runs"]) <= set(looks)
     assert (tests.loc[tests["stop"] == "decided", "verdict"] != "undecided").all()
-    assert scheduled_jobs(project) == {}
+    assert scheduled_jobs(project, *TARGETS) == {}
     # What the campaign spent: every run measured, against 6 of every experiment.
     spent = pd.read_csv(project / RESULTS / "guidelines" / "campaign_cost.csv").set_index("mpi")
     assert spent.loc["all", ["launches", "launches_fixed"]].tolist() == [looks[-1], 6]
@@ -140,7 +153,7 @@ def test_rounds_measure_open_tests_only_and_resume_without_remeasuring(tmp_path:
     config = read_config(project)
     config["analysis"]["v_thres"] = 1.2
     write_config(project, config)
-    snakemake(project, "--profile", "profiles/local", "--cores", "2")
+    snakemake(project, "--profile", "profiles/local", "--cores", "2", *TARGETS)
     again = finished_runs(project)
     assert {name: again[name] for name in after} == after
     record = json.loads((project / RESULTS / "guidelines" / "decided_with.json").read_text())
@@ -162,8 +175,9 @@ def test_blocked_rounds_launch_every_entry_on_the_deployments_needs(tmp_path: Pa
               "relation": "le", "lhs": {"mpi": "mpich"}, "rhs": {"mpi": "openmpi"}}  # fmt: skip
     campaign["guidelines"] = ["GL4", across]
     project = new_project(tmp_path / "project", campaign)
-    snakemake(project, "--profile", "profiles/local", "--cores", "2")
     results = project / "results" / "blocked"
+    snakemake(project, "--profile", "profiles/local", "--cores", "2",
+              str(results.relative_to(project) / "guidelines" / TESTS_CSV))  # fmt: skip
     plan = json.loads((results / "rounds" / "round00.json").read_text())
     runs = range(4) if not plan["done"] else range(2)
     for run in runs:
