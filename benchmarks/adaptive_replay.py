@@ -75,16 +75,11 @@ def kernel_share(runs: pd.Series, per_run: pd.Series, looks: Looks, offset: int)
     return float((runs * per_run.reindex(runs.index)).sum() / (looks.last * per_run.sum()))
 
 
-def oracle_runs(
-    sample: pd.DataFrame, guidelines: list, options: AnalysisOptions, looks: Looks, keep: float
-) -> pd.Series:
-    """Per test (evaluate's row order): the runs per side an oracle needs to repeat the max-runs
-    verdict, see the module docstring. `keep`: the share of the fixed decisions repeated, the
-    latest-stopping others stop at the first look."""
-    verdicts = [
-        evaluate(sample[sample["run"] < n], guidelines, options, "oracle")["verdict"].to_numpy()
-        for n in looks.runs
-    ]
+def oracle_runs(verdicts: list[np.ndarray], looks: Looks, keep: float) -> np.ndarray:
+    """Per test, from its verdicts at each look (evaluate at the campaign's own levels on the
+    first runs of each look; the last is the fixed campaign's): the runs per side an oracle
+    needs to repeat the max-runs verdict, see the module docstring. `keep`: the share of the
+    fixed decisions repeated, the latest-stopping others stop at the first look."""
     final = verdicts[-1]
     # The first look whose verdict is the final one: no valid test, deciding at levels no
     # looser than these, could repeat the final verdict any earlier.
@@ -95,7 +90,7 @@ def oracle_runs(
     order = np.argsort(np.where(decided, stop, -1), kind="stable")[::-1]
     dropped = order[: round((1 - keep) * int(decided.sum()))]
     stop[dropped] = looks.runs[0]
-    return pd.Series(stop)
+    return stop
 
 
 def main() -> None:
@@ -145,9 +140,16 @@ def main() -> None:
         )
         rows.append(tests[["slowdown", "launches", "verdict", STOP, LOOK_RUNS, "fixed"]])
         shares.append(kernel_share(experiment_runs(adaptive, blocking), per_run, looks, offset))
+        # Each look's verdicts once, for every share the oracle keeps; the last look's are the
+        # fixed campaign's.
+        verdicts = [
+            evaluate(sample[sample["run"] < n], guidelines, options, "oracle")["verdict"].to_numpy()
+            for n in looks.runs[:-1]
+        ]
+        verdicts.append(fixed["verdict"].to_numpy())
         for keep, spent in oracle.items():
-            stops = oracle_runs(sample, guidelines, options, looks, keep)
-            oracle_tests = adaptive.assign(**{LOOK_RUNS: stops.to_numpy()})
+            stops = oracle_runs(verdicts, looks, keep)
+            oracle_tests = adaptive.assign(**{LOOK_RUNS: stops})
             spent.append(
                 kernel_share(experiment_runs(oracle_tests, blocking), per_run, looks, offset)
             )

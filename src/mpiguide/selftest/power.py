@@ -302,13 +302,10 @@ def power_table(
 
     from mpiguide.analysis.guidelines import evaluate
 
-    mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
-    _check_measured(medians, mpis)
+    mpis, guidelines, label = _measured_guidelines(medians, planted)
     # Runs every entry of a deployment measured: a draw takes the same ones from each entry.
     common = _common_runs(medians[medians["mpi"].isin(list(mpis))])
     measured = min(runs.size for runs in common.values())
-    guidelines = [p.guideline for p in planted]
-    label = ",".join(p.guideline.id for p in planted)
     rng = np.random.default_rng(seed)
     tables = []
     for n_runs in (n for n in run_counts if n <= measured):
@@ -342,10 +339,7 @@ def adaptive_table(
     mean runs per side the tests stopped at, `looks` the planned looks."""
     from mpiguide.analysis.guidelines import evaluate_looks
 
-    mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
-    _check_measured(medians, mpis)
-    guidelines = [p.guideline for p in planted]
-    label = ",".join(p.guideline.id for p in planted)
+    mpis, guidelines, label = _measured_guidelines(medians, planted)
     chosen = medians[medians["mpi"].isin(list(mpis))]
     tests = evaluate_looks(chosen, guidelines, options, looks, label)
     decided = tests.assign(draw=0, runs_used=tests[LOOK_RUNS])
@@ -355,11 +349,17 @@ def adaptive_table(
     return _finish(rates, planted)
 
 
-def _check_measured(medians: pd.DataFrame, mpis: set[str]) -> None:
+def _measured_guidelines(
+    medians: pd.DataFrame, planted: Sequence[PlantedGuideline]
+) -> tuple[set[str], list[Guideline], str]:
+    """The mpi entries the guidelines compare (checked: each has runs), the guidelines and
+    their label for error messages."""
+    mpis = {p.lhs_mpi for p in planted} | {p.rhs_mpi for p in planted}
     # An entry without runs would silently drop its guidelines' rows from the table.
     unmeasured = sorted(mpis - set(medians["mpi"].astype(str)))
     if unmeasured:
         raise DataError(f"the run medians hold no runs of mpi entries {unmeasured}")
+    return mpis, [p.guideline for p in planted], ",".join(p.guideline.id for p in planted)
 
 
 def _finish(table: pd.DataFrame, planted: Sequence[PlantedGuideline]) -> pd.DataFrame:
