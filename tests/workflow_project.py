@@ -27,7 +27,7 @@ PROJECT_FILES = (
     "Snakefile",
     "workflow",
     "profiles",
-    # `--profile local` and `--profile slurm` by name: links to profiles/ (README, Quick start)
+    # `--profile local` and `--profile slurm` by name: links to profiles/ (README, Layout)
     "local",
     "slurm",
     "config/local-mpi.yaml",

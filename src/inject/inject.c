@@ -1,6 +1,6 @@
 /* libmpiguide-inject: a PMPI interposition library that slows chosen MPI functions down by a
  * controlled busy-wait, so a campaign can plant a known slowdown and measure whether mpiguide
- * detects it. Selected by MPIGUIDE_INJECT (see spec.h and README.md#how-far-can-i-trust-a-verdict);
+ * detects it. Selected by MPIGUIDE_INJECT (see spec.h and docs/selftest.md);
  * loaded with LD_PRELOAD. */
 #include <mpi.h>
 #include <stdbool.h>

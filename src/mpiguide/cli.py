@@ -714,8 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(
         "selftest",
         cmd_selftest,
-        "false-positive and detection rates of a self-test campaign"
-        " (README.md#how-far-can-i-trust-a-verdict)",
+        "false-positive and detection rates of a self-test campaign (docs/selftest.md)",
     )
     sub.add_argument(
         "--config-json",
@@ -738,7 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         metavar="FILE",
-        help="the verdict shares as Markdown tables, as README's self-test section shows them",
+        help="the verdict shares as Markdown tables, as docs/selftest.md shows them",
     )
     sub.add_argument(
         "--resamples",

@@ -6,7 +6,7 @@ launches running 2-3x slower than others while other jobs share the cores: twofo
 up to half of the resamples under such load, fourfold is not.
 
 Lives with the fault tests for their seeded projects; the full campaign is
-config/campaigns/selftest.yaml, run by a user (README.md#how-far-can-i-trust-a-verdict)."""
+config/campaigns/selftest.yaml, run by a user (docs/selftest.md)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def compare(name: str, lhs: str, rhs: str) -> dict[str, Any]:
 
 # 7 runs, resampled to 5: with 5 runs against 5 the smallest p-value is 1/252, so p_thres is
 # 0.01 here (the campaign default 0.001 needs 7 runs for any verdict;
-# README.md#how-far-can-i-trust-a-verdict).
+# docs/selftest.md).
 REDUCED_SELFTEST: dict[str, Any] = {
     "campaign": "selftest",
     "seed": 3,

@@ -235,7 +235,7 @@ def test_timeout_is_reported(failed_invocations: dict[str, FailedInvocation]) ->
                 strict=True,
                 reason="snakemake-executor-plugin-slurm 2.8.0 compares sacct's state "
                 "'CANCELLED by <uid>' with 'CANCELLED', takes the job for running and waits "
-                "forever (README.md#job-states-squeue-or-sacct)",
+                "forever (docs/cluster.md#job-states-squeue-or-sacct)",
             ),
         ),
         "squeue",

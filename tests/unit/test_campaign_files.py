@@ -1,7 +1,8 @@
 """The self-test's variants are the campaign of selftest.yaml but for their name and one key:
 selftest-interleave.yaml `interleave: 5`, so that the two measure the comparisons within a
-launch side by side (README.md#interleaved-repetitions-within-a-launch); selftest-adaptive.yaml
-`runs: {min: 5, max: 30, step: 5}`, the adaptive campaign against the fixed one."""
+launch side by side (docs/selftest.md#interleaved-repetitions-within-a-launch);
+selftest-adaptive.yaml `runs: {min: 5, max: 30, step: 5}`, the adaptive campaign against the
+fixed one."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """config/campaigns/mpinpc-tune-local.yaml: mpinpc.yaml's guidelines on a workstation, for `tune`
-and `verify` (README, "From verdict to fix"). Only checked, not run (a run takes minutes): it
+and `verify` (docs/tuning.md). Only checked, not run (a run takes minutes): it
 validates in this process, and stays mpinpc.yaml's campaign but for what its header lists as
 departures (deployments, repetitions and time, the Scan algorithms)."""
 

@@ -152,8 +152,8 @@ def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
 
 
 def test_analysis_rules_run_on_the_submit_host() -> None:
-    """README: under SLURM only kernel builds and runs queue; every rule that runs mpiguide's
-    pandas code is a local rule."""
+    """docs/cluster.md: under SLURM only kernel builds and runs queue; every rule that runs
+    mpiguide's pandas code is a local rule."""
     text = "\n".join(p.read_text() for p in sorted((REPO / "workflow" / "rules").glob("*.smk")))
     blocks = re.findall(r"^localrules:\n((?:[ \t]+\w+,\n)+)", text, re.MULTILINE)
     local = set(re.findall(r"\w+", "".join(blocks)))

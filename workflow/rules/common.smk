@@ -479,7 +479,7 @@ KERNEL_SOURCES = sorted(
 
 # libmpiguide-inject builds the workflow makes (LD_PRELOAD path -> the mpi entry whose mpicc
 # builds it; rules in selftest.smk): entries that preload one are slowed copies
-# (README.md#how-far-can-i-trust-a-verdict).
+# (docs/selftest.md).
 try:
     INJECT_LIBRARIES = {} if ANALYSIS_ONLY else inject_libraries(MPI, CONFIG_SOURCE)
 except MpiguideError as err:

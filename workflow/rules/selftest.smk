@@ -1,4 +1,4 @@
-# The self-test (README.md#how-far-can-i-trust-a-verdict):
+# The self-test (docs/selftest.md):
 # false-positive and detection rates of this campaign's verdicts,
 # for a campaign built like config/campaigns/selftest.yaml (identical entries and copies slowed
 # by libmpiguide-inject, compared by `mpi` selectors). Not part of `all`: run it as
