@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 # The mock-ups libmpiguide-tune can run, by the collective each replaces: the rows of
-# src/tune/replacements.c (tests/unit/test_mockup_tuning.py keeps the two in step).
+# src/tune/replacements.c (tests/unit/test_mockup_rules.py keeps the two in step).
 REPLACEMENTS = {
     "bcast_as_allgatherv": "bcast",
     "bcast_as_scatter_allgather": "bcast",

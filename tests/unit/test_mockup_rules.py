@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from mpiguide.core.errors import DataError
-from mpiguide.reports.mockup_tuning import NOT_REPLACEABLE, REPLACEMENTS, ROOT_IN_PLACE
-from mpiguide.reports.tuning import tune
+from mpiguide.tune.mockup_rules import NOT_REPLACEABLE, REPLACEMENTS, ROOT_IN_PLACE
+from mpiguide.tune.outputs import tune
 
 REPO = Path(__file__).resolve().parents[2]
 ANALYSIS = {"p_thres": 0.001, "v_thres": 1.03, "confidence": 0.95}
