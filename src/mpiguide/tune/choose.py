@@ -147,18 +147,17 @@ def msg_rules(
     """(rule size, choice) from size 0 up: each measured size's choice holds from it up to the
     next measured size, the default below the smallest and above the largest. `rule_size`
     turns a measurement into the size the library looks up."""
-    size_of = rule_size
     rules: list[tuple[int, Choice | None]] = [(0, None)]
-    ordered = sorted(picks, key=lambda c: size_of(op, c.msg_size, ranks) or 0)
+    ordered = sorted(picks, key=lambda c: rule_size(op, c.msg_size, ranks) or 0)
     for pick in ordered:
-        size = size_of(op, pick.msg_size, ranks) or 0
+        size = rule_size(op, pick.msg_size, ranks) or 0
         chosen = pick if pick.setting else None
         if rules[-1][0] == size:
             rules[-1] = (size, chosen)
         elif not _same(rules[-1][1], chosen):
             rules.append((size, chosen))
     if rules[-1][1] is not None:
-        rules.append(((size_of(op, ordered[-1].msg_size, ranks) or 0) + 1, None))
+        rules.append(((rule_size(op, ordered[-1].msg_size, ranks) or 0) + 1, None))
     return rules
 
 
