@@ -2,7 +2,7 @@
 
 Writes grid.csv, the shuffled inputs (through inputs.py, as the workflow does), raw outputs with
 lognormal noise around a chosen typical time per experiment, and the provenance JSON beside
-each raw file, with exactly the keys aggregate.py checks.
+each raw file, with exactly the keys store/provenance.py checks.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mpiguide.core.columns import RAW_COLUMNS
 from mpiguide.core.paths import deployment_name, run_number
 from mpiguide.plan.grid import COLUMNS, INTEGER_PARAMETERS, PARAMETERS, write_grid
 from mpiguide.plan.inputs import write_run_input
-from mpiguide.store import aggregate
+from mpiguide.store import provenance as run_provenance
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,12 @@ def write_raw_run(
     with atomic_path(raw_csv) as temporary:
         temporary.write_text(",".join(RAW_COLUMNS) + "\n" + body)
     provenance = {
-        aggregate.PROV_INPUT_SHA256: aggregate.sha256_of(input_csv),
-        aggregate.PROV_NPROCS: nprocs,
-        aggregate.PROV_EXPERIMENTS: [
-            {aggregate.PROV_EXP_ID: int(e), aggregate.PROV_REPS: n_rep} for e in exp_ids
+        run_provenance.PROV_INPUT_SHA256: run_provenance.sha256_of(input_csv),
+        run_provenance.PROV_NPROCS: nprocs,
+        run_provenance.PROV_EXPERIMENTS: [
+            {run_provenance.PROV_EXP_ID: int(e), run_provenance.PROV_REPS: n_rep} for e in exp_ids
         ],
-        aggregate.PROV_OUTPUT_SHA256: aggregate.sha256_of(raw_csv),
+        run_provenance.PROV_OUTPUT_SHA256: run_provenance.sha256_of(raw_csv),
     }
     with atomic_path(raw_csv.with_suffix(".json")) as temporary:
         temporary.write_text(json.dumps(provenance))

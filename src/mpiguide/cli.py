@@ -342,9 +342,9 @@ def cmd_cost(args: argparse.Namespace) -> None:
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
-    from mpiguide.campaign.algorithms import kernel_entry, settings_from_marks, settings_in
     from mpiguide.campaign.config import load_campaign
-    from mpiguide.reports.tuning import tune
+    from mpiguide.tune.outputs import tune
+    from mpiguide.tune.sweep import kernel_entry, settings_from_marks, settings_in
 
     entries = args.entries
     if args.settings_json is not None:
@@ -358,7 +358,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     import pandas as pd
 
     from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
-    from mpiguide.reports.algorithms_plot import plot_algorithms
+    from mpiguide.tune.plot import plot_algorithms
 
     plot_algorithms(pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG)
     print(

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mpiguide.core.columns import RAW_COLUMNS
-from mpiguide.store import aggregate
+from mpiguide.store import provenance as run_provenance
 from workflow_project import ANALYSIS_JOBS, scheduled_jobs, snakemake
 
 from .conftest import CAMPAIGN, DEPLOYMENT, RUNS, SLOW_RUNS, campaign, kernel_ranks, start_snakemake
@@ -80,7 +80,7 @@ def test_killed_rank_fails_only_its_run(
     survivors = [f"run{run:02d}.csv" for run in range(RUNS) if f"run{run:02d}.csv" != killed_name]
     for name in survivors:  # complete: as many rows as the provenance says were measured
         provenance = json.loads((raw_dir(project) / name).with_suffix(".json").read_text())
-        reps = sum(e[aggregate.PROV_REPS] for e in provenance[aggregate.PROV_EXPERIMENTS])
+        reps = sum(e[run_provenance.PROV_REPS] for e in provenance[run_provenance.PROV_EXPERIMENTS])
         assert rows_of(raw_dir(project) / name) == reps > 0
     # The next invocation measures only the lost run, then analyses.
     assert scheduled_jobs(project) == {"run_openmpi": 1, **ANALYSIS_JOBS}

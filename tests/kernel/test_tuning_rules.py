@@ -1,6 +1,6 @@
 """The libraries read what `mpiguide tune` writes and what the algorithm sweep sets.
 
-Open MPI: a rules file written by mpiguide.reports.tuning is read by Open MPI 4.1 itself and
+Open MPI: a rules file written by mpiguide.tune.ompi_rules is read by Open MPI 4.1 itself and
 applies exactly at the communicator size and message-size range it names — shown with an
 algorithm number the library does not have, which makes MPI_Allreduce fail there and only
 there — and a real algorithm chosen by it runs under --verify. MPICH: every allreduce and bcast
@@ -21,9 +21,16 @@ from typing import TYPE_CHECKING
 import pytest
 from kernel_files import read_times, write_input
 
-from mpiguide.plan.algorithms import Algorithm, AlgorithmSetting, installed_choices, settings_of
-from mpiguide.reports.mpich_selection import JSON_FILE_CVAR, container_name, default_tree
-from mpiguide.reports.tuning import Choice, mpich_selection_file, ompi_rules
+from mpiguide.tune.choose import Choice
+from mpiguide.tune.library_algorithms import (
+    Algorithm,
+    AlgorithmSetting,
+    installed_choices,
+    settings_of,
+)
+from mpiguide.tune.mpich_selection import JSON_FILE_CVAR, container_name, default_tree
+from mpiguide.tune.mpich_settings import mpich_selection_file
+from mpiguide.tune.ompi_rules import ompi_rules
 
 if TYPE_CHECKING:
     from mpi_support import Kernel

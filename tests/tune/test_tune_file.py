@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.reports.tuning import tune
+from mpiguide.tune.outputs import tune
 
 from .conftest import TuneBuild
 from .test_tune import COUNT, RANKS, REPEATS, left, replaced

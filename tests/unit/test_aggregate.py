@@ -10,7 +10,8 @@ import pytest
 from mpiguide.core.columns import MEDIAN_VALUES, TIMING_KEYS
 from mpiguide.core.errors import DataError
 from mpiguide.plan.grid import COLUMNS
-from mpiguide.store.aggregate import PROV_OUTPUT_SHA256, aggregate, launch_factors, sha256_of
+from mpiguide.store.aggregate import aggregate, launch_factors
+from mpiguide.store.provenance import PROV_OUTPUT_SHA256, sha256_of
 from mpiguide.store.tukey import tukey_medians
 from synthetic import Deployment, grid_frame, write_campaign
 

@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 
 from mpiguide.analysis.catalogue import load_catalogue
-from mpiguide.campaign.algorithms import (
+from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
+from mpiguide.core.errors import ConfigError
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+from mpiguide.tune.library_algorithms import (
+    Choices,
+    installed_choices,
+    parse_mpivars,
+    parse_ompi_info,
+    settings_of,
+)
+from mpiguide.tune.sweep import (
     SETTING_KEY,
     algorithm_settings,
     kernel_entry,
@@ -21,16 +31,6 @@ from mpiguide.campaign.algorithms import (
     tuned_pairs,
     verify_campaign,
     with_algorithm_entries,
-)
-from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
-from mpiguide.core.errors import ConfigError
-from mpiguide.core.package_data import GUIDELINE_CATALOGUE
-from mpiguide.plan.algorithms import (
-    Choices,
-    installed_choices,
-    parse_mpivars,
-    parse_ompi_info,
-    settings_of,
 )
 
 LISTINGS = Path(__file__).parent / "algorithm_listings"

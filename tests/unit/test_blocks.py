@@ -155,7 +155,8 @@ def test_interference_subtracts_the_launch_own_cpu_time() -> None:
 
 def test_aggregation_reads_each_run_block_and_attempt(tmp_path: Path) -> None:
     from mpiguide.core.errors import DataError
-    from mpiguide.store.aggregate import RunFile, read_block_launches
+    from mpiguide.store.block_records import read_block_launches
+    from mpiguide.store.provenance import RunFile
 
     def run_file(mpi: str, run: int) -> RunFile:
         raw = tmp_path / "raw" / mpi / "1x2" / f"run{run:02d}.csv"

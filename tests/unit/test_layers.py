@@ -77,3 +77,11 @@ def test_architecture_lists_every_module() -> None:
         and f"`{path.relative_to(PACKAGE)}`" not in text
     ]
     assert not missing, f"docs/architecture.md's module table lacks {missing}"
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    """A module's file name says what it is, so it names one module of the package."""
+    names = [
+        path.name for path in _modules().values() if path.name not in {"__init__.py", "__main__.py"}
+    ]
+    assert not {name for name in names if names.count(name) > 1}

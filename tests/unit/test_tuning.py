@@ -14,10 +14,11 @@ import pandas as pd
 import pytest
 
 from mpiguide.core.errors import DataError
-from mpiguide.plan.algorithms import Algorithm, AlgorithmSetting
-from mpiguide.reports.algorithms_plot import plot_algorithms
-from mpiguide.reports.mpich_selection import container_name, default_tree, leaf
-from mpiguide.reports.tuning import OMPI_COLLECTIVE_IDS, tune
+from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
+from mpiguide.tune.mpich_selection import container_name, default_tree, leaf
+from mpiguide.tune.ompi_rules import OMPI_COLLECTIVE_IDS
+from mpiguide.tune.outputs import tune
+from mpiguide.tune.plot import plot_algorithms
 
 OMPI = {
     f"openmpi.{op}.{name}": AlgorithmSetting(

@@ -18,7 +18,7 @@ from snakemake.utils import validate
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.analysis.rounds import read_plan, round_runs
 from mpiguide.analysis.sequential import Looks
-from mpiguide.campaign.algorithms import (
+from mpiguide.tune.sweep import (
     kernel_entry,
     preloaded_paths,
     setting_marks,

@@ -1,4 +1,4 @@
-# From verdict to fix (mpiguide.reports.tuning): the target `tune` writes, from the verdicts of
+# From verdict to fix (mpiguide.tune): the target `tune` writes, from the verdicts of
 # the guidelines ALGO.<entry>.<op>.<algorithm> that an entry's `algorithms:` adds, the library
 # settings that choose its fastest algorithm where it beats the default significantly, and per
 # entry the tuning file of libmpiguide-tune, where a collective is significantly slower than its

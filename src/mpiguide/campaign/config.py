@@ -28,12 +28,6 @@ from mpiguide.analysis.analysis_types import (
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.sequential import Looks
 from mpiguide.analysis.verdicts import Thresholds
-from mpiguide.campaign.algorithms import (
-    algorithm_settings,
-    tune_libraries,
-    verify_campaign,
-    with_algorithm_entries,
-)
 from mpiguide.campaign.launch import command_words
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
 from mpiguide.core.errors import ConfigError
@@ -48,6 +42,12 @@ from mpiguide.plan.limits import kernel_limits
 from mpiguide.plan.operations import load_operations
 from mpiguide.reports.models import Model, load_models, resolve_models
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS, inject_libraries
+from mpiguide.tune.sweep import (
+    algorithm_settings,
+    tune_libraries,
+    verify_campaign,
+    with_algorithm_entries,
+)
 
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
 # `$` and its recipes' shell the rest.

@@ -1,9 +1,9 @@
 """MPINPC's view of a library's algorithms: Figure 5 of S. Hunold, "Verifying Performance
 Guidelines for MPI Collectives at Scale" (SC-W 2023) compares the median runtimes of one
-collective's implementations. Here, from algorithms.csv (mpiguide.reports.tuning), per swept entry,
+collective's implementations. Here, from algorithms.csv (mpiguide.tune.choose), per swept entry,
 collective and deployment: each algorithm's median against the library's own choice, by message
 size; a filled marker where the algorithm beats the default (its ALGO test violated). Apart from
-tuning.py, so that `tune` without a plot loads no matplotlib."""
+outputs.py, so that `tune` without a plot loads no matplotlib."""
 
 from __future__ import annotations
 

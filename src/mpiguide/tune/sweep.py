@@ -1,4 +1,4 @@
-"""An mpi entry's `algorithms:` as entries of their own (mpiguide.plan.algorithms).
+"""An mpi entry's `algorithms:` as entries of their own (mpiguide.tune.library_algorithms).
 
 `algorithms: {allreduce: all}` in entry `openmpi` (with `library: openmpi`) adds one entry per
 algorithm the installed library offers for MPI_Allreduce, `openmpi.allreduce.<algorithm>`: a copy
@@ -24,7 +24,8 @@ from mpiguide.core.paths import (
     mpich_env_name,
     ompi_rules_name,
 )
-from mpiguide.plan.algorithms import (
+from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS
+from mpiguide.tune.library_algorithms import (
     GUIDELINE_SOURCE,
     INFO_PROGRAMS,
     Algorithm,
@@ -33,7 +34,6 @@ from mpiguide.plan.algorithms import (
     installed_choices,
     settings_of,
 )
-from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS
 
 # Keys of an added entry (not config keys: the expansion writes them, the schema refuses them in
 # a config file): which setting it runs, and whose kernel build it runs (the same mpicc).

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-# The mock-ups libmpiguide-tune can run, by the collective each replaces: the rows of
-# src/tune/replacements.c (tests/unit/test_mockup_tuning.py keeps the two in step).
+# The mock-ups libmpiguide-tune can run, by the collective each replaces: a copy of the table of
+# src/tune/replacements.c, held equal to what the built library lists by
+# tests/tune/test_mockup_table.py.
 REPLACEMENTS = {
     "bcast_as_allgatherv": "bcast",
     "bcast_as_scatter_allgather": "bcast",

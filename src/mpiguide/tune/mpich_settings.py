@@ -1,0 +1,113 @@
+"""MPICH's settings of one swept entry: the cvars (one algorithm per collective for every size)
+and, where something is tuned, MPICH 4.0.2's JSON collective selection, which chooses per
+communicator size and message-size range (mpiguide.tune.mpich_selection)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from mpiguide.tune import mpich_selection
+from mpiguide.tune.choose import Choice, Untunable, msg_rules
+from mpiguide.tune.library_algorithms import DEFAULT
+
+
+def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], list[Untunable]]:
+    """MPICH's cvars for one entry: a collective's algorithm is one setting for every size and
+    communicator, so it is set only where one algorithm beats the default at every measured
+    size and number of ranks."""
+    lines = [f"# MPICH cvars for mpi entry {base}, written by mpiguide tune (one per line)."]
+    applied: list[Choice] = []
+    untunable: list[Untunable] = []
+    for op in sorted({c.op for c in picks}):
+        mine = [c for c in picks if c.op == op]
+        names = {c.setting.algorithm.name if c.setting else DEFAULT for c in mine}
+        if names == {DEFAULT}:
+            continue
+        if len(names) > 1:
+            untunable.append(Untunable(
+                base, op, None,
+                "an MPICH cvar sets one algorithm for every size and communicator, and no "
+                f"algorithm beats the default at every measured size ({', '.join(sorted(names))})",
+            ))  # fmt: skip
+            continue
+        setting = mine[0].setting
+        assert setting is not None
+        lines += [f"{key}={value}" for key, value in setting.env().items()]
+        applied.extend(mine)
+    return "\n".join(lines) + "\n", applied, untunable
+
+
+def _size_branch(op: str, rules: Sequence[tuple[int, Choice | None]], default: Any) -> Any:
+    """One communicator size's branch: `rules` (from _msg_rules) as MPICH's `<key><N` chain,
+    each choice holding below the next rule's size, the last one for any size."""
+    key = mpich_selection.SIZE_KEYS[op]
+    chain: dict[str, Any] = {}
+    for (_, choice), (upper, _) in zip(rules, [*rules[1:], (None, None)], strict=True):
+        branch = default
+        if choice is not None and choice.setting is not None:
+            branch = mpich_selection.leaf(op, choice.setting.algorithm.name, default)
+        chain[f"{key}<{upper}" if upper is not None else f"{key}=any"] = branch
+    return chain
+
+
+def mpich_selection_file(
+    base: str, picks: Sequence[Choice]
+) -> tuple[str | None, list[Choice], list[Untunable]]:
+    """MPICH 4.0.2's JSON collective selection for one entry: its default tree with, per tuned
+    collective and communicator size measured, the chosen algorithm per message-size range
+    (the default everywhere else); None where nothing is tuned."""
+    tree = mpich_selection.default_tree()
+    applied: list[Choice] = []
+    untunable: list[Untunable] = []
+    for op in sorted({c.op for c in picks}):
+        mine = [c for c in picks if c.op == op]
+        if not any(c.setting for c in mine):
+            continue
+        collective = tree.get(f"collective={op}")
+        if collective is None or (
+            op not in mpich_selection.SIZE_KEYS and op not in mpich_selection.SIZELESS
+        ):
+            untunable.append(Untunable(
+                base, op, None,
+                f"MPICH {mpich_selection.VERSION}'s selection file measures its message size "
+                "other than the kernel's msg_size (or has no tree for it): see "
+                "mpiguide.tune.mpich_selection",
+            ))  # fmt: skip
+            continue
+        default = collective["comm_type=intra"]
+        chain: dict[str, Any] = {}
+        for ranks in sorted({c.ranks for c in mine}):
+            at = [c for c in mine if c.ranks == ranks]
+            if not any(c.setting for c in at):
+                continue
+            if op in mpich_selection.SIZELESS:
+                (pick,) = at
+                assert pick.setting is not None
+                branch = mpich_selection.leaf(op, pick.setting.algorithm.name, default)
+            else:
+                rules = msg_rules(op, ranks, at, mpich_selection.lookup_size)
+                branch = _size_branch(op, rules, default)
+            chain[f"comm_size<{ranks}"] = default
+            chain[f"comm_size<={ranks}"] = branch
+            applied.extend(c for c in at if c.setting)
+        if chain:
+            chain["comm_size=any"] = default
+            tree[f"collective={op}"] = {**collective, "comm_type=intra": chain}
+    if not applied:
+        return None, applied, untunable
+    return json.dumps(tree, indent=1) + "\n", applied, untunable
+
+
+def selection_use(name: str, picks: Sequence[Choice]) -> str:
+    """The env file's note on the JSON selection file: how to apply it instead of the cvars."""
+    device = sorted({c.op for c in picks if c.setting and c.setting.device_override})
+    lines = [
+        f"# Per communicator and message size instead (MPICH {mpich_selection.VERSION}): drop the",
+        "# cvar lines above and set",
+        f"#   {mpich_selection.JSON_FILE_CVAR}=<path of {name}>",
+        *(f"#   MPIR_CVAR_{op.upper()}_DEVICE_COLLECTIVE=0" for op in device),
+        "# (the device's own selection otherwise runs before MPICH's tree is consulted).",
+    ]
+    return "\n".join(lines) + "\n"
