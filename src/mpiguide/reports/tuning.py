@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import (
@@ -51,7 +52,6 @@ from mpiguide.reports.mockup_tuning import (
     replacements,
     tuning_file,
 )
-from mpiguide.reports.report_tables import read_decided_with
 
 # Open MPI 4.1's collective ids in a rules file (COLLTYPE_T of
 # ompi/mca/coll/base/coll_base_functions.h).
@@ -473,11 +473,10 @@ def tuning_md(
     untunable: Sequence[Untunable],
     picks: Sequence[Choice],
     other: pd.DataFrame,
-    analysis: Mapping[str, Any],
+    options: AnalysisOptions,
     files: Mapping[tuple[str, str], str],
     mockup_lines: Sequence[str] = (),
 ) -> str:
-    confidence = analysis.get("confidence")
     lines = [
         "# Tuning",
         "",
@@ -486,12 +485,12 @@ def tuning_md(
         "<op>_as_<how>` (the collective against its own mock-up). A collective is tuned at "
         "a number of ranks and a message size only where an algorithm or a mock-up beats the "
         "default in "
-        f"every test there (verdict violated: paired test, p ≤ {analysis.get('p_thres')}, "
-        f"ratio ≥ {analysis.get('v_thres')}); the fastest such algorithm or mock-up by its "
+        f"every test there (verdict violated: paired test, p ≤ {options.p_thres}, "
+        f"ratio ≥ {options.v_thres}); the fastest such algorithm or mock-up by its "
         "smallest speedup is chosen, and the default stays everywhere else. Expected gain: the "
         "default's time over the algorithm's or mock-up's, with its one-sided confidence "
         "bounds at "
-        f"{confidence} (tests.csv's ratio_low, ratio_high).",
+        f"{options.confidence} (tests.csv's ratio_low, ratio_high).",
         "",
         "## Replaced",
         "",
@@ -602,7 +601,7 @@ def tune(
     entry of `entries` (default: every entry with a mock-up test, other than those an algorithm
     sweep added) and tuning.md; return what was applied."""
     tests = read_tests(Path(tests_csv))
-    analysis = read_decided_with(Path(decided_with))
+    options = AnalysisOptions.read_record(Path(decided_with))
     mockups = mockup_tests(tests)
     if not settings and mockups.empty:
         raise DataError(
@@ -637,6 +636,6 @@ def tune(
     lines = _mockup_lines(replaced, not_replaced(mockups, replaced, entries), mockup_files)
     _write(
         outdir / TUNING_MD,
-        tuning_md(applied, untunable, picks, other, analysis, files, lines),
+        tuning_md(applied, untunable, picks, other, options, files, lines),
     )
     return Tuned(applied, replaced)
