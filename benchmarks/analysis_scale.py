@@ -98,6 +98,7 @@ def peak_rss_mb() -> float:
 
 
 def stage_pipeline(workdir: Path) -> dict:
+    from mpiguide.analysis.analysis_types import AnalysisOptions
     from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.analysis.guidelines import check
     from mpiguide.store.aggregate import aggregate
@@ -108,7 +109,8 @@ def stage_pipeline(workdir: Path) -> dict:
               workdir / "timings.parquet", workdir / "medians.parquet")  # fmt: skip
     aggregated = time.perf_counter()
     guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
-    check(workdir / "medians.parquet", guidelines, {}, workdir / "guidelines")
+    check(workdir / "medians.parquet", guidelines, AnalysisOptions.with_defaults(),
+          workdir / "guidelines")  # fmt: skip
     checked = time.perf_counter()
     return {
         "aggregate_s": aggregated - start,
@@ -186,6 +188,7 @@ def stage_components(workdir: Path, repeat: int) -> dict:
     from statsmodels.stats.multitest import multipletests
 
     from mpiguide.analysis import guidelines as guidelines_module
+    from mpiguide.analysis.analysis_types import AnalysisOptions
     from mpiguide.analysis.guidelines import check
     from mpiguide.analysis.stats import adjust_pvalues
     from mpiguide.core.csv_table import write_csv_table
@@ -224,7 +227,8 @@ def stage_components(workdir: Path, repeat: int) -> dict:
     }
 
     def check_writes(name: str) -> Callable[[], None]:
-        return lambda: check(workdir / "medians.parquet", guidelines, {}, out / name)
+        options = AnalysisOptions.with_defaults()
+        return lambda: check(workdir / "medians.parquet", guidelines, options, out / name)
 
     def swapped(module: object, name: str, value: object, outdir: str) -> Callable[[], None]:
         def run() -> None:

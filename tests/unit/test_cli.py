@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mpiguide.cli import main
+from mpiguide.cli import COMMANDS, main
+from mpiguide.cli.arguments import Role, existing_directory, existing_file
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,3 +175,30 @@ def test_an_output_that_is_not_a_regular_file_is_refused(
     code, _, err = run(["grid", "--config-json", spec, "--out", str(tmp_path)], capsys)
     assert code == 2
     assert err == f"mpiguide: error: --out {tmp_path}: exists and is not a regular file\n"
+
+
+def test_every_path_a_command_takes_is_declared_read_or_written() -> None:
+    """The guard against writing over an input works from the declarations: a path option
+    declared as neither input nor output would escape it."""
+    paths = (Path, existing_file, existing_directory)
+    undeclared = [
+        (command.name, option.flag)
+        for command in COMMANDS
+        for option in command.options
+        if option.settings.get("type") in paths and option.role is Role.NONE
+    ]
+    assert undeclared == []
+
+
+def test_an_output_directory_whose_files_are_named_may_hold_the_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report-tables writes its files beside tests.csv in the workflow: only those files are
+    guarded."""
+    (tmp_path / "tests.csv").write_text("guideline\n")
+    (tmp_path / "decided_with.json").write_text("{}")
+    code, _, err = run(["report-tables", "--tests", str(tmp_path / "tests.csv"),
+                        "--decided-with", str(tmp_path / "decided_with.json"),
+                        "--outdir", str(tmp_path)], capsys)  # fmt: skip
+    assert code == 2
+    assert "cannot read what the verdicts were decided with" in err

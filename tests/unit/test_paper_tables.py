@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.guidelines import check
 from mpiguide.analysis.paper_tables import (
@@ -69,7 +70,8 @@ def analyse(campaign: str, tmp_path: Path, extra: tuple[str, ...] = ()) -> tuple
               tmp_path / "timings.parquet", tmp_path / "medians.parquet")  # fmt: skip
     catalogue = load_catalogue(GUIDELINE_CATALOGUE)
     guidelines = resolve([*config["guidelines"], *extra], catalogue, str(path))
-    check(tmp_path / "medians.parquet", guidelines, config["analysis"], tmp_path / "out")
+    options = AnalysisOptions.from_mapping(config["analysis"], str(path))
+    check(tmp_path / "medians.parquet", guidelines, options, tmp_path / "out")
     summary = pd.read_csv(tmp_path / "out" / "summary.csv", dtype={"nodes": str, "ppn": str})
     return summary, (tmp_path / "out" / "summary.md").read_text()
 

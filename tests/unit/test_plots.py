@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.guidelines import check
 from mpiguide.core.errors import DataError
@@ -27,6 +28,7 @@ GUIDELINES = {
     "GL12": {"source": "s", "text": "t", "relation": "le",
              "lhs": {"reorder": 1}, "rhs": {"reorder": 0}},
 }  # fmt: skip
+OPTIONS = AnalysisOptions.with_defaults()
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +52,8 @@ def analysed(tmp_path_factory):
     aggregate(root / "grid.csv", raw, root / "raw", root / "inputs", root / "timings.parquet",
               root / "medians.parquet")  # fmt: skip
     guidelines = resolve(list(GUIDELINES), GUIDELINES, "c")
-    check(root / "medians.parquet", guidelines, {}, root / "guidelines")
-    plot(root / "timings.parquet", root / "guidelines" / "tests.csv", {}, root / "plots")
+    check(root / "medians.parquet", guidelines, OPTIONS, root / "guidelines")
+    plot(root / "timings.parquet", root / "guidelines" / "tests.csv", OPTIONS, root / "plots")
     return root
 
 
@@ -81,7 +83,7 @@ def test_an_undecided_group_is_plotted_as_such(analysed, tmp_path):
     tests.loc[first, "group_verdict"] = "undecided"
     tests.loc[first & (tests["msg_size"] == 64), "verdict"] = "undecided"
     tests.to_csv(tmp_path / "tests.csv", index=False)
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", {}, tmp_path / "plots")
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots")
     group = int(tests.loc[first, "group"].iloc[0])
     name = group_plot_name("GL12", group, "undecided")
     assert (tmp_path / "plots" / "overview" / name).is_file()
@@ -93,7 +95,7 @@ def test_no_violated_or_undecided_group_still_writes_the_heatmap(analysed, tmp_p
     tests["violated"] = False
     tests["verdict"] = tests["group_verdict"] = "holds"
     tests.to_csv(tmp_path / "tests.csv", index=False)
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", {}, tmp_path / "plots")
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots")
     assert not list((tmp_path / "plots" / "overview").iterdir())
     assert (tmp_path / "plots" / "heatmap.png").exists()
 
@@ -149,11 +151,11 @@ def test_safe_names():
 
 def test_missing_inputs_are_named(analysed, tmp_path):
     with pytest.raises(DataError, match=r"tests.csv: no such file \(written by `mpiguide check`\)"):
-        plot(analysed / "timings.parquet", tmp_path / "tests.csv", {}, tmp_path / "plots")
+        plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots")
     with pytest.raises(DataError, match=r"timings.parquet: no such file"):
-        plot(tmp_path / "timings.parquet", analysed / "guidelines" / "tests.csv", {}, tmp_path)
+        plot(tmp_path / "timings.parquet", analysed / "guidelines" / "tests.csv", OPTIONS, tmp_path)
     with pytest.raises(DataError, match=r"medians.parquet: no such file"):
-        check(tmp_path / "medians.parquet", [], {}, tmp_path)
+        check(tmp_path / "medians.parquet", [], OPTIONS, tmp_path)
 
 
 def test_a_damaged_tests_csv_is_named_by_line(analysed, tmp_path):
@@ -165,7 +167,7 @@ def test_a_damaged_tests_csv_is_named_by_line(analysed, tmp_path):
     damaged = tmp_path / "tests.csv"
     damaged.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match=r"tests\.csv:4: p_value '0\.0o1' is not a number"):
-        plot(analysed / "timings.parquet", damaged, {}, tmp_path / "plots")
+        plot(analysed / "timings.parquet", damaged, OPTIONS, tmp_path / "plots")
 
 
 def test_tests_naming_experiments_absent_from_the_timings_are_refused(analysed, tmp_path):
@@ -175,7 +177,7 @@ def test_tests_naming_experiments_absent_from_the_timings_are_refused(analysed, 
     tests.to_csv(foreign, index=False)
     with pytest.raises(DataError, match=r"tests\.csv: names experiments that .*timings\.parquet "
                        r"lacks \(exp_id 999\)"):  # fmt: skip
-        plot(analysed / "timings.parquet", foreign, {}, tmp_path / "plots")
+        plot(analysed / "timings.parquet", foreign, OPTIONS, tmp_path / "plots")
     assert not (tmp_path / "plots").exists()
 
 
@@ -194,7 +196,7 @@ def test_check_refuses_medians_that_are_not_durations(analysed, tmp_path, change
     medians.to_parquet(damaged)
     guidelines = resolve(list(GUIDELINES), GUIDELINES, "c")
     with pytest.raises(DataError, match=rf"medians\.parquet: {message}"):
-        check(damaged, guidelines, {}, tmp_path / "guidelines")
+        check(damaged, guidelines, OPTIONS, tmp_path / "guidelines")
     assert not (tmp_path / "guidelines").exists()
 
 
@@ -205,7 +207,7 @@ def test_a_guideline_without_any_test_is_reported(analysed, tmp_path, capsys):
                   "rhs": {"op": "neighbor_alltoall", "msg_size": 999}},
     }  # fmt: skip
     guidelines = resolve(["GL4", "NEVER"], {**GUIDELINES, **never_pairs}, "c")
-    check(analysed / "medians.parquet", guidelines, {}, tmp_path)
+    check(analysed / "medians.parquet", guidelines, OPTIONS, tmp_path)
     assert "mpiguide: warning: NEVER: no test" in capsys.readouterr().err
     summary = (tmp_path / "summary.md").read_text()
     assert summary.rstrip().endswith(": NEVER")

@@ -96,11 +96,12 @@ def test_nprocs_is_derived_from_nodes_and_ppn():
 def test_overview_plot_along_nodes(tmp_path):
     medians = gather_with_spike()
     mono = guideline(relation="monotone", select={})
-    tests = evaluate(medians, [mono], AnalysisOptions.with_defaults(varied="nodes"), "t")
+    options = AnalysisOptions.with_defaults(varied="nodes")
+    tests = evaluate(medians, [mono], options, "t")
     tests.to_csv(tmp_path / "tests.csv", index=False)
     timings = medians.rename(columns={"median_s": "time_s"})
     timings.to_parquet(tmp_path / "timings.parquet")
-    plot(tmp_path / "timings.parquet", tmp_path / "tests.csv", {"varied": "nodes"}, tmp_path)
+    plot(tmp_path / "timings.parquet", tmp_path / "tests.csv", options, tmp_path)
     names = [p.name for p in (tmp_path / "overview").iterdir()]
     assert names == [group_plot_name("G", 1, "violated")]  # gather
 

@@ -1,8 +1,6 @@
 """report_tables: the report's verdict lines per guideline and its table of the tests of violated
 and undecided groups, from a tests.csv."""
 
-import dataclasses
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -66,12 +64,12 @@ def test_one_line_per_guideline_counts_tests_and_groups():
     assert lines.loc["GL*B", "relation"] == "approx"
 
 
-DECIDED_WITH = dataclasses.asdict(AnalysisOptions.with_defaults(v_thres=1.5))
+DECIDED_WITH = AnalysisOptions.with_defaults(v_thres=1.5)
 
 
 def decided_with_json(tmp_path: Path) -> Path:
     path = tmp_path / "decided_with.json"
-    path.write_text(json.dumps({"analysis": DECIDED_WITH, "guidelines": [], "verdicts": {}}))
+    DECIDED_WITH.write_record(path, [], {})
     return path
 
 
@@ -126,7 +124,9 @@ def test_files_repeat_tests_csv_cells_exactly(tmp_path):
     tests.loc[0, "violation_ratio"] = "1.0742975832139652"
     tests.to_csv(tmp_path / "tests.csv", index=False)
     written = write_report_tables(
-        tmp_path / "tests.csv", decided_with_json(tmp_path), tmp_path / "out"
+        tmp_path / "tests.csv",
+        AnalysisOptions.read_record(decided_with_json(tmp_path)),
+        tmp_path / "out",
     )
     names = [path.name for path in written]
     assert names == [VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV]
@@ -138,20 +138,27 @@ def test_files_repeat_tests_csv_cells_exactly(tmp_path):
 def test_a_tests_csv_without_verdicts_is_refused(tmp_path):
     campaign_tests().drop(columns="group_verdict").to_csv(tmp_path / "tests.csv", index=False)
     with pytest.raises(DataError, match=r"tests\.csv: column 'group_verdict' missing"):
-        write_report_tables(tmp_path / "tests.csv", decided_with_json(tmp_path), tmp_path / "out")
+        write_report_tables(tmp_path / "tests.csv", DECIDED_WITH, tmp_path / "out")
     tests = campaign_tests()
     tests.loc[2, "verdict"] = "maybe"
     tests.to_csv(tmp_path / "tests.csv", index=False)
     with pytest.raises(DataError, match=r"tests\.csv:4: a verdict is not one of"):
-        write_report_tables(tmp_path / "tests.csv", decided_with_json(tmp_path), tmp_path / "out")
+        write_report_tables(tmp_path / "tests.csv", DECIDED_WITH, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
+def test_the_record_reads_back_the_options_it_was_written_with(tmp_path):
+    options = AnalysisOptions.with_defaults(
+        v_thres=1.5, variability=[{"op": ["bcast", "reduce"], "msg_size": 8}]
+    )
+    options.write_record(tmp_path / "decided_with.json", ["GL1"], {"holds": 3})
+    assert AnalysisOptions.read_record(tmp_path / "decided_with.json") == options
+
+
 def test_an_unreadable_record_is_refused(tmp_path):
-    campaign_tests().to_csv(tmp_path / "tests.csv", index=False)
     (tmp_path / "decided_with.json").write_text("{}")
     with pytest.raises(DataError, match=r"decided_with\.json: cannot read what the verdicts"):
-        write_report_tables(tmp_path / "tests.csv", tmp_path / "decided_with.json", tmp_path)
+        AnalysisOptions.read_record(tmp_path / "decided_with.json")
 
 
 def test_the_front_page_quotes_no_threshold_from_the_config():

@@ -131,8 +131,8 @@ def test_plan_round_writes_what_the_next_round_measures(tmp_path):
     medians = tmp_path / "medians.parquet"
     measure(everything, round_runs(LOOKS, 0), 1).to_parquet(medians)
     out = tmp_path / "round00.json"
-    analysis = {}
-    plan = plan_round(medians, [guideline(**GL4_LIKE)], analysis, LOOKS, 0, ["openmpi"], False, out)
+    options = AnalysisOptions.with_defaults()
+    plan = plan_round(medians, [guideline(**GL4_LIKE)], options, LOOKS, 0, ["openmpi"], False, out)
     assert json.loads(out.read_text()) == plan
     assert plan["done"] is False
     assert plan["next_runs"] == [5, 10]
@@ -140,7 +140,7 @@ def test_plan_round_writes_what_the_next_round_measures(tmp_path):
     assert planned_exp_ids(plan, "openmpi", 1, 2) == [2, 12]
     with pytest.raises(DataError, match="measures nothing of openmpi on 2x2"):
         planned_exp_ids(plan, "openmpi", 2, 2)
-    last = plan_round(medians, [guideline(**GL4_LIKE)], analysis, LOOKS, 2, ["openmpi"], False, out)
+    last = plan_round(medians, [guideline(**GL4_LIKE)], options, LOOKS, 2, ["openmpi"], False, out)
     assert last["done"] is True and last["measure"] == []
 
 
@@ -148,7 +148,8 @@ def test_check_of_an_adaptive_campaign_writes_the_stop_columns(tmp_path):
     everything = [row["exp_id"] for row in rows()]
     medians = tmp_path / "medians.parquet"
     measure(everything, round_runs(LOOKS, 0), 1).to_parquet(medians)
-    tests = check(medians, [guideline(**GL4_LIKE)], {}, tmp_path / "out", "test", LOOKS)
+    options = AnalysisOptions.with_defaults()
+    tests = check(medians, [guideline(**GL4_LIKE)], options, tmp_path / "out", LOOKS)
     written = pd.read_csv(tmp_path / "out" / "tests.csv")
     assert written.columns[-2:].tolist() == [LOOK_RUNS, STOP]
     assert written[STOP].tolist() == tests[STOP].tolist()

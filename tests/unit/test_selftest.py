@@ -263,7 +263,8 @@ def test_selftest_writes_table_plot_and_markdown(tmp_path: Path) -> None:
     csv, plot = tmp_path / "selftest.csv", tmp_path / "selftest.png"
     markdown = tmp_path / "selftest.md"
 
-    selftest(CONFIG, tmp_path / "medians.parquet", logs, csv, plot, markdown, resamples=5)
+    options = AnalysisOptions.from_mapping(CONFIG["analysis"], "c")
+    selftest(CONFIG, options, tmp_path / "medians.parquet", logs, csv, plot, markdown, resamples=5)
 
     written = pd.read_csv(csv)
     assert list(written.columns[:5]) == ["slowdown_pct", "launches", "test", "op", "runs"]
@@ -297,7 +298,8 @@ def test_an_adaptive_self_test_reports_its_own_decisions(tmp_path: Path) -> None
     logs = write_logs(tmp_path / "logs", medians, {"slow2", "slow20", "alltoall20"})
     csv, plot, markdown = tmp_path / "s.csv", tmp_path / "s.png", tmp_path / "s.md"
 
-    table = selftest(adaptive, tmp_path / "medians.parquet", logs, csv, plot, markdown)
+    options = AnalysisOptions.from_mapping(adaptive["analysis"], "c")
+    table = selftest(adaptive, options, tmp_path / "medians.parquet", logs, csv, plot, markdown)
 
     assert (table["runs"] == 10).all() and (table["resamples"] == 1).all()
     assert set(table["test"]) == {"auto"}  # the test the rounds were measured for

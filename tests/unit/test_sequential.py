@@ -19,7 +19,6 @@ from mpiguide.analysis.comparisons import (
     RunMedians,
     compare,
 )
-from mpiguide.analysis.guidelines import decide
 from mpiguide.analysis.sequential import (
     DECIDED,
     FUTILE,
@@ -30,7 +29,7 @@ from mpiguide.analysis.sequential import (
     first_stops,
     stops,
 )
-from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED, Thresholds
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED, Thresholds, decide
 from mpiguide.analysis.verdicts import verdicts as verdicts_of
 
 LOOKS = Looks.planned(5, 30, 5)

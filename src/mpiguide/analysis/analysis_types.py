@@ -7,14 +7,18 @@ use them; this module imports no statistics and nothing of theirs, so any of the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mpiguide.analysis.paper_tables import LAYOUTS
+from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import HEAP
-from mpiguide.core.errors import ConfigError
+from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml
 from mpiguide.core.values import canonical_value
@@ -127,6 +131,40 @@ class AnalysisOptions:
                 )
         selectors = _variability_selectors(analysis.get("variability", []), source)
         return replace(options, variability=selectors)
+
+    def write_record(
+        self,
+        path: Path,
+        guidelines: Sequence[str],
+        verdicts: Mapping[str, int],
+        looks: Sequence[int] = (),
+    ) -> None:
+        """check's record beside its verdicts (decided_with.json): these options, the
+        guidelines, the verdict counts and an adaptive campaign's looks, so that a report built
+        later states the options its tables were computed with."""
+        record: dict[str, Any] = {
+            "analysis": dataclasses.asdict(self),
+            "guidelines": list(guidelines),
+            "verdicts": dict(verdicts),
+        }
+        if looks:
+            record["looks"] = list(looks)
+        with atomic_path(path) as temporary:
+            temporary.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+    @classmethod
+    def read_record(cls, path: Path) -> AnalysisOptions:
+        """The options check's record (write_record) says the verdicts were decided with;
+        an option the record lacks takes its default."""
+        try:
+            analysis = json.loads(path.read_text(encoding="utf-8"))["analysis"]
+            if not isinstance(analysis, Mapping):
+                raise TypeError(f"analysis is {analysis!r}, not a mapping")
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise DataError(
+                f"{path}: cannot read what the verdicts were decided with: {error}"
+            ) from None
+        return cls.from_mapping(analysis, str(path))
 
 
 def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:

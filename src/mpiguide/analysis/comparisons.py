@@ -38,11 +38,11 @@ from mpiguide.analysis.stats import (
     Alternative,
     RatioEstimates,
     hodges_lehmann_ratios,
+    one_sided_bounds,
     paired_hodges_lehmann_ratios,
     rank_sum_pvalues,
     signed_rank_pvalues,
 )
-from mpiguide.analysis.verdicts import one_sided_bounds
 
 STAT_COLUMNS = (
     "n_lhs",

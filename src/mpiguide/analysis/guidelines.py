@@ -8,14 +8,12 @@ tests.csv plus the tables (tables.py).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,16 +21,12 @@ import pyarrow.parquet as pq
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
 from mpiguide.analysis.comparisons import (
-    DF,
-    LOG_SE,
     LOST_PAIRS,
     MODEL_COLUMNS,
     NO_PAIRING,
     PAIR_BLOCKS,
     PAIR_RUNS,
-    PAIRED_TESTS,
     RANKSUM,
-    SIGNED_RANK_TESTS,
     TEST_COLUMN,
     WELCH_T,
     RunMedians,
@@ -49,15 +43,7 @@ from mpiguide.analysis.pairing import (
 from mpiguide.analysis.sequential import LOOK_RUNS, OPEN, STOP, Looks, look_table, stops
 from mpiguide.analysis.stats import Alternative, adjust_pvalues
 from mpiguide.analysis.tables import write_tables
-from mpiguide.analysis.verdicts import (
-    VERDICTS,
-    Thresholds,
-    detectable_ratios,
-    group_verdicts,
-    least_signed_rank_runs,
-    runs_needed,
-    verdicts,
-)
+from mpiguide.analysis.verdicts import VERDICTS, Thresholds, decide, group_verdicts
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import BLOCK_ATTEMPT_COLUMN, MEDIAN_VALUES, PAGE_FAULT_VALUES
 from mpiguide.core.csv_table import write_csv_table
@@ -250,44 +236,6 @@ def _tests_of(
     return tests
 
 
-def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
-    """Add `verdict`, `violated`, `detectable_ratio` and `runs_needed` to tests that hold
-    compare's statistics and model columns and `p_adjusted`."""
-    verdict = verdicts(
-        approx,
-        tests["violation_ratio"].to_numpy(),
-        tests["ratio_low"].to_numpy(),
-        tests["ratio_high"].to_numpy(),
-        tests["p_adjusted"].to_numpy(),
-        thresholds,
-    )
-    tests["verdict"] = verdict
-    tests["violated"] = verdict == VERDICTS[0]
-    se, df = tests[LOG_SE].to_numpy(), tests[DF].to_numpy()
-    runs = np.minimum(tests["n_lhs"].to_numpy(), tests["n_rhs"].to_numpy())
-    detectable = detectable_ratios(approx, se, df, thresholds)
-    # A signed-rank test flags nothing below its fewest runs, whatever the spread.
-    signed_rank = tests[TEST_COLUMN].isin(SIGNED_RANK_TESTS).to_numpy()
-    least = least_signed_rank_runs(approx, thresholds.p_thres)
-    detectable[signed_rank & (runs < least)] = np.inf
-    tests["detectable_ratio"] = detectable
-    undecided = verdict == VERDICTS[2]
-    ratio = tests["violation_ratio"].to_numpy()
-    needed = np.full(len(tests), np.nan)
-    needed[undecided] = runs_needed(
-        approx,
-        np.log(ratio[undecided]),
-        se[undecided],
-        runs[undecided],
-        tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()[undecided],
-        thresholds,
-    )
-    size = np.maximum(ratio, 1 / ratio) if approx else ratio
-    toward_violated = undecided & signed_rank & (size >= thresholds.v_thres)
-    needed[toward_violated] = np.maximum(needed[toward_violated], least)
-    tests["runs_needed"] = pd.array(needed, dtype="Int64")
-
-
 def evaluate(
     medians: pd.DataFrame, guidelines: Sequence[Guideline], options: AnalysisOptions, source: str
 ) -> pd.DataFrame:
@@ -413,42 +361,19 @@ def evaluate_looks(
     return tests
 
 
-def write_decided_with(
-    path: Path,
-    options: AnalysisOptions,
-    guidelines: Sequence[Guideline],
-    counts: pd.Series,
-    looks: Looks | None = None,
-) -> None:
-    """The record of what the verdicts beside it were decided with (an adaptive campaign's
-    looks too)."""
-    record: dict[str, Any] = {
-        "analysis": dataclasses.asdict(options),
-        "guidelines": [guideline.id for guideline in guidelines],
-        "verdicts": {verdict: int(counts.get(verdict, 0)) for verdict in VERDICTS},
-    }
-    if looks is not None and looks.adaptive:
-        record["looks"] = list(looks.runs)
-    with atomic_path(path) as temporary:
-        temporary.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-
-
 def check(
     medians_parquet: str | Path,
     guidelines: Sequence[Guideline],
-    analysis: Mapping[str, Any],
+    options: AnalysisOptions,
     outdir: str | Path,
-    source: str = "config",
     looks: Looks | None = None,
 ) -> pd.DataFrame:
-    """Test every guideline on the run medians; write tests.csv and the tables into outdir;
-    return the tests (tests.csv's rows).
+    """Test every guideline on the run medians; write tests.csv, the tables and the record of
+    the options (decided_with.json) into outdir; return the tests (tests.csv's rows).
 
-    `source` names the config the analysis options come from, for error messages. With the
-    looks of an adaptive campaign, every test is decided at its looks (evaluate_looks).
+    With the looks of an adaptive campaign, every test is decided at its looks (evaluate_looks).
     """
     medians_parquet, outdir = Path(medians_parquet), Path(outdir)
-    options = AnalysisOptions.from_mapping(analysis, source)
     medians = read_medians(medians_parquet)
     if looks is not None and looks.adaptive:
         tests = evaluate_looks(medians, guidelines, options, looks, str(medians_parquet))
@@ -473,7 +398,12 @@ def check(
         with atomic_path(outdir / LOOKS_CSV) as temporary:
             look_table(tests).to_csv(temporary, index=False)
     counts = tests["verdict"].value_counts()
-    write_decided_with(outdir / DECIDED_WITH_JSON, options, guidelines, counts, looks)
+    options.write_record(
+        outdir / DECIDED_WITH_JSON,
+        [guideline.id for guideline in guidelines],
+        {verdict: int(counts.get(verdict, 0)) for verdict in VERDICTS},
+        looks.runs if looks is not None and looks.adaptive else (),
+    )
     print(
         f"mpiguide check: {len(tests)} tests: "
         + ", ".join(f"{int(counts.get(verdict, 0))} {verdict}" for verdict in VERDICTS)

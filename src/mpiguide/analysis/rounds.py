@@ -66,18 +66,16 @@ def needed_experiments(
 def plan_round(
     medians_parquet: str | Path,
     guidelines: Sequence[Guideline],
-    analysis: Mapping[str, Any],
+    options: AnalysisOptions,
     looks: Looks,
     round_number: int,
     entries: Sequence[str],
     blocking: bool,
     out: str | Path,
-    source: str = "config",
 ) -> dict[str, Any]:
     """Decide every test from the runs measured through round `round_number` and write the
     round's plan (JSON): the verdict and stop counts, whether the campaign is done, and what
     the next round measures (`next_runs`, `measure`)."""
-    options = AnalysisOptions.from_mapping(analysis, source)
     tests = evaluate_looks(
         read_medians(Path(medians_parquet)), guidelines, options, looks, str(medians_parquet)
     )

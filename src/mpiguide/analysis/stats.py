@@ -276,3 +276,13 @@ def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
     adjusted = np.empty_like(pvalues)
     adjusted[order] = np.minimum(np.maximum.accumulate(stepped), 1.0)
     return adjusted
+
+
+def one_sided_bounds(
+    log_effect: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper one-sided confidence bounds (each at `confidence`) of the ratio, from a
+    t model of its logarithm; NaN where the model has no degrees of freedom."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        quantile = stats.t.ppf(confidence, np.where(df > 0, df, np.nan))
+        return np.exp(log_effect - quantile * se), np.exp(log_effect + quantile * se)

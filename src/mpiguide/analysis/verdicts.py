@@ -14,7 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
+
+from mpiguide.analysis.comparisons import (
+    DF,
+    LOG_SE,
+    PAIRED_TESTS,
+    SIGNED_RANK_TESTS,
+    TEST_COLUMN,
+)
 
 VIOLATED, HOLDS, UNDECIDED = "violated", "holds", "undecided"
 VERDICTS = (VIOLATED, HOLDS, UNDECIDED)
@@ -32,16 +41,6 @@ class Thresholds:
     p_thres: float
     v_thres: float
     confidence: float
-
-
-def one_sided_bounds(
-    log_effect: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper one-sided confidence bounds (each at `confidence`) of the ratio, from a
-    t model of its logarithm; NaN where the model has no degrees of freedom."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        quantile = stats.t.ppf(confidence, np.where(df > 0, df, np.nan))
-        return np.exp(log_effect - quantile * se), np.exp(log_effect + quantile * se)
 
 
 def verdicts(
@@ -145,3 +144,41 @@ def group_verdicts(verdict: np.ndarray, groups: np.ndarray) -> np.ndarray:
     np.logical_and.at(all_hold, inverse, verdict == HOLDS)
     per_group = np.where(any_violated, VIOLATED, np.where(all_hold, HOLDS, UNDECIDED))
     return per_group[inverse].astype(object)
+
+
+def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
+    """Add `verdict`, `violated`, `detectable_ratio` and `runs_needed` to tests that hold
+    compare's statistics and model columns and `p_adjusted`."""
+    verdict = verdicts(
+        approx,
+        tests["violation_ratio"].to_numpy(),
+        tests["ratio_low"].to_numpy(),
+        tests["ratio_high"].to_numpy(),
+        tests["p_adjusted"].to_numpy(),
+        thresholds,
+    )
+    tests["verdict"] = verdict
+    tests["violated"] = verdict == VERDICTS[0]
+    se, df = tests[LOG_SE].to_numpy(), tests[DF].to_numpy()
+    runs = np.minimum(tests["n_lhs"].to_numpy(), tests["n_rhs"].to_numpy())
+    detectable = detectable_ratios(approx, se, df, thresholds)
+    # A signed-rank test flags nothing below its fewest runs, whatever the spread.
+    signed_rank = tests[TEST_COLUMN].isin(SIGNED_RANK_TESTS).to_numpy()
+    least = least_signed_rank_runs(approx, thresholds.p_thres)
+    detectable[signed_rank & (runs < least)] = np.inf
+    tests["detectable_ratio"] = detectable
+    undecided = verdict == VERDICTS[2]
+    ratio = tests["violation_ratio"].to_numpy()
+    needed = np.full(len(tests), np.nan)
+    needed[undecided] = runs_needed(
+        approx,
+        np.log(ratio[undecided]),
+        se[undecided],
+        runs[undecided],
+        tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()[undecided],
+        thresholds,
+    )
+    size = np.maximum(ratio, 1 / ratio) if approx else ratio
+    toward_violated = undecided & signed_rank & (size >= thresholds.v_thres)
+    needed[toward_violated] = np.maximum(needed[toward_violated], least)
+    tests["runs_needed"] = pd.array(needed, dtype="Int64")

@@ -103,6 +103,9 @@ COST_CSV = "cost.csv"
 CAMPAIGN_COST_CSV = "campaign_cost.csv"
 COST_RST = "cost.rst"
 COST_FILES = (COST_CSV, CAMPAIGN_COST_CSV, COST_RST)
+# guidelines/: written by `mpiguide library-table` (reports/library_table.py): Manwade &
+# Kulkarni's Table 2 layout, long (.csv) and wide (.md).
+LIBRARY_TABLE_FILES = ("library_table.csv", "library_table.md")
 
 # plots/: `overview/<guideline>-group<NNNN>-<verdict>.png`,
 # `focus/<guideline>-group<NNNN>-<verdict>.png` (for violated and undecided groups) and

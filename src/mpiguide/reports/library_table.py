@@ -22,9 +22,10 @@ from mpiguide.analysis.pairing import PAIR_SEPARATOR
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
+from mpiguide.core.paths import LIBRARY_TABLE_FILES
 from mpiguide.core.values import canonical_value
 
-OUTPUTS = ("library_table.csv", "library_table.md")
+OUTPUTS = LIBRARY_TABLE_FILES
 NO_TESTS = "-"
 NOT_APPLICABLE = "n/a"  # the varied parameter does not apply to the guideline's operations
 

@@ -185,13 +185,13 @@ def fit(
     medians_parquet: str | Path,
     models_yaml: str | Path,
     selection: Sequence[Mapping[str, Any]],
-    analysis: Mapping[str, Any],
+    options: AnalysisOptions,
     outdir: str | Path,
     source: str = "config",
 ) -> None:
-    """Fit the selected models; write models.csv, residuals.csv and plots/ into outdir."""
+    """Fit the selected models; write models.csv, residuals.csv and plots/ into outdir.
+    `source` names where the selection comes from, for error messages."""
     outdir = Path(outdir)
-    options = AnalysisOptions.from_mapping(analysis, source)
     selections = resolve_models(selection, load_models(models_yaml), source)
     medians = read_medians(Path(medians_parquet))
     table, residuals, fits = fit_models(medians, selections, options, str(medians_parquet))

@@ -16,9 +16,8 @@ sizes in bytes (`8 B`, `1 KiB`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -430,13 +429,11 @@ def _side_repetitions(test: pd.Series, timings: pd.DataFrame) -> pd.DataFrame:
 def plot(
     timings_parquet: str | Path,
     tests_csv: str | Path,
-    analysis: Mapping[str, Any],
+    options: AnalysisOptions,
     outdir: str | Path,
-    source: str = "config",
 ) -> None:
     """Write overview/, focus/ (violated and undecided groups) and heatmap.png into outdir."""
     timings_parquet, outdir = Path(timings_parquet), Path(outdir)
-    options = AnalysisOptions.from_mapping(analysis, source)
     if not timings_parquet.is_file():
         raise DataError(f"{timings_parquet}: no such file (written by `mpiguide aggregate`)")
     tests = read_tests(Path(tests_csv))

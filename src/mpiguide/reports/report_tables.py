@@ -11,14 +11,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.tables import (
     FUTILE_COLUMNS,
     SUMMARY_KEYS,
@@ -94,28 +93,16 @@ def _rst_text(text: str) -> str:
     return re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text)
 
 
-def read_decided_with(path: Path) -> dict[str, Any]:
-    """check's record of what the verdicts were decided with (analysis options, guidelines)."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        analysis = record["analysis"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise DataError(
-            f"{path}: cannot read what the verdicts were decided with: {error}"
-        ) from None
-    return dict(analysis)
-
-
-def decided_with_rst(analysis: dict[str, Any]) -> str:
+def decided_with_rst(options: AnalysisOptions) -> str:
     """How the verdicts were decided, from check's own record: a report built after the options
     changed, without re-running check, still states the options its tables were computed with."""
-    v_thres = analysis["v_thres"]
+    v_thres = options.v_thres
     return (
-        f"Decided with ``analysis.test: {analysis['test']}`` (where both sides were measured in"
+        f"Decided with ``analysis.test: {options.test}`` (where both sides were measured in"
         " the same runs, a paired t-test on the per-run log-ratios, otherwise Welch's t-test on"
         " the log run medians; ``ranksum``: Lübbe's rank-sum everywhere), one-sided"
-        f" {analysis['confidence']:g} confidence bounds of the effect v, correction"
-        f" ``{analysis['correction']}``: a test is **violated** when p ≤ {analysis['p_thres']:g}"
+        f" {options.confidence:g} confidence bounds of the effect v, correction"
+        f" ``{options.correction}``: a test is **violated** when p ≤ {options.p_thres:g}"
         f" and v ≥ {v_thres:g}; it **holds** when its upper bound is below {v_thres:g}"
         f" (``approx``: both bounds within 1/{v_thres:g} … {v_thres:g}); otherwise it is"
         " **undecided**: these runs can neither show nor rule out a violation, which is not a"
@@ -123,11 +110,11 @@ def decided_with_rst(analysis: dict[str, Any]) -> str:
     )
 
 
-def verdict_lines_rst(lines: pd.DataFrame, analysis: dict[str, Any]) -> str:
+def verdict_lines_rst(lines: pd.DataFrame, options: AnalysisOptions) -> str:
     """The front page's lines: how the verdicts were decided, then a bullet per guideline (no
     title, so that it can be included anywhere in a document)."""
     text = [
-        decided_with_rst(analysis),
+        decided_with_rst(options),
         "**Verdicts per guideline**, over every MPI library and deployment: a test is "
         "*violated* when the data show a violation, *holds* when they rule one out, "
         "*undecided* when they can do neither (more runs, or a quieter machine, may decide "
@@ -168,13 +155,12 @@ def violated_undecided(tests: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_report_tables(
-    tests_csv: str | Path, decided_with: str | Path, outdir: str | Path
+    tests_csv: str | Path, options: AnalysisOptions, outdir: str | Path
 ) -> Sequence[Path]:
-    """Read tests.csv and check's decided_with.json, write verdict_lines.csv,
-    verdict_lines.rst and violated_undecided.csv into outdir."""
+    """Read tests.csv, write verdict_lines.csv, verdict_lines.rst (stating `options`, those
+    the verdicts were decided with) and violated_undecided.csv into outdir."""
     tests_csv, outdir = Path(tests_csv), Path(outdir)
     tests = read_tests(tests_csv)
-    analysis = read_decided_with(Path(decided_with))
     lines = verdict_lines(tests)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = [
@@ -183,7 +169,7 @@ def write_report_tables(
     with atomic_path(paths[0]) as temporary:
         lines.to_csv(temporary, index=False)
     with atomic_path(paths[1]) as temporary:
-        Path(temporary).write_text(verdict_lines_rst(lines, analysis), encoding="utf-8")
+        Path(temporary).write_text(verdict_lines_rst(lines, options), encoding="utf-8")
     with atomic_path(paths[2]) as temporary:
         violated_undecided(tests).to_csv(temporary, index=False)
     return paths

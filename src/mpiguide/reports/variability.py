@@ -24,9 +24,7 @@ Outputs in the output directory:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -172,13 +170,11 @@ def variability(
     medians_parquet: str | Path,
     timings_parquet: str | Path,
     tests_csv: str | Path,
-    analysis: Mapping[str, Any],
+    options: AnalysisOptions,
     outdir: str | Path,
-    source: str = "config",
 ) -> None:
     """Write spread.csv, runs.csv and plots/ into outdir."""
     outdir = Path(outdir)
-    options = AnalysisOptions.from_mapping(analysis, source)
     medians = read_medians(Path(medians_parquet))
     (outdir / "plots").mkdir(parents=True, exist_ok=True)
     run_table = runs(medians, options.run_band)

@@ -29,8 +29,6 @@ until that test decided.
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -457,6 +455,7 @@ def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> Non
 
 def selftest(
     config: Mapping[str, Any],
+    options: AnalysisOptions,
     medians_parquet: Path,
     run_logs: Path,
     csv_path: Path,
@@ -466,9 +465,7 @@ def selftest(
     source: str = "config",
 ) -> pd.DataFrame:
     """Check the injection took effect, compute the power table, write the CSV, the plot and
-    the Markdown tables."""
-
-    options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
+    the Markdown tables. `source` names the campaign, for error messages."""
     planted = planted_guidelines(config, source)
     try:
         medians = pd.read_parquet(medians_parquet)
@@ -487,21 +484,3 @@ def selftest(
     with atomic_path(markdown_path) as temporary:
         temporary.write_text(verdict_tables(table), encoding="utf-8")
     return table
-
-
-def run(args: argparse.Namespace) -> None:
-    """`python -m mpiguide selftest` (options in cli.py): the rates of the campaign in
-    `--config-json`."""
-    resamples = RESAMPLES if args.resamples is None else args.resamples
-    if resamples < 1:
-        raise ConfigError(f"--resamples must be at least 1, not {resamples}")
-    try:
-        config = json.loads(args.config_json)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"--config-json: invalid JSON: {error}") from None
-    if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
-        raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
-    source = str(config.get("campaign", "--config-json"))
-    selftest(
-        config, args.medians, args.run_logs, args.csv, args.plot, args.markdown, resamples, source
-    )

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import (
@@ -36,7 +37,6 @@ from mpiguide.core.paths import (
     ompi_rules_name,
 )
 from mpiguide.reports.junit import read_tests
-from mpiguide.reports.report_tables import read_decided_with
 from mpiguide.tune.choose import Choice, Untunable, algorithm_rows, choices
 from mpiguide.tune.library_algorithms import AlgorithmSetting
 from mpiguide.tune.mockup_rules import (
@@ -105,7 +105,7 @@ def tune(
     entry of `entries` (default: every entry with a mock-up test, other than those an algorithm
     sweep added) and tuning.md; return what was applied."""
     tests = read_tests(Path(tests_csv))
-    analysis = read_decided_with(Path(decided_with))
+    options = AnalysisOptions.read_record(Path(decided_with))
     mockups = mockup_tests(tests)
     if not settings and mockups.empty:
         raise DataError(
@@ -140,6 +140,6 @@ def tune(
     lines = mockup_lines(replaced, not_replaced(mockups, replaced, entries), mockup_files)
     _write(
         outdir / TUNING_MD,
-        tuning_md(applied, untunable, picks, other, analysis, files, lines),
+        tuning_md(applied, untunable, picks, other, options, files, lines),
     )
     return Tuned(applied, replaced)

@@ -4,10 +4,10 @@ what could not be tuned and why."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.core.paths import ALGORITHMS_CSV
 from mpiguide.tune.choose import Choice, Untunable
 from mpiguide.tune.mockup_rules import NotReplaced, Replacement
@@ -71,11 +71,10 @@ def tuning_md(
     untunable: Sequence[Untunable],
     picks: Sequence[Choice],
     other: pd.DataFrame,
-    analysis: Mapping[str, Any],
+    options: AnalysisOptions,
     files: Mapping[tuple[str, str], str],
     mockup_lines: Sequence[str] = (),
 ) -> str:
-    confidence = analysis.get("confidence")
     lines = [
         "# Tuning",
         "",
@@ -84,12 +83,12 @@ def tuning_md(
         "<op>_as_<how>` (the collective against its own mock-up). A collective is tuned at "
         "a number of ranks and a message size only where an algorithm or a mock-up beats the "
         "default in "
-        f"every test there (verdict violated: paired test, p ≤ {analysis.get('p_thres')}, "
-        f"ratio ≥ {analysis.get('v_thres')}); the fastest such algorithm or mock-up by its "
+        f"every test there (verdict violated: paired test, p ≤ {options.p_thres}, "
+        f"ratio ≥ {options.v_thres}); the fastest such algorithm or mock-up by its "
         "smallest speedup is chosen, and the default stays everywhere else. Expected gain: the "
         "default's time over the algorithm's or mock-up's, with its one-sided confidence "
         "bounds at "
-        f"{confidence} (tests.csv's ratio_low, ratio_high).",
+        f"{options.confidence} (tests.csv's ratio_low, ratio_high).",
         "",
         "## Replaced",
         "",

@@ -1,0 +1,148 @@
+"""The subcommands before the analysis: `validate` for users, and the workflow's steps that
+plan, launch and aggregate the runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mpiguide.cli.arguments import (
+    CONFIG,
+    GRID,
+    MEDIANS,
+    OUT,
+    TIMINGS,
+    Command,
+    Option,
+    Role,
+    existing_directory,
+    existing_file,
+    integer,
+    name,
+    parse_json,
+)
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+
+
+def validate(args: argparse.Namespace) -> None:
+    from mpiguide.campaign.config import load_campaign
+
+    config = load_campaign(args.config, args.catalogue, args.scale)
+    print(f"{args.config}: ok")
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.campaign.summary import summarise
+
+    catalogue = load_catalogue(args.catalogue or GUIDELINE_CATALOGUE)
+    summary = summarise(config, resolve(config["guidelines"], catalogue, str(args.config)))
+    for line in summary.lines():
+        print(f"  {line}")
+    for warning in summary.warnings:
+        print(f"mpiguide: warning: {args.config}: {warning}", file=sys.stderr)
+
+
+def grid(args: argparse.Namespace) -> None:
+    from mpiguide.campaign.config import validate_grid_spec
+    from mpiguide.plan.grid import build_grid, write_grid
+
+    spec = parse_json(args.config_json, "--config-json", dict)
+    validate_grid_spec(spec, "--config-json")
+    write_grid(build_grid(spec, "--config-json"), args.out)
+
+
+def inputs(args: argparse.Namespace) -> None:
+    from mpiguide.plan.inputs import write_run_input
+
+    exp_ids = None
+    if args.plan is not None:
+        from mpiguide.analysis.rounds import planned_exp_ids, read_plan
+
+        plan = read_plan(args.plan)
+        exp_ids = planned_exp_ids(plan, args.mpi, args.nodes, args.ppn)
+    write_run_input(
+        args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out, exp_ids
+    )
+
+
+def run_block(args: argparse.Namespace) -> None:
+    from mpiguide.campaign.blocks import main
+
+    status = main(args.spec_json)
+    if status:
+        raise SystemExit(status)
+
+
+def aggregate(args: argparse.Namespace) -> None:
+    from mpiguide.store.aggregate import aggregate
+
+    aggregate(
+        args.grid,
+        args.raw,
+        args.raw_root,
+        args.inputs_root,
+        args.timings,
+        args.medians,
+        args.blocks_root,
+    )
+
+
+COMMANDS = (
+    Command("validate", "check a campaign config (schema and semantics)", validate, (
+        CONFIG,
+        Option("--catalogue",
+               f"guideline catalogue (default: the package's, {GUIDELINE_CATALOGUE})",
+               Role.READS, {"type": Path, "metavar": "FILE"}),
+        Option("--scale",
+               "check the campaign at this scale (default: the file's `scale:`, else paper)",
+               settings={"choices": ("paper", "local")}),
+    )),
+    Command("grid", "write grid.csv from the grid keys of a config", grid, (
+        Option("--config-json", '{"nrep": N, "experiments": [...]}',
+               settings={"required": True, "metavar": "JSON"}),
+        OUT.but(help="grid.csv to write"),
+    )),
+    Command("inputs", "write the shuffled kernel input of one run", inputs, (
+        GRID,
+        Option("--seed", "the campaign's seed", settings={"type": integer(0), "required": True}),
+        Option("--mpi", "the mpi entry of the run",
+               settings={"type": name, "required": True, "metavar": "NAME"}),
+        Option("--nodes", "nodes of the run's deployment",
+               settings={"type": integer(1), "required": True}),
+        Option("--ppn", "processes per node of the run's deployment",
+               settings={"type": integer(1), "required": True}),
+        Option("--run", "the run's number (zero-based)",
+               settings={"type": integer(0), "required": True}),
+        OUT.but(help="the run's kernel input (CSV) to write"),
+        Option("--plan",
+               "a round's plan (plan-round): only the experiments it has this run measure",
+               Role.READS, {"type": existing_file, "metavar": "FILE"}),
+    )),
+    Command(
+        "run-block",
+        "launch one block: run NN of every mpi entry of a deployment, back to back",
+        run_block,
+        # the files of the block are named in the spec: campaign/blocks.py checks them
+        (Option("--spec-json",
+                "the block: seed, nodes, ppn, run, node_size, record and its entries"
+                " (mpi, launcher, env, modules, kernel, input, output, log)",
+                settings={"required": True, "metavar": "JSON"}),),
+    ),
+    Command("aggregate", "join raw kernel outputs with the grid", aggregate, (
+        GRID,
+        Option("--raw-root",
+               "results/<campaign>/raw: the kernel outputs below <mpi>/<nodes>x<ppn>/",
+               Role.READS_DIR,
+               {"type": existing_directory, "required": True, "metavar": "DIR"}),
+        Option("--inputs-root", "results/<campaign>/inputs: the run inputs, mirroring --raw-root",
+               Role.READS_DIR,
+               {"type": existing_directory, "required": True, "metavar": "DIR"}),
+        TIMINGS.but(help="timings.parquet to write", role=Role.WRITES, type=Path, metavar="OUT"),
+        MEDIANS.but(help="medians.parquet to write", role=Role.WRITES, type=Path, metavar="OUT"),
+        Option("--blocks-root",
+               "the block records (blocks/<nodes>x<ppn>/run<NN>.json) of blocked runs",
+               Role.READS_DIR, {"type": Path, "metavar": "DIR"}),
+        Option("raw", "the kernel outputs of every run (RAW.json beside each)", Role.READS,
+               {"type": existing_file, "nargs": "+", "metavar": "RAW.csv"},
+               companions=(".json",)),
+    )),
+)  # fmt: skip

@@ -1,0 +1,192 @@
+"""The subcommands that report on the verdicts and the runs: plots, model fits, run-to-run
+variability, the report's tables, an adaptive campaign's cost, and Gropp 2018's partners."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mpiguide.cli.arguments import (
+    ANALYSIS_JSON,
+    DECIDED_WITH,
+    MEDIANS,
+    OUT,
+    OUTDIR,
+    RUNS_JSON,
+    TESTS,
+    TIMINGS,
+    Command,
+    Option,
+    Role,
+    existing_file,
+    integer,
+    parse_json,
+)
+from mpiguide.cli.decide import looks_of
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.package_data import MODEL_CATALOGUE
+from mpiguide.core.paths import COST_FILES, LIBRARY_TABLE_FILES, REPORT_TABLE_FILES
+
+
+def plot(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.reports.plots import plot
+
+    analysis = parse_json(args.analysis_json, "--analysis-json", dict)
+    options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
+    plot(args.timings, args.tests, options, args.outdir)
+
+
+def fit(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.campaign.config import validate_models_selection
+    from mpiguide.reports.model_fit import fit
+
+    selection = parse_json(args.models_json, "--models-json", list)
+    validate_models_selection(selection, "--models-json")
+    analysis = parse_json(args.analysis_json, "--analysis-json", dict)
+    options = AnalysisOptions.from_mapping(analysis, "--models-json")
+    fit(args.medians, args.models, selection, options, args.out, source="--models-json")
+
+
+def variability(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.reports.variability import variability
+
+    analysis = parse_json(args.analysis_json, "--analysis-json", dict)
+    options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
+    variability(args.medians, args.timings, args.tests, options, args.outdir)
+
+
+def library_table(args: argparse.Namespace) -> None:
+    from mpiguide.reports.library_table import write_library_table
+
+    write_library_table(args.tests, args.varied, args.outdir)
+
+
+def report_tables(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.reports.report_tables import write_report_tables
+
+    write_report_tables(args.tests, AnalysisOptions.read_record(args.decided_with), args.outdir)
+
+
+def cost(args: argparse.Namespace) -> None:
+    from mpiguide.reports.cost import write_cost
+
+    looks = looks_of(args.runs_json)
+    if looks is None or not looks.adaptive:
+        raise MpiguideError(
+            f"--runs-json {args.runs_json}: not a range of runs; no cost to compare"
+        )
+    write_cost(args.timings, args.tests, looks, args.outdir)
+
+
+def slowdown_plot(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.slowdown import read_slowdown
+    from mpiguide.reports.slowdown_plot import plot_overview
+
+    plot_overview(read_slowdown(args.slowdown), args.out)
+
+
+def partners(args: argparse.Namespace) -> None:
+    from mpiguide.reports.partners import Grid, nodecart_note, parse_dims, partners_table
+
+    dims = parse_dims(args.dims)
+    grid = Grid(dims, (args.periodic,) * len(dims), args.node_size)
+    note = nodecart_note(grid, bool(args.reorder))
+    if note is not None:
+        print(f"mpiguide: note: {note}", file=sys.stderr)
+    partners_table(grid, bool(args.reorder), args.null_off).to_csv(sys.stdout, index=False)
+
+
+# The reports of a campaign's verdicts and runs, in the order --help lists them.
+CAMPAIGN_REPORTS = (
+    Command("plot", "plot violated groups and the overview heatmap", plot, (
+        TIMINGS,
+        TESTS,
+        ANALYSIS_JSON,
+        OUTDIR,
+    )),
+    Command("fit", "fit latency models to the run medians", fit, (
+        MEDIANS,
+        Option("--models", f"model catalogue (default: {MODEL_CATALOGUE})", Role.READS,
+               {"type": existing_file, "default": MODEL_CATALOGUE, "metavar": "FILE"}),
+        Option("--models-json", 'the campaign\'s models: [{"model": ID, "ops": [OP]}, ...]',
+               settings={"required": True, "metavar": "JSON"}),
+        ANALYSIS_JSON.but(help="the campaign's analysis: (model_tolerance) (default: {})",
+                          required=False, default="{}"),
+        OUT.but(help="the directory to write models.csv, residuals.csv and plots/ into",
+                role=Role.WRITES_DIR, metavar="DIR"),
+    )),
+    Command("variability", "run-to-run spread, slow runs, Figure 10 plots", variability, (
+        MEDIANS,
+        TIMINGS,
+        TESTS,
+        ANALYSIS_JSON,
+        OUTDIR,
+    )),
+    Command(
+        "library-table",
+        "write Manwade & Kulkarni's Table 2 layout (guideline x mpi x size) from tests.csv",
+        library_table,
+        (
+            TESTS,
+            Option("--varied", "the campaign's analysis.varied",
+                   settings={"required": True, "metavar": "PARAMETER"}),
+            # beside tests.csv in the workflow: only its own files must not be inputs
+            OUTDIR.but(role=Role.WRITES_INTO, files=LIBRARY_TABLE_FILES),
+        ),
+    ),
+    Command(
+        "report-tables",
+        "write the report's verdict lines per guideline and the tests of violated and undecided"
+        " groups from tests.csv",
+        report_tables,
+        (TESTS, DECIDED_WITH, OUTDIR.but(role=Role.WRITES_INTO, files=REPORT_TABLE_FILES)),
+    ),
+    Command(
+        "cost",
+        "write what an adaptive campaign spent against the same campaign at a fixed runs: max"
+        " (cost.csv, campaign_cost.csv, cost.rst)",
+        cost,
+        (
+            TIMINGS.but(metavar="PARQUET"),
+            TESTS,
+            RUNS_JSON.but(required=True),
+            OUTDIR.but(role=Role.WRITES_INTO, files=COST_FILES),
+        ),
+    ),
+)  # fmt: skip
+
+# Overviews that stand apart from the campaign's reports, in the order --help lists them.
+OVERVIEWS = (
+    Command(
+        "slowdown-plot",
+        "severity overview of slowdown.csv: collectives by message size (Hunold 2023, Figure 3)",
+        slowdown_plot,
+        (
+            Option("--slowdown", "slowdown.csv (written by `mpiguide check`)", Role.READS,
+                   {"type": existing_file, "required": True, "metavar": "CSV"}),
+            OUT.but(help="the PNG file to write", metavar="PNG"),
+        ),
+    ),
+    Command(
+        "partners",
+        "on-/off-node partners of cart and nodecart grids (Gropp 2018, Table 3), as CSV",
+        partners,
+        (
+            Option("--dims", "e.g. 128,128", settings={"required": True, "metavar": "D1,D2,..."}),
+            Option("--node-size", "ranks per node",
+                   settings={"type": integer(1), "required": True, "metavar": "K"}),
+            Option("--periodic", "every dimension periodic", settings={"action": "store_true"}),
+            Option("--null-off",
+                   "count a missing partner (MPI_PROC_NULL at a non-periodic border) off-node, as"
+                   " Gropp 2018 counts (on + off = 2 ndim); default: not at all, as the kernel's"
+                   " provenance",
+                   settings={"action": "store_true"}),
+            Option("--reorder", "reorder flag (default: 1)",
+                   settings={"type": int, "choices": (0, 1), "default": 1}),
+        ),
+    ),
+)  # fmt: skip

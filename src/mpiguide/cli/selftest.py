@@ -1,0 +1,58 @@
+"""`selftest`: the false-alarm rate and power of a self-test campaign."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mpiguide.cli.arguments import MEDIANS, Command, Option, Role
+from mpiguide.core.errors import ConfigError
+
+
+def selftest(args: argparse.Namespace) -> None:
+    """The rates of the campaign in `--config-json`."""
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.selftest.power import RESAMPLES, selftest
+
+    resamples = RESAMPLES if args.resamples is None else args.resamples
+    if resamples < 1:
+        raise ConfigError(f"--resamples must be at least 1, not {resamples}")
+    try:
+        config = json.loads(args.config_json)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"--config-json: invalid JSON: {error}") from None
+    if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
+        raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
+    source = str(config.get("campaign", "--config-json"))
+    options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
+    selftest(config, options, args.medians, args.run_logs, args.csv, args.plot, args.markdown,
+             resamples, source)  # fmt: skip
+
+
+def _written(flag: str, text: str) -> Option:
+    return Option(flag, text, Role.WRITES, {"type": Path, "required": True, "metavar": "FILE"})
+
+
+COMMANDS = (
+    Command(
+        "selftest",
+        "false-positive and detection rates of a self-test campaign (docs/selftest.md)",
+        selftest,
+        (
+            Option("--config-json",
+                   "the campaign config, defaults filled in (the workflow's `config`)",
+                   settings={"required": True, "metavar": "JSON"}),
+            MEDIANS.but(help="medians.parquet of the self-test campaign", type=Path,
+                        metavar="PARQUET"),
+            Option("--run-logs", "logs/run of the campaign: <mpi>/<nodes>x<ppn>/run<NN>.log",
+                   Role.READS_DIR, {"type": Path, "required": True, "metavar": "DIR"}),
+            _written("--csv", "the CSV file to write"),
+            _written("--plot", "the PNG file to write"),
+            _written("--markdown",
+                     "the verdict shares as Markdown tables, as docs/selftest.md shows them"),
+            Option("--resamples", "draws of runs per run count (default: 100)",
+                   settings={"type": int, "metavar": "N"}),
+        ),
+    ),
+)  # fmt: skip
