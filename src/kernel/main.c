@@ -454,23 +454,24 @@ int main(int argc, char **argv)
     size_t count = 0;
     char input_sha256[65] = "";
     if (parsed != 0) {
-        if (rank == 0)
-            fprintf(stderr, "mpiguide-bench: %s\n%s", opt.error, usage_text);
+        if (rank == 0) {
+            fail_say("%s", opt.error);
+            fputs(usage_text, stderr);
+        }
         rc = EXIT_BAD_INPUT;
     } else if (heap_status != 0) {
         if (rank == 0)
-            fprintf(stderr, "mpiguide-bench: %s\n", heap_error);
+            fail_say("%s", heap_error);
         rc = EXIT_RUNTIME;
     } else if (opt.nprocs && opt.nprocs != size) {
         if (rank == 0)
-            fprintf(stderr,
-                    "mpiguide-bench: --nprocs %d, but MPI_COMM_WORLD has %d rank%s (is the "
-                    "launcher that of the MPI library the kernel was built with?)\n",
-                    opt.nprocs, size, size == 1 ? "" : "s");
+            fail_say("--nprocs %d, but MPI_COMM_WORLD has %d rank%s (is the launcher that of the "
+                     "MPI library the kernel was built with?)",
+                     opt.nprocs, size, size == 1 ? "" : "s");
         rc = EXIT_RUNTIME;
     } else if (opt.output && agree(rank == 0 ? check_output_path(&opt) : 0) != 0) {
         if (rank == 0)
-            fprintf(stderr, "mpiguide-bench: %s\n", opt.error);
+            fail_say("%s", opt.error);
         rc = EXIT_BAD_INPUT;
     } else {
         /* Before validation: what a node leader must hold (alltoall_as_hier) and whether the
