@@ -33,6 +33,7 @@ PROJECT_FILES = (
     "config/local-mpi.yaml",
     "src/kernel",
     "src/mockups",
+    "src/common",
     "src/inject",
     "src/tune",
 )

@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "fatal.h"
+#include "fail.h"
 #include "pending.h"
+#include "preload.h"
 #include "spec.h"
-
-#define INJECT_EXPORT __attribute__((visibility("default")))
 
 #define INJECT_VARIABLE "MPIGUIDE_INJECT"
 
@@ -82,18 +81,13 @@ static const struct inject_rule no_delay = {INJECT_FRACTION, 0.0, INJECT_ANY_DAT
 /* Some nonblocking function is slowed down, so completion calls must look for its requests. */
 static bool tracking_requests;
 
-_Noreturn void inject_fatal(const char *what)
-{
-    fprintf(stderr, "mpiguide-inject: %s\n", what);
-    PMPI_Abort(MPI_COMM_WORLD, 1);
-    abort(); /* PMPI_Abort does not return; this is for a library that breaks that promise */
-}
+const struct fail_component fail_component = {"mpiguide-inject", NULL, NULL};
 
 static int64_t now_ns(void)
 {
     struct timespec now;
     if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
-        inject_fatal("clock_gettime(CLOCK_MONOTONIC) failed");
+        fail_abort("clock_gettime(CLOCK_MONOTONIC) failed");
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
@@ -109,24 +103,17 @@ static void spin(int64_t from_ns, int64_t delay_ns)
         continue;
 }
 
-/* Reads the spec before the MPI library starts: a bad spec ends the process with exit status 2
- * (bad input, as for the kernel) before any MPI state exists. Not done in a library constructor:
- * LD_PRELOAD also reaches mpirun and other tools that never call MPI_Init. */
-static void configure(void)
+/* Reads the spec (preload.h). */
+void preload_configure(void)
 {
     const char *spec = getenv(INJECT_VARIABLE);
-    if (spec == NULL) {
-        fprintf(stderr,
-                "mpiguide-inject: " INJECT_VARIABLE " is not set, but libmpiguide-inject is "
-                "preloaded: set it to the functions to slow down, e.g. "
-                INJECT_VARIABLE "='MPI_Allreduce:usec=200'\n");
-        exit(2);
-    }
+    if (spec == NULL)
+        fail_exit(EXIT_BAD_INPUT,
+                  INJECT_VARIABLE " is not set, but libmpiguide-inject is preloaded: set it to "
+                  "the functions to slow down, e.g. " INJECT_VARIABLE "='MPI_Allreduce:usec=200'");
     char error[4096];
-    if (inject_parse_spec(spec, &spec_names, rules, error, sizeof error) != 0) {
-        fprintf(stderr, "mpiguide-inject: " INJECT_VARIABLE " %s\n", error);
-        exit(2);
-    }
+    if (inject_parse_spec(spec, &spec_names, rules, error, sizeof error) != 0)
+        fail_exit(EXIT_BAD_INPUT, INJECT_VARIABLE " %s", error);
     for (int function = 0; function < INJECT_FN_COUNT; function++) {
         if (function_is_nonblocking[function] && rules[function].kind != INJECT_OFF)
             tracking_requests = true;
@@ -136,33 +123,12 @@ static void configure(void)
     }
 }
 
-/* One line from rank 0 in the job's log, so nobody mistakes an injected run for a clean one. */
-static int announce(int init_status)
+/* The rules that are on (preload.h). */
+void preload_announce(void)
 {
-    if (init_status != MPI_SUCCESS)
-        return init_status;
-    int rank = 0;
-    const int error_code = PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (error_code != MPI_SUCCESS)
-        return error_code;
-    if (rank == 0) {
-        char summary[4096];
-        inject_describe(rules, &spec_names, summary, sizeof summary);
-        fprintf(stderr, "mpiguide-inject: active: %s\n", summary);
-    }
-    return MPI_SUCCESS;
-}
-
-INJECT_EXPORT int MPI_Init(int *argc, char ***argv)
-{
-    configure();
-    return announce(PMPI_Init(argc, argv));
-}
-
-INJECT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    configure();
-    return announce(PMPI_Init_thread(argc, argv, required, provided));
+    char summary[4096];
+    inject_describe(rules, &spec_names, summary, sizeof summary);
+    fprintf(stderr, "mpiguide-inject: active: %s\n", summary);
 }
 
 /* A blocking call pays its delay right after it returns. */
@@ -186,7 +152,7 @@ static const struct inject_rule *rule_for(int function, MPI_Datatype datatype)
 /* Calls PMPI_<name>; under a rule, timed, and `on_success` follows a successful call (with `rule`
  * and `start_ns` in scope). */
 #define INJECT_WRAPPER(name, params, args, datatype, on_success)                                   \
-    INJECT_EXPORT int MPI_##name params                                                            \
+    PRELOAD_EXPORT int MPI_##name params                                                           \
     {                                                                                              \
         if (rules[INJECT_FN_##name].kind == INJECT_OFF)                                            \
             return PMPI_##name args;                                                               \
@@ -213,7 +179,7 @@ static const struct inject_rule *rule_for(int function, MPI_Datatype datatype)
 /* Every way a request can complete: the completion call is charged to the recorded operations it
  * waits on, and pays the delay of those it completes. */
 #define INJECT_COMPLETION(name, params, args, count, requests)                                     \
-    INJECT_EXPORT int MPI_##name params                                                            \
+    PRELOAD_EXPORT int MPI_##name params                                                           \
     {                                                                                              \
         if (!tracking_requests)                                                                    \
             return PMPI_##name args;                                                               \
@@ -247,7 +213,7 @@ INJECT_COMPLETION(Testsome,
                    MPI_Status statuses[]),
                   (incount, requests, outcount, indices, statuses), incount, requests)
 
-INJECT_EXPORT int MPI_Request_free(MPI_Request *request)
+PRELOAD_EXPORT int MPI_Request_free(MPI_Request *request)
 {
     if (!tracking_requests || request == NULL)
         return PMPI_Request_free(request);

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "fatal.h"
+#include "fail.h"
 
 struct pending_op {
     MPI_Request request;
@@ -24,13 +24,13 @@ static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;
 static void lock(void)
 {
     if (pthread_mutex_lock(&ops_lock) != 0)
-        inject_fatal("cannot lock the table of pending operations");
+        fail_abort("cannot lock the table of pending operations");
 }
 
 static void unlock(void)
 {
     if (pthread_mutex_unlock(&ops_lock) != 0)
-        inject_fatal("cannot unlock the table of pending operations");
+        fail_abort("cannot unlock the table of pending operations");
 }
 
 static void remove_op(size_t index)
@@ -45,7 +45,7 @@ void pending_add(MPI_Request request, const struct inject_rule *rule, int64_t el
         const size_t capacity = op_capacity == 0 ? 16 : 2 * op_capacity;
         struct pending_op *grown = realloc(ops, capacity * sizeof *grown);
         if (grown == NULL)
-            inject_fatal("out of memory for the table of pending operations");
+            fail_abort("out of memory for the table of pending operations");
         ops = grown;
         op_capacity = capacity;
     }

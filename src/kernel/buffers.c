@@ -31,7 +31,7 @@ unsigned char *buffer_alloc(struct buffer_pool *pool, size_t bytes)
     const size_t length = (wanted + page - 1) / page * page;
     void *base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED)
-        fail_runtime("cannot map a buffer of %zu bytes", length);
+        fail_abort("cannot map a buffer of %zu bytes", length);
 #ifdef MADV_NOHUGEPAGE
     /* Where transparent huge pages are "always", whether a large mapping gets them depends on
        its address, i.e. on what was mapped before: small pages everywhere instead. A kernel
@@ -64,7 +64,7 @@ unsigned char *buffer_alloc(struct buffer_pool *pool, size_t bytes)
 static void unmap(const struct buffer_mapping *map)
 {
     if (munmap(map->base, map->length) != 0)
-        fail_runtime("cannot unmap a buffer of %zu bytes", map->length);
+        fail_abort("cannot unmap a buffer of %zu bytes", map->length);
 }
 
 void buffer_release(struct buffer_pool *pool, void *buffer)
@@ -77,7 +77,7 @@ void buffer_release(struct buffer_pool *pool, void *buffer)
             pool->maps[i] = pool->maps[--pool->count];
             return;
         }
-    fail_runtime("release of a buffer the pool does not hold");
+    fail_abort("release of a buffer the pool does not hold");
 }
 
 void buffer_pool_free(struct buffer_pool *pool)

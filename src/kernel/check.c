@@ -41,48 +41,27 @@ static int world_rank(void)
     return rank;
 }
 
-static _Noreturn void abort_all(void)
+/* "rank R: " and the context, if any, with its ": ". */
+static void describe_failure(FILE *stream)
 {
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
+    fprintf(stream, "rank %d: %s%s", world_rank(), failure_context,
+            failure_context[0] ? ": " : "");
+}
+
+static void remove_files(void)
+{
     for (size_t i = 0; i < sizeof abort_removes / sizeof abort_removes[0]; i++)
         if (abort_removes[i])
             unlink(abort_removes[i]);
-    fflush(stderr);
-    if (initialized && !finalized)
-        MPI_Abort(MPI_COMM_WORLD, EXIT_RUNTIME);
-    exit(EXIT_RUNTIME);
 }
 
-void mpi_check_fail(const char *call, const char *file, int line, int rc)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int length = 0;
-    if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error code %d", rc);
-    fprintf(stderr, "mpiguide-bench: rank %d: %s%s%s failed at %s:%d: %s\n", world_rank(),
-            failure_context, failure_context[0] ? ": " : "", call, file, line, text);
-    abort_all();
-}
-
-void fail_runtime(const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    fprintf(stderr, "mpiguide-bench: rank %d: %s%s", world_rank(), failure_context,
-            failure_context[0] ? ": " : "");
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
-    va_end(args);
-    abort_all();
-}
+const struct fail_component fail_component = {"mpiguide-bench", describe_failure, remove_files};
 
 void *xmalloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
     if (!p)
-        fail_runtime("out of memory allocating %zu bytes", bytes);
+        fail_abort("out of memory allocating %zu bytes", bytes);
     return p;
 }
 
@@ -90,7 +69,7 @@ void *xcalloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        fail_runtime("out of memory allocating %zu x %zu bytes", count, size);
+        fail_abort("out of memory allocating %zu x %zu bytes", count, size);
     return p;
 }
 
@@ -98,6 +77,6 @@ void *xrealloc(void *p, size_t bytes)
 {
     void *grown = realloc(p, bytes ? bytes : 1);
     if (!grown)
-        fail_runtime("out of memory allocating %zu bytes", bytes);
+        fail_abort("out of memory allocating %zu bytes", bytes);
     return grown;
 }

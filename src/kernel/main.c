@@ -1,5 +1,6 @@
 /* mpiguide-bench: command line and the run of all experiments (docs/kernel.md). */
 #include <errno.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -45,23 +46,18 @@ struct options {
     char error[2 * PATH_MAX + 256]; /* room for the two paths a message may name */
 };
 
-/* Value of an option "--name N" or "--name=N": a positive int. */
-static int option_count(int argc, char **argv, int *i, const char *name, int *out,
-                        struct options *opt)
+/* Whether `arg` spells the long option `name` out in full ("--name" or "--name=..."):
+   getopt_long also takes unique prefixes, which the kernel refuses. */
+static int spelled_out(const char *arg, const char *name)
 {
     size_t len = strlen(name);
-    const char *value;
-    if (strcmp(argv[*i], name) == 0) {
-        if (*i + 1 >= argc) {
-            snprintf(opt->error, sizeof opt->error, "%s needs a value", name);
-            return -1;
-        }
-        value = argv[++*i];
-    } else if (strncmp(argv[*i], name, len) == 0 && argv[*i][len] == '=') {
-        value = argv[*i] + len + 1;
-    } else {
-        return 0;
-    }
+    return strncmp(arg, "--", 2) == 0 && strncmp(arg + 2, name, len) == 0 &&
+           (arg[2 + len] == '\0' || arg[2 + len] == '=');
+}
+
+/* A positive int (up to MAX_RANKS) for the option `name`. */
+static int parse_count(const char *name, const char *value, int *out, struct options *opt)
+{
     char *end;
     errno = 0;
     long v = strtol(value, &end, 10);
@@ -71,67 +67,78 @@ static int option_count(int argc, char **argv, int *i, const char *name, int *ou
         return -1;
     }
     *out = (int)v;
-    return 1;
+    return 0;
 }
 
-/* Value of "--heap SETTING" or "--heap=SETTING": a name heap_setting_parse knows. */
-static int option_heap(int argc, char **argv, int *i, struct options *opt)
-{
-    const char *name = "--heap", *value;
-    size_t len = strlen(name);
-    if (strcmp(argv[*i], name) == 0) {
-        if (*i + 1 >= argc) {
-            snprintf(opt->error, sizeof opt->error, "%s needs a value (default or fixed)", name);
-            return -1;
-        }
-        value = argv[++*i];
-    } else if (strncmp(argv[*i], name, len) == 0 && argv[*i][len] == '=') {
-        value = argv[*i] + len + 1;
-    } else {
-        return 0;
-    }
-    if (heap_setting_parse(value, &opt->heap) != 0) {
-        snprintf(opt->error, sizeof opt->error,
-                 "%s: '%s' is not a heap setting; allowed: default, fixed", name, value);
-        return -1;
-    }
-    return 1;
-}
+enum { OPT_POSITIONAL = 1, OPT_NPROCS = 256, OPT_NODE_SIZE, OPT_HEAP };
 
+/* Options and arguments in any order; "--name value" and "--name=value" alike. */
 static int parse_options(int argc, char **argv, struct options *opt)
 {
     memset(opt, 0, sizeof *opt);
+    const struct option long_options[] = {
+        {"nprocs", required_argument, NULL, OPT_NPROCS},
+        {"node-size", required_argument, NULL, OPT_NODE_SIZE},
+        {"heap", required_argument, NULL, OPT_HEAP},
+        {"verify", no_argument, &opt->verify, 1},
+        {"dump-topology", no_argument, &opt->dump_topology, 1},
+        {"list-ops", no_argument, &opt->list_ops, 1},
+        {"list-params", no_argument, &opt->list_params, 1},
+        {"list-limits", no_argument, &opt->list_limits, 1},
+        {"help", no_argument, &opt->help, 1},
+        {NULL, 0, NULL, 0},
+    };
     const char *positional[2];
     int npositional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = option_count(argc, argv, &i, "--nprocs", &opt->nprocs, opt);
-        if (taken == 0)
-            taken = option_count(argc, argv, &i, "--node-size", &opt->node_size, opt);
-        if (taken == 0)
-            taken = option_heap(argc, argv, &i, opt);
-        if (taken < 0)
-            return -1;
-        if (taken > 0)
+    /* "-": every argument in order, none moved, returned as OPT_POSITIONAL; ":": a missing value
+       is told apart from an unknown option. The messages are the kernel's own. */
+    opterr = 0;
+    for (;;) {
+        const int at = optind;
+        int index = -1;
+        const int code = getopt_long(argc, argv, "-:h", long_options, &index);
+        if (code == -1) {
+            /* getopt_long stops early only at "--", which the kernel does not know. */
+            if (at < argc) {
+                snprintf(opt->error, sizeof opt->error, "unknown option '%s'", argv[at]);
+                return -1;
+            }
+            break;
+        }
+        if (code == OPT_POSITIONAL) {
+            if (npositional == 2) {
+                snprintf(opt->error, sizeof opt->error, "unexpected argument '%s'", optarg);
+                return -1;
+            }
+            positional[npositional++] = optarg;
             continue;
-        if (strcmp(argv[i], "--verify") == 0)
-            opt->verify = 1;
-        else if (strcmp(argv[i], "--dump-topology") == 0)
-            opt->dump_topology = 1;
-        else if (strcmp(argv[i], "--list-ops") == 0)
-            opt->list_ops = 1;
-        else if (strcmp(argv[i], "--list-params") == 0)
-            opt->list_params = 1;
-        else if (strcmp(argv[i], "--list-limits") == 0)
-            opt->list_limits = 1;
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            opt->help = 1;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            snprintf(opt->error, sizeof opt->error, "unknown option '%s'", argv[i]);
+        }
+        /* A missing value leaves index unset: the option is the one whose code optopt holds. */
+        for (int o = 0; code == ':' && long_options[o].name; o++)
+            if (long_options[o].val == optopt)
+                index = o;
+        const int known = code == 'h' ? strcmp(argv[at], "-h") == 0
+                                       : index >= 0 && spelled_out(argv[at],
+                                                                   long_options[index].name);
+        if (code == '?' || !known) {
+            snprintf(opt->error, sizeof opt->error, "unknown option '%s'", argv[at]);
             return -1;
-        } else if (npositional < 2) {
-            positional[npositional++] = argv[i];
-        } else {
-            snprintf(opt->error, sizeof opt->error, "unexpected argument '%s'", argv[i]);
+        }
+        if (code == ':') {
+            snprintf(opt->error, sizeof opt->error, "%s needs a value%s", argv[at],
+                     optopt == OPT_HEAP ? " (default or fixed)" : "");
+            return -1;
+        }
+        if (code == 'h')
+            opt->help = 1;
+        else if (code == OPT_NPROCS && parse_count("--nprocs", optarg, &opt->nprocs, opt) != 0)
+            return -1;
+        else if (code == OPT_NODE_SIZE &&
+                 parse_count("--node-size", optarg, &opt->node_size, opt) != 0)
+            return -1;
+        else if (code == OPT_HEAP && heap_setting_parse(optarg, &opt->heap) != 0) {
+            snprintf(opt->error, sizeof opt->error,
+                     "--heap: '%s' is not a heap setting; allowed: default, fixed", optarg);
             return -1;
         }
     }
@@ -454,23 +461,24 @@ int main(int argc, char **argv)
     size_t count = 0;
     char input_sha256[65] = "";
     if (parsed != 0) {
-        if (rank == 0)
-            fprintf(stderr, "mpiguide-bench: %s\n%s", opt.error, usage_text);
+        if (rank == 0) {
+            fail_say("%s", opt.error);
+            fputs(usage_text, stderr);
+        }
         rc = EXIT_BAD_INPUT;
     } else if (heap_status != 0) {
         if (rank == 0)
-            fprintf(stderr, "mpiguide-bench: %s\n", heap_error);
+            fail_say("%s", heap_error);
         rc = EXIT_RUNTIME;
     } else if (opt.nprocs && opt.nprocs != size) {
         if (rank == 0)
-            fprintf(stderr,
-                    "mpiguide-bench: --nprocs %d, but MPI_COMM_WORLD has %d rank%s (is the "
-                    "launcher that of the MPI library the kernel was built with?)\n",
-                    opt.nprocs, size, size == 1 ? "" : "s");
+            fail_say("--nprocs %d, but MPI_COMM_WORLD has %d rank%s (is the launcher that of the "
+                     "MPI library the kernel was built with?)",
+                     opt.nprocs, size, size == 1 ? "" : "s");
         rc = EXIT_RUNTIME;
     } else if (opt.output && agree(rank == 0 ? check_output_path(&opt) : 0) != 0) {
         if (rank == 0)
-            fprintf(stderr, "mpiguide-bench: %s\n", opt.error);
+            fail_say("%s", opt.error);
         rc = EXIT_BAD_INPUT;
     } else {
         /* Before validation: what a node leader must hold (alltoall_as_hier) and whether the

@@ -7,18 +7,13 @@
 #include <stddef.h>
 #include <string.h>
 
-#define TRY(call)                                                                              \
-    do {                                                                                       \
-        const int mockup_rc_ = (call);                                                         \
-        if (mockup_rc_ != MPI_SUCCESS)                                                         \
-            return mockup_rc_;                                                                 \
-    } while (0)
+#include "fail.h"
 
 /* Bytes of count elements of a contiguous datatype. */
 static int bytes_of(MPI_Datatype datatype, int count, size_t *bytes)
 {
     MPI_Aint lb, extent;
-    TRY(MPI_Type_get_extent(datatype, &lb, &extent));
+    MPI_TRY(MPI_Type_get_extent(datatype, &lb, &extent));
     *bytes = (size_t)count * (size_t)extent;
     return MPI_SUCCESS;
 }
@@ -27,7 +22,7 @@ int mockup_bcast_as_allgatherv(void *buffer, int count, MPI_Datatype datatype, i
                                MPI_Comm comm, int *counts, int *displs)
 {
     int size;
-    TRY(MPI_Comm_size(comm, &size));
+    MPI_TRY(MPI_Comm_size(comm, &size));
     for (int i = 0; i < size; i++)
         counts[i] = displs[i] = 0;
     counts[root] = count;
@@ -39,13 +34,13 @@ int mockup_bcast_as_scatter_allgather(void *buffer, int chunk, MPI_Datatype data
 {
     int rank;
     size_t part;
-    TRY(MPI_Comm_rank(comm, &rank));
-    TRY(bytes_of(datatype, chunk, &part));
+    MPI_TRY(MPI_Comm_rank(comm, &rank));
+    MPI_TRY(bytes_of(datatype, chunk, &part));
     if (rank == root)
-        TRY(MPI_Scatter(buffer, chunk, datatype, MPI_IN_PLACE, chunk, datatype, root, comm));
+        MPI_TRY(MPI_Scatter(buffer, chunk, datatype, MPI_IN_PLACE, chunk, datatype, root, comm));
     else
-        TRY(MPI_Scatter(NULL, chunk, datatype, (unsigned char *)buffer + (size_t)rank * part,
-                        chunk, datatype, root, comm));
+        MPI_TRY(MPI_Scatter(NULL, chunk, datatype, (unsigned char *)buffer + (size_t)rank * part,
+                            chunk, datatype, root, comm));
     return MPI_Allgather(MPI_IN_PLACE, chunk, datatype, buffer, chunk, datatype, comm);
 }
 
@@ -54,8 +49,8 @@ int mockup_allgather_as_alltoall(const void *sendbuf, void *recvbuf, int count,
 {
     int size;
     size_t block;
-    TRY(MPI_Comm_size(comm, &size));
-    TRY(bytes_of(datatype, count, &block));
+    MPI_TRY(MPI_Comm_size(comm, &size));
+    MPI_TRY(bytes_of(datatype, count, &block));
     for (int i = 0; i < size; i++)
         memcpy((unsigned char *)tmp + (size_t)i * block, sendbuf, block);
     return MPI_Alltoall(tmp, count, datatype, recvbuf, count, datatype, comm);
@@ -65,15 +60,15 @@ int mockup_allgather_as_gather_bcast(const void *sendbuf, void *recvbuf, int cou
                                      MPI_Datatype datatype, MPI_Comm comm)
 {
     int size;
-    TRY(MPI_Comm_size(comm, &size));
-    TRY(MPI_Gather(sendbuf, count, datatype, recvbuf, count, datatype, 0, comm));
+    MPI_TRY(MPI_Comm_size(comm, &size));
+    MPI_TRY(MPI_Gather(sendbuf, count, datatype, recvbuf, count, datatype, 0, comm));
     return MPI_Bcast(recvbuf, size * count, datatype, 0, comm);
 }
 
 int mockup_allreduce_as_reduce_bcast(const void *sendbuf, void *recvbuf, int count,
                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    TRY(MPI_Reduce(sendbuf, recvbuf, count, datatype, op, 0, comm));
+    MPI_TRY(MPI_Reduce(sendbuf, recvbuf, count, datatype, op, 0, comm));
     return MPI_Bcast(recvbuf, count, datatype, 0, comm);
 }
 
@@ -83,8 +78,8 @@ static int own_part(void *buffer, int chunk, MPI_Datatype datatype, MPI_Comm com
 {
     int rank;
     size_t bytes;
-    TRY(MPI_Comm_rank(comm, &rank));
-    TRY(bytes_of(datatype, chunk, &bytes));
+    MPI_TRY(MPI_Comm_rank(comm, &rank));
+    MPI_TRY(bytes_of(datatype, chunk, &bytes));
     *part = (unsigned char *)buffer + (size_t)rank * bytes;
     return MPI_SUCCESS;
 }
@@ -94,8 +89,8 @@ int mockup_allreduce_as_reduce_scatter_block_allgather(const void *sendbuf, void
                                                        MPI_Op op, MPI_Comm comm)
 {
     void *part;
-    TRY(own_part(recvbuf, chunk, datatype, comm, &part));
-    TRY(MPI_Reduce_scatter_block(sendbuf, part, chunk, datatype, op, comm));
+    MPI_TRY(own_part(recvbuf, chunk, datatype, comm, &part));
+    MPI_TRY(MPI_Reduce_scatter_block(sendbuf, part, chunk, datatype, op, comm));
     return MPI_Allgather(MPI_IN_PLACE, chunk, datatype, recvbuf, chunk, datatype, comm);
 }
 
@@ -105,11 +100,11 @@ int mockup_allreduce_as_reduce_scatter_allgather(const void *sendbuf, void *recv
 {
     int size;
     void *part;
-    TRY(MPI_Comm_size(comm, &size));
-    TRY(own_part(recvbuf, chunk, datatype, comm, &part));
+    MPI_TRY(MPI_Comm_size(comm, &size));
+    MPI_TRY(own_part(recvbuf, chunk, datatype, comm, &part));
     for (int i = 0; i < size; i++)
         counts[i] = chunk;
-    TRY(MPI_Reduce_scatter(sendbuf, part, counts, datatype, op, comm));
+    MPI_TRY(MPI_Reduce_scatter(sendbuf, part, counts, datatype, op, comm));
     return MPI_Allgather(MPI_IN_PLACE, chunk, datatype, recvbuf, chunk, datatype, comm);
 }
 
@@ -118,11 +113,11 @@ int mockup_scan_as_exscan_reduce_local(const void *sendbuf, void *recvbuf, int c
 {
     int rank;
     size_t bytes;
-    TRY(MPI_Comm_rank(comm, &rank));
-    TRY(MPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
+    MPI_TRY(MPI_Comm_rank(comm, &rank));
+    MPI_TRY(MPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
     if (rank != 0)
         return MPI_Reduce_local(sendbuf, recvbuf, count, datatype, op);
-    TRY(bytes_of(datatype, count, &bytes));
+    MPI_TRY(bytes_of(datatype, count, &bytes));
     memcpy(recvbuf, sendbuf, bytes);
     return MPI_SUCCESS;
 }

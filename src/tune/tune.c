@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "handled.h"
+#include "preload.h"
 #include "replacements.h"
 #include "rules.h"
 
-#define TUNE_EXPORT __attribute__((visibility("default")))
 #define TUNE_VARIABLE "MPIGUIDE_TUNE"
 #define REPORT_VARIABLE "MPIGUIDE_TUNE_REPORT"
 
@@ -38,9 +39,7 @@ static int (*next_allgather)(const void *, int, MPI_Datatype, void *, int, MPI_D
 static int (*next_allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op,
                              MPI_Comm) = PMPI_Allreduce;
 static int (*next_scan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) = PMPI_Scan;
-/* MPI_Init and MPI_Finalize too, so that a tool after this library starts and stops. */
-static int (*next_init)(int *, char ***) = PMPI_Init;
-static int (*next_init_thread)(int *, char ***, int, int *) = PMPI_Init_thread;
+/* MPI_Finalize too, as MPI_Init (preload.h), so that a tool after this library starts and stops. */
 static int (*next_finalize)(void) = PMPI_Finalize;
 
 /* Set while this thread runs a mock-up: every call the mock-up makes to a function interposed
@@ -63,48 +62,37 @@ static void resolve_next(void **next, const char *name)
         *next = found;
 }
 
-/* Reads the tuning file before the MPI library starts: a bad file ends the process with exit
- * status 2 (bad input, as for the kernel and libmpiguide-inject) before any MPI state exists.
- * Not in a library constructor: LD_PRELOAD also reaches mpirun, which never calls MPI_Init. */
-static void configure(void)
+const struct fail_component fail_component = {"mpiguide-tune", NULL, NULL};
+
+/* Reads the tuning file (preload.h). */
+void preload_configure(void)
 {
     rules_path = getenv(TUNE_VARIABLE);
-    if (rules_path == NULL || rules_path[0] == '\0') {
-        fprintf(stderr, "mpiguide-tune: " TUNE_VARIABLE " is not set, but libmpiguide-tune is "
-                        "loaded: set it to the tuning file that `mpiguide tune` wrote, e.g. "
-                        TUNE_VARIABLE "=results/<campaign>/tuning/<entry>.tune\n");
-        exit(2);
-    }
+    if (rules_path == NULL || rules_path[0] == '\0')
+        fail_exit(EXIT_BAD_INPUT,
+                  TUNE_VARIABLE " is not set, but libmpiguide-tune is loaded: set it to the "
+                  "tuning file that `mpiguide tune` wrote, e.g. " TUNE_VARIABLE
+                  "=results/<campaign>/tuning/<entry>.tune");
     char error[4096];
-    if (tune_read_rules(rules_path, &rules, error, sizeof error) != 0) {
-        fprintf(stderr, "mpiguide-tune: %s\n", error);
-        exit(2);
-    }
+    if (tune_read_rules(rules_path, &rules, error, sizeof error) != 0)
+        fail_exit(EXIT_BAD_INPUT, "%s", error);
     replaced_calls = calloc(rules.count ? rules.count : 1, sizeof *replaced_calls);
-    if (!replaced_calls) {
-        fprintf(stderr, "mpiguide-tune: out of memory\n");
-        exit(1);
-    }
+    if (!replaced_calls)
+        fail_exit(EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; i < rules.count; i++)
         has_rules[tune_replacements[rules.rules[i].replacement].collective] = true;
     resolve_next((void **)&next_bcast, "MPI_Bcast");
     resolve_next((void **)&next_allgather, "MPI_Allgather");
     resolve_next((void **)&next_allreduce, "MPI_Allreduce");
     resolve_next((void **)&next_scan, "MPI_Scan");
-    resolve_next((void **)&next_init, "MPI_Init");
-    resolve_next((void **)&next_init_thread, "MPI_Init_thread");
+    resolve_next((void **)&preload_next_init, "MPI_Init");
+    resolve_next((void **)&preload_next_init_thread, "MPI_Init_thread");
     resolve_next((void **)&next_finalize, "MPI_Finalize");
 }
 
-/* One line from rank 0 in the job's log, so nobody mistakes a tuned run for an untuned one. */
-static int announce(int init_status)
+/* The tuning file and its rules (preload.h). */
+void preload_announce(void)
 {
-    if (init_status != MPI_SUCCESS)
-        return init_status;
-    int rank = 0;
-    const int error_code = PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (error_code != MPI_SUCCESS || rank != 0)
-        return error_code;
     fprintf(stderr, "mpiguide-tune: active: %s: %zu rule(s)", rules_path, rules.count);
     for (size_t i = 0; i < rules.count; i++) {
         const struct tune_rule *rule = &rules.rules[i];
@@ -116,22 +104,9 @@ static int announce(int init_status)
         fprintf(stderr, " ranks for %llu-%llu B (line %d)", rule->lo, rule->hi, rule->line);
     }
     fputc('\n', stderr);
-    return MPI_SUCCESS;
 }
 
-TUNE_EXPORT int MPI_Init(int *argc, char ***argv)
-{
-    configure();
-    return announce(next_init(argc, argv));
-}
-
-TUNE_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    configure();
-    return announce(next_init_thread(argc, argv, required, provided));
-}
-
-TUNE_EXPORT int MPI_Finalize(void)
+PRELOAD_EXPORT int MPI_Finalize(void)
 {
     const char *report = getenv(REPORT_VARIABLE);
     if (report && strcmp(report, "1") == 0) {
@@ -215,8 +190,8 @@ library:
     return false;
 }
 
-TUNE_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                          MPI_Comm comm)
+PRELOAD_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                             MPI_Comm comm)
 {
     struct tune_call call = {.sendbuf = NULL, .recvbuf = buffer, .count = count,
                              .datatype = datatype, .op = MPI_OP_NULL, .root = root,
@@ -227,8 +202,8 @@ TUNE_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int ro
     return next_bcast(buffer, count, datatype, root, comm);
 }
 
-TUNE_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+PRELOAD_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
                              .datatype = sendtype, .op = MPI_OP_NULL, .root = 0, .comm = comm};
@@ -241,8 +216,8 @@ TUNE_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
     return next_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-TUNE_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+PRELOAD_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
                              .datatype = datatype, .op = op, .root = 0, .comm = comm};
@@ -252,8 +227,8 @@ TUNE_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     return next_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-TUNE_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm)
+PRELOAD_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm)
 {
     struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
                              .datatype = datatype, .op = op, .root = 0, .comm = comm};

@@ -21,6 +21,8 @@ from mpiguide.plan.grid import CHUNK, INPUT_COLUMNS
 pytestmark = pytest.mark.kernel
 # The mock-ups the kernel shares with libmpiguide-tune (its Makefile links them as an archive).
 MOCKUP_SOURCES = KERNEL_SOURCES.parent / "mockups"
+# How every C component fails (its Makefile compiles it with the kernel's own sources).
+COMMON_SOURCES = KERNEL_SOURCES.parent / "common"
 
 OPENMPI = MPI_LIBRARIES["openmpi"]
 
@@ -31,6 +33,7 @@ def context_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"{OPENMPI.mpicc} not installed")
     sources = [p for p in sorted(KERNEL_SOURCES.rglob("*.c")) if p != KERNEL_SOURCES / "main.c"]
     sources += sorted(MOCKUP_SOURCES.glob("*.c"))
+    sources.append(COMMON_SOURCES / "fail.c")
     binary = tmp_path_factory.mktemp("ubsan") / "context_driver"
     subprocess.run(
         [
@@ -45,6 +48,7 @@ def context_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-fno-sanitize-recover=undefined",
             f"-I{KERNEL_SOURCES}",
             f"-I{MOCKUP_SOURCES}",
+            f"-I{COMMON_SOURCES}",
             "-o",
             binary,
             Path(__file__).with_name("context_driver.c"),

@@ -139,8 +139,8 @@ int output_open(struct output *out, const char *csv_path, const struct run_info 
     if (out->csv)
         out->json = fopen(out->json_tmp, "w");
     if (!out->csv || !out->json) {
-        fprintf(stderr, "mpiguide-bench: cannot create %s: %s\n",
-                out->csv ? out->json_tmp : out->csv_tmp, strerror(errno));
+        fail_say("cannot create %s: %s", out->csv ? out->json_tmp : out->csv_tmp,
+                 strerror(errno));
         output_abandon(out);
         return -1;
     }
@@ -338,7 +338,7 @@ static _Noreturn void fail_removing(struct output *out, const char *action, cons
     snprintf(message, sizeof message, "cannot %s %s: %s", action, path,
              strerror(err ? err : EIO));
     output_abandon(out);
-    fail_runtime("%s", message);
+    fail_abort("%s", message);
 }
 
 static void release(struct output *out)

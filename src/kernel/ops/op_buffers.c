@@ -50,6 +50,6 @@ void op_pad_buffers(struct op_context *ctx, size_t send_total, size_t recv_total
 int op_int_count(size_t n)
 {
     if (n > (size_t)INT_MAX)
-        fail_runtime("a padded buffer of %zu elements exceeds what an int count addresses", n);
+        fail_abort("a padded buffer of %zu elements exceeds what an int count addresses", n);
     return (int)n;
 }

@@ -40,9 +40,9 @@ static struct lane_state *lane_state_new(struct op_context *ctx)
        the same number of ranks. Validation rejects lane ops otherwise (OP_EQUAL_NODES); this
        guards the algorithms should a communicator ever span other nodes. */
     if (!node_layout_regular(layout))
-        fail_runtime("exp_id %lld: lane decompositions need nodes of equal size (node 0 "
-                     "has %d ranks); use --node-size with a divisor of the rank count",
-                     (long long)ctx->exp->exp_id, layout->node_size[0]);
+        fail_abort("exp_id %lld: lane decompositions need nodes of equal size (node 0 "
+                   "has %d ranks); use --node-size with a divisor of the rank count",
+                   (long long)ctx->exp->exp_id, layout->node_size[0]);
     MPI_CHECK(MPI_Comm_split(ctx->comm, layout->local, layout->node_pos, &lane->lanes));
     return lane;
 }

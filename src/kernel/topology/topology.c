@@ -171,7 +171,7 @@ void topology_construct(const struct topology *topo, MPI_Comm world, MPI_Comm *o
         nodecart_create(topo, world, out);
         return;
     default:
-        fail_runtime("constructor %d has no implementation", (int)topo->constructor);
+        fail_abort("constructor %d has no implementation", (int)topo->constructor);
     }
 }
 
@@ -218,7 +218,7 @@ void topology_create(const struct experiment *exp, MPI_Comm world, const struct 
         MPI_CHECK(MPI_Comm_size(world, &size));
         topo->ndims = exp->ndim;
         if (dims_create(size, exp->ndim, topo->dims) != 0)
-            fail_runtime("cannot factor %d processes into %d dimensions", size, exp->ndim);
+            fail_abort("cannot factor %d processes into %d dimensions", size, exp->ndim);
         for (int d = 0; d < exp->ndim; d++)
             topo->periods[d] = d >= exp->nfin;
     }
@@ -289,7 +289,7 @@ void topology_dump(FILE *out, const struct experiment *exp, const struct topolog
             world_of[heads[3 * w]] = w;
         }
         if (total > INT32_MAX)
-            fail_runtime("--dump-topology: %lld neighbours are too many to gather", total);
+            fail_abort("--dump-topology: %lld neighbours are too many to gather", total);
         all = xmalloc((size_t)total * sizeof *all);
     }
     MPI_CHECK(MPI_Gatherv(lists, length, MPI_INT, all, lengths, displs, MPI_INT, 0,
