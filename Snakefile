@@ -7,6 +7,7 @@ min_version("9.0")
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/options.smk"
 include: "workflow/rules/plan.smk"
 
 
