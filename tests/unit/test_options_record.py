@@ -20,6 +20,7 @@ def test_a_record_path_names_its_value_and_changes_only_with_it(tmp_path) -> Non
     assert first == f"{tmp_path}/options/analysis-{digest(as_json(value))}.json"
     other = OptionRecords(str(tmp_path / "options")).path("analysis", {"p_thres": 0.01})
     assert other != first
+    assert records.paths() == [first]  # the targets of `all`
     assert not (tmp_path / "options").exists()  # naming a record writes nothing
 
 

@@ -5,7 +5,9 @@ a fresh clone, results copied from another machine or a deleted `.snakemake/` lo
 verdicts would then outlive the p_thres (or nrep, or deployments) they were computed with. The
 record of a value, `<name>-<digest>.json`, is a rule input: a changed value names a record that
 does not exist yet, made by its own job (rule record_options), which re-runs the rules that read
-it with or without metadata. Nothing is written while the workflow is read.
+it with or without metadata. Every record is also a target of `all`: Snakemake makes a missing
+file only for a job that needs it, and outputs that exist need nothing. Nothing is written while
+the workflow is read.
 
 Writing a record removes the other records of its name: a value changed back then names a
 missing record again, newer than what the changed value made, rather than an old one.
@@ -61,6 +63,10 @@ class OptionRecords:
             raise ValueError(f"option record {name!r} is given two values: {others[0]}, {text}")
         self._texts[key] = text
         return f"{self.directory}/{name}-{key[1]}.json"
+
+    def paths(self) -> list[str]:
+        """Every record named so far."""
+        return [f"{self.directory}/{name}-{hexdigest}.json" for name, hexdigest in self._texts]
 
     def text(self, name: str, digest: str) -> str:
         """What the record `<name>-<digest>.json` holds (KeyError: no such record)."""
