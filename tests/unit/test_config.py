@@ -1,4 +1,5 @@
-"""Campaign config: schema (with defaults, as snakemake fills them) and semantic checks."""
+"""Campaign config: schema (with defaults, as snakemake fills them), semantic checks, and the
+campaign the workflow checks once per invocation."""
 
 import copy
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 import yaml
 from snakemake.utils import validate as snakemake_validate
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.campaign.config import (
     check_campaign,
@@ -15,6 +17,7 @@ from mpiguide.campaign.config import (
     load_campaign,
     load_schema,
     validate_schema,
+    workflow_campaign,
 )
 from mpiguide.campaign.scale import LOCAL_MPI
 from mpiguide.core.errors import ConfigError
@@ -257,3 +260,53 @@ def test_runs_range_errors_name_the_key_and_what_is_allowed(
     with pytest.raises(ConfigError) as error:
         checked(variant(runs=runs, analysis=analysis), schema, catalogue)
     assert str(error.value).startswith(message)
+
+
+CAMPAIGN_FILES = sorted(
+    [REPO / "config" / "config.yaml", *(REPO / "config" / "campaigns").glob("*.yaml")]
+)
+
+
+@pytest.mark.parametrize("path", CAMPAIGN_FILES, ids=lambda path: path.name)
+def test_snakemake_s_validation_adds_nothing_to_the_package_s(
+    schema: dict[str, Any], path: Path
+) -> None:
+    """Why the workflow validates with the package's validator only: on a config it accepts,
+    Snakemake's (same draft, same default filling, integers less strict) accepts it too and
+    fills in nothing more."""
+    ours = yaml.safe_load(path.read_text())
+    validate_schema(ours, schema, SOURCE)
+    theirs = copy.deepcopy(ours)
+    snakemake_validate(theirs, str(CONFIG_SCHEMA))
+    assert theirs == ours
+
+
+def test_the_workflow_checks_its_config_once_into_a_campaign(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(MINIMAL))
+    given = variant()
+    campaign = workflow_campaign(given, [str(path)], tmp_path)
+    assert campaign.source == str(path)
+    assert campaign.analysis == AnalysisOptions.with_defaults()
+    assert campaign.config["runs"] == 10 and given["runs"] == 10  # defaults filled in
+    assert campaign.results == "results/t"
+    assert (campaign.blocking, campaign.launch_key, campaign.looks.count) == ("none", "launcher", 1)
+    assert campaign.kernel_binary("openmpi") == "results/t/build/openmpi/mpiguide-bench"
+    assert campaign.grid_spec() == {"nrep": 50, "experiments": MINIMAL["experiments"]}
+
+
+def test_the_workflow_reads_its_config_files_again_strictly(tmp_path: Path) -> None:
+    """Snakemake's reader keeps the last of two equal keys; the package's names the line."""
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(yaml.safe_dump(MINIMAL))
+    second.write_text("mpi:\n  openmpi: {}\n  openmpi: {}\n")
+    with pytest.raises(ConfigError, match=r"b\.yaml:3: invalid YAML: key 'openmpi' is given twice"):
+        workflow_campaign(variant(), [str(first), str(second)], tmp_path)
+
+
+def test_the_workflow_names_every_config_file_in_its_messages(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(yaml.safe_dump(MINIMAL))
+    second.write_text("runs: 0\n")
+    with pytest.raises(ConfigError, match=f"^{first}, {second}: runs: 0 is less than"):
+        workflow_campaign(variant(runs=0), [str(first), str(second)], tmp_path)

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from mpiguide.campaign.launch import command_words, env_prefix, quoted_launcher
+from mpiguide.campaign.launch import (
+    command_words,
+    env_prefix,
+    heap_option,
+    node_size_option,
+    quoted_launcher,
+)
 from mpiguide.core.errors import ConfigError
 
 HOSTILE = [
@@ -68,3 +74,10 @@ def test_plain_launcher_is_unchanged_and_empty_env_adds_nothing() -> None:
 def test_unusable_commands_name_the_key(command: str, message: str) -> None:
     with pytest.raises(ConfigError, match=rf"^c\.yaml: mpi\.a\.launcher: .*{message}"):
         command_words(command, "c.yaml: mpi.a.launcher")
+
+
+def test_kernel_options_of_an_entry_and_a_deployment() -> None:
+    assert heap_option({}) == "--heap default"
+    assert heap_option({"heap": "hugepages"}) == "--heap hugepages"
+    assert node_size_option({"nodes": 1, "ppn": 4}) == ""
+    assert node_size_option({"nodes": 1, "ppn": 4, "node_size": 2}) == "--node-size 2"

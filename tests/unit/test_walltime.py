@@ -8,6 +8,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.campaign.checked import Campaign
+from mpiguide.campaign.preflight import preflight
+from mpiguide.campaign.summary import MODEL as KERNEL_TIME_MODEL
 from mpiguide.campaign.walltime import check_walltime, least_run_seconds, run_jobs
 from mpiguide.core.errors import ConfigError
 
@@ -52,3 +56,23 @@ def test_a_block_runs_every_entry_within_one_runtime() -> None:
 
 def test_without_a_runtime_nothing_is_refused() -> None:
     check_walltime(CONFIG, grid([10_000_000] * 1000), "run", {"run_block": None}, "c.yaml")
+
+
+def test_preflight_announces_the_cost_before_refusing_a_run_job() -> None:
+    """The cost is said first (also by a dry run), then a job that cannot finish is refused."""
+    config = {
+        "nrep": 10_000_000,
+        "experiments": [{"op": "barrier"}],
+        "mpi": {"openmpi": {}},
+        "deployments": [{"nodes": 1, "ppn": 2}],
+        "blocking": None,
+    }
+    campaign = Campaign(config, AnalysisOptions.with_defaults(), "c.yaml")
+    said: list[str] = []
+    preflight(campaign, {"run_openmpi": None}.get, said.append)
+    assert said[0].startswith("mpiguide: a run: about ") and "(1x2)" in said[0]
+    assert said[0].endswith(f"(an estimate: {KERNEL_TIME_MODEL})")
+    said.clear()
+    with pytest.raises(ConfigError, match=r"c\.yaml: a `run_openmpi` job cannot finish"):
+        preflight(campaign, {"run_openmpi": 0.001}.get, said.append)
+    assert len(said) == 1

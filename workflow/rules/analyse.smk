@@ -1,6 +1,25 @@
 # Guideline verdicts. Only this rule and the plots see `analysis:` and `guidelines:`, so editing
 # them re-runs the analysis and never a benchmark.
 
+from mpiguide.core.paths import GATE_TXT, JUNIT_XML, LOOKS_CSV, SUMMARY_CSV, SUMMARY_MD
+
+# An adaptive campaign's check also writes, per guideline and look, the tests that stopped there.
+ADAPTIVE_OUTPUTS = (
+    {
+        "looks": report(
+            f"{RESULTS}/guidelines/{LOOKS_CSV}",
+            caption="../report/looks.rst",
+            category="Summary",
+            labels={"table": "tests stopped per guideline and look"},
+        )
+    }
+    if ADAPTIVE
+    else {}
+)
+# The CI gate's output: a target of `all` only when the campaign sets `fail_on`.
+GATE_OUTPUT = f"{RESULTS}/guidelines/{GATE_TXT}"
+GATE_TARGETS = [] if config["fail_on"] == "never" else [GATE_OUTPUT]
+
 
 rule check_guidelines:
     input:

@@ -13,8 +13,13 @@ rule fit_models:
     input:
         medians=f"{RESULTS}/medians.parquet",
         models=MODELS_CATALOGUE,
-        options=options_record(
-            "models", {"models": config["models"], "analysis": config["analysis"]}
+        # recorded only for a campaign that fits models: every record is a target of `all`
+        options=(
+            options_record(
+                "models", {"models": config["models"], "analysis": config["analysis"]}
+            )
+            if config["models"]
+            else []
         ),
     output:
         models=report(

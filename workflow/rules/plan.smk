@@ -3,10 +3,12 @@
 # files and never rewrites (and so never re-measures) existing ones. A run of a later round of an
 # adaptive campaign holds only the experiments its round's plan names, in the run's own order.
 
+from mpiguide.core.paths import RUN_PATTERN
+
 
 rule grid:
     input:
-        options_record("grid", grid_config()),
+        options_record("grid", CAMPAIGN.grid_spec()),
     output:
         f"{RESULTS}/grid.csv",
     log:
@@ -14,7 +16,7 @@ rule grid:
     conda:
         "../envs/analysis.yaml"
     params:
-        grid_config=grid_config_json(),
+        grid_config=as_json(CAMPAIGN.grid_spec()),
     shell:
         "python -m mpiguide grid --config-json {params.grid_config:q} --out {output:q} 2> {log:q}"
 

@@ -1,6 +1,11 @@
 # Which groups are violated is known only after the analysis: one job writes the whole plot
 # directory, and the report picks the files up by pattern.
 
+# mpiguide.core.paths names the plots, and so their report labels.
+from mpiguide.core.paths import labels_of_plot
+
+PLOTS = f"{RESULTS}/plots"
+
 
 rule plot:
     input:
@@ -13,8 +18,8 @@ rule plot:
             patterns=["{name}.png"],
             caption="../report/plots.rst",
             category="Plots",
-            subcategory=plot_subcategory,
-            labels=plot_labels,
+            subcategory=lambda wildcards: labels_of_plot(wildcards.name)["guideline"],
+            labels=lambda wildcards: labels_of_plot(wildcards.name),
         ),
     log:
         f"{RESULTS}/logs/plot.log",

@@ -2,6 +2,13 @@
 # on the front page by workflow/report/workflow.rst, and the tests of violated and undecided
 # groups as a table. From tests.csv only, so it re-runs with the analysis, never a benchmark.
 
+from mpiguide.core.paths import (
+    REPORT_TABLE_FILES,
+    VERDICT_LINES_CSV,
+    VERDICT_LINES_RST,
+    VIOLATED_UNDECIDED_CSV,
+)
+
 REPORT_TABLES = {name: f"{RESULTS}/guidelines/{name}" for name in REPORT_TABLE_FILES}
 
 

@@ -5,6 +5,21 @@
 # round measures, in which runs. The inputs of the next round's runs take their experiments from
 # it (plan.smk); the campaign's own aggregate and check read every round's runs.
 
+from mpiguide.core.paths import (
+    CAMPAIGN_COST_CSV,
+    COST_CSV,
+    COST_FILES,
+    COST_RST,
+    ROUND_PATTERN,
+    ROUNDS_TREE,
+)
+
+ROUNDS = f"{RESULTS}/{ROUNDS_TREE}"
+# What an adaptive campaign spent against a fixed one (rule campaign_cost).
+COST_OUTPUTS = (
+    {name: f"{RESULTS}/guidelines/{name}" for name in COST_FILES} if ADAPTIVE else {}
+)
+
 if ADAPTIVE:
 
     use rule aggregate as aggregate_round with:

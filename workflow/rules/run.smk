@@ -7,6 +7,9 @@
 # The kernel is `ancient`: rebuilding it (e.g. after touching a source file) never re-measures
 # existing runs.
 
+from mpiguide.campaign.block_spec import block_spec
+from mpiguide.campaign.launch import env_prefix, heap_option, node_size_option
+from mpiguide.core.paths import DEPLOYMENT_RUN_PATTERN
 
 # One job per (deployment, run) under `blocking: run`: run NN of every entry, back to back in
 # the block's shuffled order (mpiguide.campaign.blocks). Locally one Snakemake job holding the
@@ -40,7 +43,14 @@ if BLOCKING == "run":
             mpi="srun",
             cpus_per_task=1,
         params:
-            spec=block_spec,
+            spec=lambda wildcards: as_json(
+                block_spec(
+                    CAMPAIGN,
+                    int(wildcards.nodes),
+                    int(wildcards.ppn),
+                    int(wildcards.run),
+                )
+            ),
         shell:
             "python -m mpiguide run-block --spec-json {params.spec:q} > {log.block:q} 2>&1"
 
@@ -67,12 +77,14 @@ for run_mpi in MPI if BLOCKING != "run" else ():
         resources:
             nodes=deployment_nodes,
             tasks=deployment_ranks,
-            mpi=mpi_launch_command(run_mpi),
+            mpi=CAMPAIGN.launch_command(run_mpi),
             cpus_per_task=1,
         params:
-            env=mpi_env_prefix(run_mpi),
-            node_size=kernel_node_size_option,
-            heap=kernel_heap_option(run_mpi),
+            env=env_prefix(MPI[run_mpi]["env"]),
+            node_size=lambda wildcards: node_size_option(
+                CAMPAIGN.deployment(wildcards.nodes, wildcards.ppn)
+            ),
+            heap=heap_option(MPI[run_mpi]),
         shell:
             "{params.env} {resources.mpi} -n {resources.tasks} {input.kernel:q}"
             " --nprocs {resources.tasks} {params.node_size} {params.heap}"

@@ -1,6 +1,8 @@
 # MPINPC's overview (Hunold 2023, Figure 3): collectives by message size, coloured by the
 # severity of their slowdown in slowdown.csv. An analysis output: re-made when the verdicts are.
 
+SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
+
 
 rule slowdown_overview:
     input:

@@ -2,8 +2,8 @@
 schema cannot express. Every error names the config file and the key path and says what is
 allowed.
 
-The schema is the package's data/schemas/config.schema.yaml, the one file common.smk validates
-with too (mpiguide.core.package_data).
+The schema is the package's data/schemas/config.schema.yaml (mpiguide.core.package_data); the
+workflow checks its config with workflow_campaign, once per invocation.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from mpiguide.analysis.analysis_types import (
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.sequential import Looks
 from mpiguide.analysis.verdicts import Thresholds
+from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.launch import command_words
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
 from mpiguide.core.errors import ConfigError
@@ -144,7 +145,7 @@ def _check_run_range(runs: Any, source: str) -> None:
         )
 
 
-def _check_runs(config: Mapping[str, Any], source: str) -> None:
+def _check_runs(config: Mapping[str, Any], options: AnalysisOptions, source: str) -> None:
     """A range of runs: min <= max, and a first look at which the chosen test can decide: two
     runs per side for the t-tests; for the rank-sum, a smallest p-value 1/C(2n, n) at or below
     the level each look decides at (p_thres / looks)."""
@@ -152,7 +153,6 @@ def _check_runs(config: Mapping[str, Any], source: str) -> None:
     if not isinstance(runs, Mapping):
         return
     _check_run_range(runs, source)
-    options = AnalysisOptions.from_mapping(config["analysis"], source)
     looks = Looks.of(runs)
     if options.test == "ranksum":
         level = looks.spent(Thresholds(options.p_thres, options.v_thres, options.confidence))
@@ -391,11 +391,12 @@ def _check_guidelines(
 
 
 def _check_analysis(
-    config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
+    config: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    options: AnalysisOptions,
+    source: str,
 ) -> None:
-    """The options as the analysis reads them (guidelines.AnalysisOptions), and a varied
-    parameter that varies in this campaign."""
-    options = AnalysisOptions.from_mapping(config["analysis"], source)
+    """Variability selectors and a varied parameter that vary in this campaign."""
     _check_variability_selectors(config, rows, options.variability, source)
     varied = config["analysis"]["varied"]
     if varied in PROCESS_COUNT_KEYS:
@@ -500,9 +501,12 @@ def _check_determined(
         )
 
 
-def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: str) -> None:
+def check_campaign(
+    config: dict[str, Any], catalogue: dict[str, Any], source: str
+) -> AnalysisOptions:
     """Semantic checks of a schema-valid config (defaults filled in); `source` is the config
-    file named in every ConfigError."""
+    file named in every ConfigError. Returns the analysis options as the analysis reads them
+    (AnalysisOptions, its range checks)."""
     _check_commands(config, source)
     _check_deployments(config, source)
     if not config["analysis_only"]:
@@ -511,9 +515,11 @@ def check_campaign(config: dict[str, Any], catalogue: dict[str, Any], source: st
     _check_roots(config, source)
     _check_kernel_limits(config, rows, source)
     _check_guidelines(config, catalogue, rows, source)
-    _check_analysis(config, rows, source)
-    _check_runs(config, source)
+    options = AnalysisOptions.from_mapping(config["analysis"], source)
+    _check_analysis(config, rows, options, source)
+    _check_runs(config, options, source)
     _check_models(config, rows, source)
+    return options
 
 
 def scaled_campaign(
@@ -533,7 +539,7 @@ def scaled_campaign(
 
 def expanded_campaign(config: dict[str, Any], source: str, start: Path) -> dict[str, Any]:
     """The scaled config with an mpi entry and a guideline per algorithm its entries sweep
-    (mpiguide.campaign.algorithms; the installed libraries are asked which they offer), or at
+    (mpiguide.tune.sweep; the installed libraries are asked which they offer), or at
     `verify: true` the campaign that re-measures it with the tuning found below `start`'s
     results/<campaign>/tuning/ applied."""
     if config["verify"]:
@@ -541,18 +547,47 @@ def expanded_campaign(config: dict[str, Any], source: str, start: Path) -> dict[
     return with_algorithm_entries(config, algorithm_settings(config, source))
 
 
+def checked_campaign(
+    config: Any,
+    source: str,
+    local_start: Path,
+    cwd: Path,
+    catalogue: Path = GUIDELINE_CATALOGUE,
+) -> Campaign:
+    """Every check of a campaign config, once: the schema (defaults filled in; its integers
+    are integers as written), its `local:` scale (config/local-mpi.yaml looked up above
+    `local_start`), its algorithm or verify entries (results below `cwd`), and what a schema
+    cannot express (op names, where expressions, guideline ids, selectors, the varied
+    parameter, ranks >= 2). `config` is filled in place; the Campaign holds the final config.
+    """
+    schema = load_schema()
+    validate_schema(config, schema, source)
+    scaled = scaled_campaign(config, schema, source, local_start)
+    expanded = expanded_campaign(scaled, source, cwd)
+    options = check_campaign(expanded, load_catalogue(catalogue), source)
+    return Campaign(expanded, options, source)
+
+
 def load_campaign(
     path: Path, catalogue_path: Path | None = None, scale: str | None = None
 ) -> dict[str, Any]:
     """Read, schema-validate (defaults filled in), scale (`scale` overrides the file's
     `scale:`) and check a campaign config file."""
-    source = str(path)
     config = load_yaml(path)
     if scale is not None and isinstance(config, dict):
         config["scale"] = scale
-    schema = load_schema()
-    validate_schema(config, schema, source)
-    config = expanded_campaign(scaled_campaign(config, schema, source, path), source, Path.cwd())
-    catalogue_file = catalogue_path or GUIDELINE_CATALOGUE
-    check_campaign(config, load_catalogue(catalogue_file), source)
-    return config
+    catalogue = catalogue_path or GUIDELINE_CATALOGUE
+    return checked_campaign(config, str(path), path, Path.cwd(), catalogue).config
+
+
+def workflow_campaign(config: dict[str, Any], config_files: Sequence[str], cwd: Path) -> Campaign:
+    """The campaign of a Snakemake invocation: `config` as Snakemake read it from
+    `config_files` (and --config), checked once (checked_campaign).
+
+    Snakemake's YAML reader keeps the last of two equal keys (a second `mpi` entry of the same
+    name replaces the first); the files are read again with the package's strict loader, which
+    refuses that, naming the line. Syntax errors never get here: Snakemake stops on them first.
+    """
+    for config_file in config_files:
+        load_yaml(Path(config_file))
+    return checked_campaign(config, ", ".join(config_files), cwd, cwd)

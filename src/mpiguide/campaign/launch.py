@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
+from typing import Any
 
 from mpiguide.core.errors import ConfigError
 
@@ -34,3 +35,15 @@ def command_words(command: str, key_path: str) -> list[str]:
 def quoted_launcher(command: str, key_path: str = "launcher") -> str:
     """The command re-quoted word by word, ready to paste into a shell command line."""
     return shlex.join(command_words(command, key_path))
+
+
+def heap_option(entry: Mapping[str, Any]) -> str:
+    """`--heap SETTING`: the entry's allocator setting, applied by the kernel per launch."""
+    return f"--heap {entry.get('heap', 'default')}"
+
+
+def node_size_option(deployment: Mapping[str, Any]) -> str:
+    """`--node-size K` for a deployment that treats each K consecutive ranks as one node (to run
+    node-aware operations on one machine); empty otherwise."""
+    node_size = deployment.get("node_size")
+    return "" if node_size is None else f"--node-size {int(node_size)}"

@@ -1,0 +1,87 @@
+"""A checked campaign: its config after every check (schema defaults filled in, scaled,
+expanded), the analysis options as the analysis reads them, and the facts the workflow derives
+from the config in one place each (results directory, looks, blocking, launch key, kernel
+builds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.sequential import Looks
+from mpiguide.campaign.launch import quoted_launcher
+from mpiguide.core.paths import RESULTS_ROOT, deployment_name
+from mpiguide.plan.grid import GRID_KEYS
+from mpiguide.tune.sweep import kernel_entry
+
+# Which key of an mpi entry starts its runs, by `launch:` (profiles/slurm sets `slurm`).
+LAUNCH_KEYS = {"local": "launcher", "slurm": "srun"}
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """`config` is checked and final; `source` names its files in every message."""
+
+    config: dict[str, Any]
+    analysis: AnalysisOptions
+    source: str
+
+    @property
+    def results(self) -> str:
+        """`results/<campaign>`, relative to the directory Snakemake runs in."""
+        return f"{RESULTS_ROOT}/{self.config['campaign']}"
+
+    @property
+    def mpi(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.config["mpi"]
+        return result
+
+    @property
+    def looks(self) -> Looks:
+        """The looks of `runs:`: one for a fixed campaign, a round each for an adaptive one."""
+        return Looks.of(self.config["runs"])
+
+    @property
+    def blocking(self) -> str:
+        """`run`: run NN of every entry of a deployment in one block (mpiguide.campaign.blocks),
+        so that comparisons across entries are paired; with one entry there is nothing to block.
+        """
+        return str(self.config.get("blocking") or ("run" if len(self.mpi) >= 2 else "none"))
+
+    @property
+    def launch_key(self) -> str:
+        """The key of an mpi entry whose command starts its runs."""
+        return LAUNCH_KEYS[self.config["launch"]]
+
+    def launch_key_path(self, mpi: str) -> str:
+        """The config key of the command that starts `mpi`'s runs, as messages name it."""
+        return f"{self.source}: mpi.{mpi}.{self.launch_key}"
+
+    def launch_command(self, mpi: str) -> str:
+        """The command that starts `mpi`'s runs, quoted word by word for a shell; a command
+        that cannot be split into words is refused, naming its key (ConfigError)."""
+        return quoted_launcher(self.mpi[mpi][self.launch_key], self.launch_key_path(mpi))
+
+    def deployment(self, nodes: int | str, ppn: int | str) -> Mapping[str, Any]:
+        """The `deployments:` item of `nodes` x `ppn` (numbers, or wildcards' text)."""
+        by_name = {deployment_name(d["nodes"], d["ppn"]): d for d in self.config["deployments"]}
+        return by_name[deployment_name(nodes, ppn)]
+
+    def kernel_binary(self, mpi: str) -> str:
+        """An entry added for an algorithm or a tuning runs its base entry's build (same mpicc)."""
+        return f"{self.results}/build/{kernel_entry(self.config, mpi)}/mpiguide-bench"
+
+    def built_mpi(self) -> dict[str, Any]:
+        """The entries that build a kernel: all but those added for an algorithm or a tuning."""
+        return {
+            name: entry
+            for name, entry in self.mpi.items()
+            if kernel_entry(self.config, name) == name
+        }
+
+    def grid_spec(self) -> dict[str, Any]:
+        """Only the keys that define the grid: editing anything else never re-plans."""
+        return {key: self.config[key] for key in GRID_KEYS}

@@ -1,0 +1,33 @@
+"""What a campaign's runs cost, said before anything runs (also by a dry run), and a run job
+that cannot finish within its walltime refused then rather than killed after hours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mpiguide.campaign.checked import Campaign
+from mpiguide.campaign.summary import MODEL as KERNEL_TIME_MODEL
+from mpiguide.campaign.summary import describe_run, run_seconds
+from mpiguide.campaign.walltime import check_walltime, least_run_seconds, run_jobs
+from mpiguide.plan.grid import build_grid
+
+
+def preflight(
+    campaign: Campaign,
+    runtime_minutes: Callable[[str], float | None],
+    announce: Callable[[str], None],
+) -> None:
+    """Announce the estimated cost of the runs, then check each run rule's `runtime`
+    (minutes, None: no limit) against the least time its jobs take (ConfigError)."""
+    config, source = campaign.config, campaign.source
+    grid = build_grid(campaign.grid_spec(), source)
+    announce(
+        "mpiguide: "
+        + describe_run(run_seconds(config, grid), least_run_seconds(grid))
+        + f" (an estimate: {KERNEL_TIME_MODEL})"
+    )
+    rules = run_jobs(config, campaign.blocking)
+    check_walltime(
+        config, grid, campaign.blocking, {rule: runtime_minutes(rule) for rule in rules}, source
+    )
