@@ -7,7 +7,6 @@ min_version("9.0")
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/options.smk"
 include: "workflow/rules/plan.smk"
 
 
@@ -37,9 +36,7 @@ localrules:
 # The raw runs are targets themselves: Snakemake regenerates a missing file only for a job that
 # needs it, and the verdicts built on a deleted run are up to date by their mtimes; as targets,
 # a deleted run is measured again (and everything built on it redone), and in analysis-only
-# mode the invocation stops naming the missing files. The option records too: a record of a
-# changed value is missing, and Snakemake would not make it, nor re-run what reads it, for the
-# sake of outputs that exist (mpiguide.campaign.options_record).
+# mode the invocation stops naming the missing files.
 rule all:
     default_target: True
     input:
@@ -53,4 +50,3 @@ rule all:
         ACROSS_PROCESS_COUNTS_OUTPUTS,
         raw_csvs,
         raw_jsons,
-        OPTION_RECORDS.paths(),

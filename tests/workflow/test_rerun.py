@@ -24,10 +24,6 @@ from workflow_project import (
 pytestmark = pytest.mark.workflow
 
 ANALYSIS = {job: count for job, count in ANALYSIS_JOBS.items() if job != "aggregate"}
-# A changed option names a new record (results/<campaign>/options/<name>-<digest>.json): its job.
-NEW_RECORD = {"record_options": 1}
-# A fresh clone records every option set: grid, seed, campaign, analysis, fail_on.
-ALL_RECORDS = {"record_options": 5}
 EditConfig = Callable[[Callable[[dict[str, Any]], None]], None]
 
 
@@ -46,15 +42,14 @@ def test_analysis_change_reruns_only_analysis(
     campaign_copy: Path, edit_config: EditConfig, change: Callable[[dict[str, Any]], None]
 ) -> None:
     edit_config(change)
-    assert scheduled_jobs(campaign_copy) == {**NEW_RECORD, **ANALYSIS}
+    assert scheduled_jobs(campaign_copy) == ANALYSIS
 
 
 def test_a_dry_run_writes_no_option_record(campaign_copy: Path, edit_config: EditConfig) -> None:
     records = campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "options"
     before = {path.name: path.read_bytes() for path in records.iterdir()}
-    assert len(before) == ALL_RECORDS["record_options"]
     edit_config(lambda config: config["analysis"].update(v_thres=1.5))
-    assert scheduled_jobs(campaign_copy) == {**NEW_RECORD, **ANALYSIS}
+    assert scheduled_jobs(campaign_copy) == ANALYSIS
     assert {path.name: path.read_bytes() for path in records.iterdir()} == before
 
 
@@ -74,15 +69,14 @@ def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
 def test_models_change_reruns_only_the_fit(campaign_copy: Path, edit_config: EditConfig) -> None:
     edit_config(lambda config: config.update(models=[{"model": "hockney",
                                                       "ops": ["neighbor_allgather"]}]))  # fmt: skip
-    assert scheduled_jobs(campaign_copy) == {**NEW_RECORD, "fit_models": 1, "all": 1}
+    assert scheduled_jobs(campaign_copy) == {"fit_models": 1, "all": 1}
 
 
 def test_more_runs_schedule_only_the_new_runs(campaign_copy: Path, edit_config: EditConfig) -> None:
     edit_config(lambda config: config.update(runs=config["runs"] + 1))
     per_mpi = {"inputs": len(TINY_CAMPAIGN["mpi"])}
     runs = {f"run_{mpi}": 1 for mpi in TINY_CAMPAIGN["mpi"]}
-    expected = {**NEW_RECORD, **per_mpi, **runs, "aggregate": 1, **ANALYSIS}
-    assert scheduled_jobs(campaign_copy) == expected
+    assert scheduled_jobs(campaign_copy) == {**per_mpi, **runs, "aggregate": 1, **ANALYSIS}
 
 
 def test_new_deployment_schedules_only_its_runs(
@@ -91,8 +85,7 @@ def test_new_deployment_schedules_only_its_runs(
     edit_config(lambda config: config["deployments"].append({"nodes": 2, "ppn": 1}))
     n_runs = TINY_CAMPAIGN["runs"]
     runs = {f"run_{mpi}": n_runs for mpi in TINY_CAMPAIGN["mpi"]}
-    new_inputs = {"inputs": n_runs * len(TINY_CAMPAIGN["mpi"])}
-    expected = {**NEW_RECORD, **new_inputs, **runs, "aggregate": 1, **ANALYSIS}
+    expected = {"inputs": n_runs * len(TINY_CAMPAIGN["mpi"]), **runs, "aggregate": 1, **ANALYSIS}
     assert scheduled_jobs(campaign_copy) == expected
 
 
@@ -106,7 +99,6 @@ def test_copied_raw_is_analysed_without_kernel(completed_campaign: Path, tmp_pat
     analysis_only = ("--config", "analysis_only=True")
     planned = scheduled_jobs(clone, *analysis_only)
     assert planned == {
-        **ALL_RECORDS,
         "grid": 1,
         "inputs": len(TINY_CAMPAIGN["mpi"]) * TINY_CAMPAIGN["runs"],
         "aggregate": 1,

@@ -144,7 +144,6 @@ def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
     runs = demo["runs"] * len(demo["deployments"])
     assert scheduled_jobs(project) == {
         "build_openmpi": 1,
-        "record_options": 5,  # grid, seed, campaign, analysis, fail_on
         "grid": 1,
         "inputs": runs,
         "run_openmpi": runs,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
 from snakemake.sourcecache import LocalSourceFile
+from snakemake.cli import get_argument_parser
 from snakemake.logging import logger
 
 from mpiguide.analysis.rounds import read_plan
@@ -31,12 +32,14 @@ from mpiguide.campaign.launches import (
     plan_round_of_run,
     round_plan,
 )
-from mpiguide.campaign.options_record import OptionRecords, as_json
+from mpiguide.campaign.options_record import as_json, record
 from mpiguide.campaign.preflight import preflight
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.selftest.inject import inject_libraries
 from mpiguide.core.paths import (
+    c_component,
+    c_sources,
     ALGORITHMS_CSV,
     ALGORITHMS_PNG,
     DECIDED_WITH_JSON,
@@ -169,12 +172,18 @@ def output_dir(wildcards, output) -> str:
     return os.path.dirname(output[0])
 
 
-# An input per option set a rule depends on, written by the job record_options (options.smk). A
-# changed value names a record not made yet, which re-runs the rule even without .snakemake/
-# metadata (a fresh clone, copied results), where params alone would not
-# (mpiguide.campaign.options_record).
-OPTION_RECORDS = OptionRecords(f"{RESULTS}/options")
-options_record = OPTION_RECORDS.path
+# A dry run (-n) writes nothing below the results: Snakemake says whether this is one only after
+# the rule files are read, so its own parser reads the command line.
+DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
+
+
+def options_record(name: str, value) -> str:
+    """`options/<name>.json`, rewritten while the workflow is read only when `value` changes:
+    as a rule input it re-runs the rule on a change even without .snakemake/ metadata, where
+    params alone would not. A job cannot write it: every job downstream of a job that runs runs
+    too, so a record made by a job would re-measure every run of results that lack it
+    (mpiguide.campaign.options_record)."""
+    return record(f"{RESULTS}/options/{name}.json", as_json(value), DRY_RUN)
 
 
 def analysis_options() -> str:
@@ -254,14 +263,8 @@ def input_plan_option(wildcards, input) -> str:
 
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout);
 # it also links the collective mock-ups of src/mockups, which libmpiguide-tune shares.
-KERNEL_DIR = str(Path(CHECKOUT, "src", "kernel"))
-MOCKUPS_DIR = str(Path(CHECKOUT, "src", "mockups"))
-KERNEL_SOURCES = sorted(
-    str(path)
-    for directory in (KERNEL_DIR, MOCKUPS_DIR)
-    for pattern in ("*.c", "*.h", "Makefile")
-    for path in Path(directory).rglob(pattern)
-)
+KERNEL_DIR = c_component(CHECKOUT, "kernel")
+KERNEL_SOURCES = c_sources(CHECKOUT, "kernel", "mockups")
 
 
 # libmpiguide-inject builds the workflow makes (LD_PRELOAD path -> the mpi entry whose mpicc

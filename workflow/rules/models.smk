@@ -13,13 +13,8 @@ rule fit_models:
     input:
         medians=f"{RESULTS}/medians.parquet",
         models=MODELS_CATALOGUE,
-        # recorded only for a campaign that fits models: every record is a target of `all`
-        options=(
-            options_record(
-                "models", {"models": config["models"], "analysis": config["analysis"]}
-            )
-            if config["models"]
-            else []
+        options=options_record(
+            "models", {"models": config["models"], "analysis": config["analysis"]}
         ),
     output:
         models=report(

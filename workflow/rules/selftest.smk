@@ -7,12 +7,8 @@
 # are read to prove that every slowed run was slowed.
 
 # src/inject of this checkout (CHECKOUT, common.smk).
-INJECT_DIR = str(Path(CHECKOUT, "src", "inject"))
-INJECT_SOURCES = sorted(
-    str(path)
-    for pattern in ("*.c", "*.h", "*.def", "Makefile")
-    for path in Path(INJECT_DIR).glob(pattern)
-)
+INJECT_DIR = c_component(CHECKOUT, "inject")
+INJECT_SOURCES = c_sources(CHECKOUT, "inject")
 
 # INJECT_LIBRARIES (common.smk): LD_PRELOAD path -> the mpi entry whose mpicc builds it.
 for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.items()):

@@ -52,13 +52,8 @@ if config["verify"]:
     VERIFY_PAIRS = dict(tuned_pairs(config))
     VERIFY = f"{RESULTS}/{VERIFY_TREE}"
     # src/tune and the mock-ups it links (src/mockups) of this checkout (CHECKOUT, common.smk).
-    TUNE_DIR = str(Path(CHECKOUT, "src", "tune"))
-    TUNE_SOURCES = sorted(
-        str(path)
-        for directory in (TUNE_DIR, MOCKUPS_DIR)
-        for pattern in ("*.c", "*.h", "Makefile")
-        for path in Path(directory).glob(pattern)
-    )
+    TUNE_DIR = c_component(CHECKOUT, "tune")
+    TUNE_SOURCES = c_sources(CHECKOUT, "tune", "mockups")
 
     # TUNE_LIBRARIES (common.smk): LD_PRELOAD path -> the entry whose mpicc builds it.
     for tune_index, (tune_library, tune_mpi) in enumerate(TUNE_LIBRARIES.items()):

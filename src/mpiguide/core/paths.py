@@ -7,12 +7,15 @@ self-test (which reads run logs) all go through here. Trees: `inputs` (shuffled 
 `raw` (kernel output and provenance), `blocks` (one record per block of launches:
 `blocks/<nodes>x<ppn>/run<NN>.json`, with the finished launches of a failed block kept in
 `run<NN>.stash/` beside it), `logs/run`, `logs/blocks` and `logs/inputs` (the jobs' logs). Runs
-are zero-based with at least two digits.
+are zero-based with at least two digits. Also the C components' folders of a checkout and the
+sources whose change rebuilds one.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 
 def deployment_name(nodes: int | str, ppn: int | str) -> str:
@@ -170,3 +173,24 @@ def mpich_env_name(entry: str) -> str:
 def mpich_selection_name(entry: str) -> str:
     """An MPICH entry's JSON collective selection (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)."""
     return f"{entry}.mpich-selection.json"
+
+
+# The C components below src/ of a checkout, and the shared build code each one links.
+C_SOURCE_PATTERNS = ("*.c", "*.h", "*.def", "*.mk", "Makefile")
+C_COMMON = "common"
+
+
+def c_component(checkout: str, component: str) -> str:
+    """src/<component> of `checkout` (kernel, mockups, inject, tune, common)."""
+    return os.path.join(checkout, "src", component)
+
+
+def c_sources(checkout: str, *components: str) -> list[str]:
+    """Every file the build of `components` reads, src/common included: a change to any of
+    them rebuilds it."""
+    return sorted(
+        str(path)
+        for component in (*components, C_COMMON)
+        for pattern in C_SOURCE_PATTERNS
+        for path in Path(c_component(checkout, component)).rglob(pattern)
+    )
