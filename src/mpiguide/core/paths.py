@@ -13,7 +13,6 @@ sources whose change rebuilds one.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -182,7 +181,7 @@ C_COMMON = "common"
 
 def c_component(checkout: str, component: str) -> str:
     """src/<component> of `checkout` (kernel, mockups, inject, tune, common)."""
-    return os.path.join(checkout, "src", component)
+    return str(Path(checkout, "src", component))
 
 
 def c_sources(checkout: str, *components: str) -> list[str]:
