@@ -1,6 +1,7 @@
 """A 2-node deployment in blocks on the two-node test cluster (MPIGUIDE_SLURM_NODES=2
-tests/slurm/cluster.sh start): one sbatch allocation per block, each entry one srun step
-across both nodes. Skipped on the one-node cluster."""
+tests/slurm/cluster.sh start, which the two_node_cluster fixture runs): one sbatch allocation
+per block, each entry one srun step across both nodes. Skipped on a one-node cluster someone
+else started."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ TWO_NODES = {
 
 
 def test_a_block_is_one_allocation_with_one_step_per_entry(
-    cluster: Cluster, tmp_path: Path
+    two_node_cluster: Cluster, tmp_path: Path
 ) -> None:
     nodes = run("sinfo", "-h", "-N", "-o", "%N").split()
     if len(nodes) < 2:
