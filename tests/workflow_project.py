@@ -186,6 +186,14 @@ def new_project(root: Path, config: dict[str, Any]) -> Path:
     return root
 
 
+def copy_project(project: Path, destination: Path) -> Path:
+    """A private copy of a measured campaign project for a test to change: results with their
+    mtimes and .snakemake's metadata as they are, links as links, so that Snakemake finds the
+    copy exactly as complete as the original."""
+    shutil.copytree(project, destination, symlinks=True)
+    return destination
+
+
 def validate_campaign(path: Path, scale: str) -> None:
     """`mpiguide validate --config path --scale scale` accepts the campaign (its main, in this
     process: the validation is what is tested, not Python's start-up)."""

@@ -3,8 +3,7 @@ and real MPI, and throw-away copies of it for the re-run tests."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,9 @@ def completed_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def campaign_copy(completed_campaign: Path, tmp_path: Path) -> Iterator[Path]:
-    """A private copy of the completed campaign, mtimes and .snakemake metadata included."""
-    copy = tmp_path / "project"
-    shutil.copytree(completed_campaign, copy, symlinks=True)
-    yield copy
+def campaign_copy(completed_campaign: Path, project_copy: Callable[[Path], Path]) -> Path:
+    """A private copy of the completed campaign."""
+    return project_copy(completed_campaign)
 
 
 @pytest.fixture
