@@ -378,7 +378,9 @@ cmd_start() {
   # munged insists that only its owner can write to the directories it uses.
   chmod 755 "$MUNGE_DIR"
   chmod 755 "$STATE_DIR"
-  if [ -s "$SLURM_CONF_FILE" ] && [ "$(grep -c '^NodeName=' "$SLURM_CONF_FILE")" -ne "$NODES" ]; then
+  local configured_nodes
+  configured_nodes=$(grep -c '^NodeName=' "$SLURM_CONF_FILE" 2>/dev/null || true)
+  if [ -n "$configured_nodes" ] && [ "$configured_nodes" -ne "$NODES" ]; then
     # The cluster last ran with the other node count: its slurmctld and slurmds start again
     # with this one's configuration (the accounting daemons stay).
     stop_daemon slurmd "$SLURM_DIR/slurmd.pid" "$SLURM_DIR"/slurmd-*.pid
