@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workflow_project import ANALYSIS_JOBS, scheduled_jobs, snakemake
+from workflow_project import ANALYSIS_JOBS, measured_once, scheduled_jobs, snakemake
 
 from .conftest import CAMPAIGN, campaign, new_project_with_kernel
 
@@ -44,10 +44,12 @@ def tamper_campaign() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def completed(tmp_path_factory: pytest.TempPathFactory, openmpi_kernel: Path) -> Path:
     """A complete two-deployment campaign, run once for the module."""
-    root = tmp_path_factory.mktemp("tamper")
-    project = new_project_with_kernel(root / "project", tamper_campaign(), openmpi_kernel)
-    snakemake(project, "--profile", "profiles/local", "--cores", "2")
-    return project
+
+    def measure(project: Path) -> None:
+        new_project_with_kernel(project, tamper_campaign(), openmpi_kernel)
+        snakemake(project, "--profile", "profiles/local", "--cores", "2")
+
+    return measured_once(tmp_path_factory, "tamper", measure)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from slurm_project import (
     snakemake,
 )
 
-from workflow_project import new_project
+from workflow_project import measured_once, new_project
 
 
 @pytest.fixture(scope="package")
@@ -69,7 +69,10 @@ def two_node_cluster(cluster: Cluster, cluster_is_ours: bool) -> Iterator[Cluste
 @pytest.fixture(scope="package")
 def slurm_campaign(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small campaign, run to completion through SLURM once (the expensive part)."""
-    project = new_project(tmp_path_factory.mktemp("slurm") / "project", SLURM_CAMPAIGN)
-    result = snakemake(project, *SLURM_PROFILE_ARGS)
-    assert result.returncode == 0, f"snakemake on SLURM failed:\n{result.stdout}{result.stderr}"
-    return project
+
+    def measure(project: Path) -> None:
+        new_project(project, SLURM_CAMPAIGN)
+        result = snakemake(project, *SLURM_PROFILE_ARGS)
+        assert result.returncode == 0, f"snakemake on SLURM failed:\n{result.stdout}{result.stderr}"
+
+    return measured_once(tmp_path_factory, "slurm", measure)

@@ -9,15 +9,25 @@ from typing import Any
 
 import pytest
 
-from workflow_project import TINY_CAMPAIGN, new_project, read_config, snakemake, write_config
+from workflow_project import (
+    TINY_CAMPAIGN,
+    measured_once,
+    new_project,
+    read_config,
+    snakemake,
+    write_config,
+)
 
 
 @pytest.fixture(scope="session")
 def completed_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny campaign, run to completion once per session (the expensive part)."""
-    project = new_project(tmp_path_factory.mktemp("completed") / "project", TINY_CAMPAIGN)
-    snakemake(project, "--profile", "profiles/local", "--cores", "2")
-    return project
+
+    def measure(project: Path) -> None:
+        new_project(project, TINY_CAMPAIGN)
+        snakemake(project, "--profile", "profiles/local", "--cores", "2")
+
+    return measured_once(tmp_path_factory, "tiny", measure)
 
 
 @pytest.fixture
