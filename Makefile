@@ -27,9 +27,13 @@ check: setup
 
 # Everything: lint first, then the suite on both cores, then alone the tests that compare times
 # measured side by side (the `timing` marker), which a second worker's MPI ranks would skew.
+# Each run prints its slowest tests and keeps every test's time in a JUnit XML file under
+# $(TEST_TIMES), for CI to keep and for finding what makes the suite slow.
+TEST_TIMES := .ci/test-times
 test: setup-slurm lint
-	$(BIN)/python -m pytest --durations=25 -n 2 --dist loadfile -m "not timing" tests
-	$(BIN)/python -m pytest --durations=10 -m timing tests
+	$(BIN)/python -m pytest --durations=25 --junitxml=$(TEST_TIMES)/suite.xml \
+		-n 2 --dist loadfile -m "not timing" tests
+	$(BIN)/python -m pytest --durations=10 --junitxml=$(TEST_TIMES)/timing.xml -m timing tests
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -1,13 +1,16 @@
-"""Shared fixtures for tests that run real MPI (the helpers live in mpi_support.py)."""
+"""Shared fixtures: kernels built with real MPI (the helpers live in mpi_support.py) and copies
+of measured campaigns (workflow_project.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mpi_support import MPI_LIBRARIES, Kernel, build_kernel
+from workflow_project import copy_project
 from xdist_schedule import SLURM_PACKAGE, scheduler
 
 
@@ -26,6 +29,13 @@ def kernel_for() -> Callable[[str], Kernel]:
         return built[name]
 
     return get
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path) -> Callable[[Path], Path]:
+    """project_copy(measured): this test's own copy (tmp_path/project) of a campaign measured once
+    for many tests (a session, module or package fixture runs it; workflow_project.copy_project)."""
+    return lambda measured: copy_project(measured, tmp_path / "project")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -8,15 +8,18 @@ config; the mpiguide package comes from the venv running the tests.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from mpiguide import cli
@@ -185,6 +188,37 @@ def new_project(root: Path, config: dict[str, Any]) -> Path:
             shutil.copy2(source, root / name)
     write_config(root, config)
     return root
+
+
+def measured_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, measure: Callable[[Path], None]
+) -> Path:
+    """The campaign project `measure(project)` runs, measured once per test session for every
+    test that reads it (tests change copies of it: copy_project). Under pytest-xdist the workers
+    share it: the first to ask measures while the others wait, so that a campaign read by test
+    files on both workers is not measured twice. A failed measurement is tried again by the next
+    test that asks."""
+    root = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        root = root.parent  # the session's directory, above each worker's own
+    directory = root / f"measured-{name}"
+    directory.mkdir(exist_ok=True)
+    project, measured = directory / "project", directory / "measured"
+    with (directory / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not measured.exists():
+            shutil.rmtree(project, ignore_errors=True)
+            measure(project)
+            measured.touch()
+    return project
+
+
+def copy_project(project: Path, destination: Path) -> Path:
+    """A private copy of a measured campaign project for a test to change: results with their
+    mtimes and .snakemake's metadata as they are, links as links, so that Snakemake finds the
+    copy exactly as complete as the original."""
+    shutil.copytree(project, destination, symlinks=True)
+    return destination
 
 
 def validate_campaign(path: Path, scale: str) -> None:

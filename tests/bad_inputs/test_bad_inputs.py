@@ -299,7 +299,7 @@ def kernel_outcomes(
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
     root = tmp_path_factory.mktemp("bad_inputs_good")
-    return run([PYTHON, "-m", "mpiguide", "validate", "--config", str(GOOD_CONFIG)], root)
+    return run_mpiguide(["validate", "--config", str(GOOD_CONFIG)], root)
 
 
 @pytest.fixture(scope="module")

@@ -58,22 +58,23 @@ def openmpi_kernel() -> Path:
     return build_kernel(mpi)
 
 
+def new_project_with_kernel(root: Path, config: dict[str, Any], kernel: Path) -> Path:
+    """A fresh project for a campaign of Open MPI entries, `kernel` already in place for every
+    entry (newer than its sources, so the workflow does not spend half a minute per entry
+    rebuilding it)."""
+    project = new_project(root, config)
+    for mpi in config["mpi"]:
+        built = project / "results" / config["campaign"] / "build" / mpi / "mpiguide-bench"
+        built.parent.mkdir(parents=True)
+        shutil.copy2(kernel, built)
+        os.utime(built)
+    return project
+
+
 @pytest.fixture
 def make_project(tmp_path: Path, openmpi_kernel: Path) -> Callable[[dict[str, Any]], Path]:
-    """A fresh project for a campaign of Open MPI entries, the kernel of every entry already in
-    place (newer than its sources, so the workflow does not spend half a minute per entry
-    rebuilding it)."""
-
-    def make(config: dict[str, Any]) -> Path:
-        project = new_project(tmp_path / "project", config)
-        for mpi in config["mpi"]:
-            kernel = project / "results" / config["campaign"] / "build" / mpi / "mpiguide-bench"
-            kernel.parent.mkdir(parents=True)
-            shutil.copy2(openmpi_kernel, kernel)
-            os.utime(kernel)
-        return project
-
-    return make
+    """make_project(config): new_project_with_kernel in this test's tmp_path."""
+    return lambda config: new_project_with_kernel(tmp_path / "project", config, openmpi_kernel)
 
 
 def start_snakemake(project: Path, *args: str) -> subprocess.Popen[str]:

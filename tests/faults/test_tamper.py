@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from workflow_project import ANALYSIS_JOBS, new_project, scheduled_jobs, snakemake
+from workflow_project import ANALYSIS_JOBS, measured_once, scheduled_jobs, snakemake
 
-from .conftest import CAMPAIGN, campaign
+from .conftest import CAMPAIGN, campaign, new_project_with_kernel
 
 pytestmark = pytest.mark.workflow
 
@@ -44,21 +44,17 @@ def tamper_campaign() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def completed(tmp_path_factory: pytest.TempPathFactory, openmpi_kernel: Path) -> Path:
     """A complete two-deployment campaign, run once for the module."""
-    root = tmp_path_factory.mktemp("tamper")
-    config = tamper_campaign()
-    project = new_project(root / "project", config)
-    kernel = project / RESULTS / "build" / "openmpi" / "mpiguide-bench"
-    kernel.parent.mkdir(parents=True)
-    shutil.copy2(openmpi_kernel, kernel)
-    snakemake(project, "--profile", "profiles/local", "--cores", "2")
-    return project
+
+    def measure(project: Path) -> None:
+        new_project_with_kernel(project, tamper_campaign(), openmpi_kernel)
+        snakemake(project, "--profile", "profiles/local", "--cores", "2")
+
+    return measured_once(tmp_path_factory, "tamper", measure)
 
 
 @pytest.fixture
-def project(completed: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "project"
-    shutil.copytree(completed, copy, symlinks=True)
-    return copy
+def project(completed: Path, project_copy: Callable[[Path], Path]) -> Path:
+    return project_copy(completed)
 
 
 def raw(project: Path, run: int, deployment: str = "1x2", suffix: str = "csv") -> Path:

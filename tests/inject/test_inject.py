@@ -52,12 +52,14 @@ def test_exports_exactly_the_wrappers(inject_build: InjectBuild) -> None:
     assert exported == interposed_names() | COMPLETION_WRAPPERS
 
 
+@pytest.mark.timing
 def test_fixed_delay_adds_its_microseconds(inject_build: InjectBuild) -> None:
     times = inject_build.probe_times(1, ["blocking", NREP, "8"], "MPI_Allreduce:usec=200")
     # Bounds leave room for a loaded machine, not for a delay paid twice (400) or never (0).
     assert 150 <= times["allreduce"] - times["allreduce_pmpi"] <= 350, times
 
 
+@pytest.mark.timing
 def test_fraction_scales_the_call(inject_build: InjectBuild) -> None:
     # 2 MiB: long enough (tens of µs) that the ratio is not lost in timer and loop overhead.
     times = inject_build.probe_times(1, ["blocking", NREP, "2097152"], "MPI_Allreduce:fraction=0.5")
@@ -65,11 +67,13 @@ def test_fraction_scales_the_call(inject_build: InjectBuild) -> None:
     assert 1.3 <= times["allreduce"] / times["allreduce_pmpi"] <= 1.75, times
 
 
+@pytest.mark.timing
 def test_only_named_functions_slow_down(inject_build: InjectBuild) -> None:
     times = inject_build.probe_times(1, ["blocking", NREP, "8"], "MPI_Bcast:usec=500")
     assert times["allreduce"] < 100, times
 
 
+@pytest.mark.timing
 def test_datatype_filter_slows_only_that_datatype(inject_build: InjectBuild) -> None:
     """The probe's MPI_Allreduce moves doubles: a rule for MPI_DOUBLE delays it, one for MPI_INT
     times it alike and delays nothing."""
@@ -80,12 +84,14 @@ def test_datatype_filter_slows_only_that_datatype(inject_build: InjectBuild) -> 
     assert other["allreduce"] < 100, other
 
 
+@pytest.mark.timing
 def test_without_the_library_nothing_changes(inject_build: InjectBuild) -> None:
     """The probe's reference is sound: MPI_ and PMPI_ calls time alike when nothing is loaded."""
     times = inject_build.probe_times(1, ["blocking", NREP, "2097152"], None)
     assert 0.8 <= times["allreduce"] / times["allreduce_pmpi"] <= 1.25, times
 
 
+@pytest.mark.timing
 def test_nonblocking_delay_goes_into_the_wait(inject_build: InjectBuild) -> None:
     times = inject_build.probe_times(
         2, ["nonblocking", NREP, "1024"], "MPI_Ineighbor_alltoall:usec=200"
@@ -94,6 +100,7 @@ def test_nonblocking_delay_goes_into_the_wait(inject_build: InjectBuild) -> None
     assert 190 <= times["ineighbor_alltoall_wait"] <= 390, times
 
 
+@pytest.mark.timing
 def test_every_completion_function_pays_once(inject_build: InjectBuild) -> None:
     """Wait, Test, and their all/any/some forms each pay the collective's delay exactly once,
     also when the collective sits among point-to-point requests; those alone pay nothing."""
@@ -106,6 +113,7 @@ def test_every_completion_function_pays_once(inject_build: InjectBuild) -> None:
     assert times["p2p_waitall"] < 100, times
 
 
+@pytest.mark.timing
 def test_freed_request_does_not_pass_its_delay_on(inject_build: InjectBuild) -> None:
     """One rank: MPICH then recycles a freed send's handle for the next send, so a library that
     forgot freed requests would delay that unrelated send."""

@@ -3,7 +3,7 @@
 # (scripts/setup.sh slurm installs them). Needs root.
 #
 #   tests/slurm/cluster.sh start    start (idempotent); prints the partition and the account
-#   tests/slurm/cluster.sh stop     stop the daemons this script started (by their pid files)
+#   tests/slurm/cluster.sh stop     stop the daemons this script started
 #   tests/slurm/cluster.sh status   exit 0 when every daemon runs and the node takes jobs
 #
 # MPIGUIDE_SLURM_NODES=2 adds a second node on this machine: a second slurmd in a network
@@ -19,6 +19,12 @@
 # strips SLURM_CONF from the environment of the rule's srun, so clients must find the
 # configuration at its compiled-in path, as on every real cluster. A foreign slurm.conf there is
 # never touched (start fails instead).
+#
+# A daemon of this cluster is found by its pid file and also by how it was started (its command
+# line names $MPIGUIDE_SLURM_DIR, or its environment this cluster's SLURM_CONF): a run killed
+# half-way can leave a daemon whose pid file is gone or names another process, still holding
+# its ports and files. `stop` ends those too; `start` ends them before starting afresh the
+# daemons its pid files do not name, and keeps those they do.
 set -euo pipefail
 
 STATE_DIR=${MPIGUIDE_SLURM_DIR:-/tmp/mpiguide-slurm}
@@ -60,14 +66,72 @@ export SLURM_CONF=$SLURM_CONF_FILE
 log() { echo "cluster.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# pid_alive PIDFILE NAME: the pid file names a live process whose command is NAME (a pid reused
-# by another program does not count).
+# running PID NAME: PID is a live process whose command is NAME (a pid reused by another program
+# does not count, nor a killed daemon its parent has not reaped yet).
+running() {
+  local pid=$1 name=$2 stat
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ] || return 1
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" != Z ]
+}
+
+# pid_alive PIDFILE NAME: the pid file names a running NAME process.
 pid_alive() {
   local pidfile=$1 name=$2 pid
   [ -s "$pidfile" ] || return 1
   pid=$(<"$pidfile")
   [[ $pid =~ ^[0-9]+$ ]] || return 1
-  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]
+  running "$pid" "$name"
+}
+
+# cluster_pids NAME: the running NAME processes of this cluster, whatever the pid files say.
+cluster_pids() {
+  local name=$1 pid args environ
+  for pid in $(pgrep -x "$name" || true); do
+    args=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline") || continue
+    environ=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ") || continue
+    if [[ $args == *"$STATE_DIR/"* ]] \
+      || grep -qxF "SLURM_CONF=$SLURM_CONF_FILE" <<<"$environ"; then
+      if running "$pid" "$name"; then echo "$pid"; fi
+    fi
+  done
+}
+
+# end_processes NAME PID...: SIGTERM these NAME processes, SIGKILL those left after 20 s.
+end_processes() {
+  local name=$1 pid tries left
+  shift
+  [ $# -gt 0 ] || return 0
+  kill -TERM "$@" 2>/dev/null || true
+  for ((tries = 100; tries > 0; tries--)); do
+    left=()
+    for pid in "$@"; do
+      if running "$pid" "$name"; then left+=("$pid"); fi
+    done
+    [ ${#left[@]} -gt 0 ] || return 0
+    sleep 0.2
+  done
+  log "$name (pid ${left[*]}) ignored SIGTERM for 20 s; killing it"
+  kill -KILL "${left[@]}" 2>/dev/null || true
+}
+
+# end_strays NAME PIDFILE...: end every NAME process of this cluster that none of these pid
+# files names (an interrupted run's), so that a new daemon gets its ports and files.
+end_strays() {
+  local name=$1 pid pidfile kept strays=()
+  shift
+  for pid in $(cluster_pids "$name"); do
+    kept=false
+    for pidfile in "$@"; do
+      if pid_alive "$pidfile" "$name" && [ "$(<"$pidfile")" = "$pid" ]; then kept=true; fi
+    done
+    "$kept" || strays+=("$pid")
+  done
+  if [ ${#strays[@]} -gt 0 ]; then
+    log "ending $name (pid ${strays[*]}) left running by an interrupted run"
+    end_processes "$name" "${strays[@]}"
+  fi
 }
 
 # wait_for SECONDS DESCRIPTION COMMAND...: retry COMMAND every 0.2 s until it succeeds.
@@ -187,6 +251,7 @@ EOF
 }
 
 start_munge() {
+  end_strays munged "$MUNGE_DIR/munged.pid"
   pid_alive "$MUNGE_DIR/munged.pid" munged && return 0
   if [ ! -s "$MUNGE_DIR/munge.key" ]; then
     mungekey --create --keyfile="$MUNGE_DIR/munge.key"
@@ -201,6 +266,7 @@ start_munge() {
 db_sql() { mariadb --no-defaults --protocol=socket --socket="$DB_SOCKET" -u root -e "$1"; }
 
 start_mariadb() {
+  end_strays mariadbd "$DB_DIR/mariadbd.pid"
   pid_alive "$DB_DIR/mariadbd.pid" mariadbd && return 0
   if [ ! -d "$DB_DIR/data/mysql" ]; then
     mariadb-install-db --no-defaults --user=root --datadir="$DB_DIR/data" \
@@ -219,6 +285,7 @@ start_mariadb() {
 }
 
 start_slurmdbd() {
+  end_strays slurmdbd "$SLURM_DIR/slurmdbd.pid"
   pid_alive "$SLURM_DIR/slurmdbd.pid" slurmdbd && return 0
   slurmdbd
   wait_for 30 "slurmdbd (log: $SLURM_DIR/slurmdbd.log)" sacctmgr -n list cluster
@@ -242,6 +309,7 @@ register_accounting() {
 }
 
 start_slurmctld() {
+  end_strays slurmctld "$SLURM_DIR/slurmctld.pid"
   pid_alive "$SLURM_DIR/slurmctld.pid" slurmctld && return 0
   slurmctld
   wait_for 30 "slurmctld (log: $SLURM_DIR/slurmctld.log)" scontrol ping
@@ -281,6 +349,8 @@ teardown_node2_network() {
 start_slurmd() {
   local host
   host=$(hostname -s)
+  # A slurmd of the other node count (its pid file is named differently) is a stray too.
+  end_strays slurmd "$(slurmd_pidfile "$host")" "$(slurmd_pidfile "$NODE2")"
   if ! pid_alive "$(slurmd_pidfile "$host")" slurmd; then
     slurmd -N "$host"
   fi
@@ -308,9 +378,17 @@ cmd_start() {
   # munged insists that only its owner can write to the directories it uses.
   chmod 755 "$MUNGE_DIR"
   chmod 755 "$STATE_DIR"
+  local configured_nodes
+  configured_nodes=$(grep -c '^NodeName=' "$SLURM_CONF_FILE" 2>/dev/null || true)
+  if [ -n "$configured_nodes" ] && [ "$configured_nodes" -ne "$NODES" ]; then
+    # The cluster last ran with the other node count: its slurmctld and slurmds start again
+    # with this one's configuration (the accounting daemons stay).
+    stop_daemon slurmd "$SLURM_DIR/slurmd.pid" "$SLURM_DIR"/slurmd-*.pid
+    stop_daemon slurmctld "$SLURM_DIR/slurmctld.pid"
+  fi
   # The veth addresses first: slurmctld listens on one, and without them a link-local address
   # would be routed to whatever network the default route leads to.
-  [ "$NODES" -eq 2 ] && setup_node2_network
+  if [ "$NODES" -eq 2 ]; then setup_node2_network; else teardown_node2_network; fi
   if ! pid_alive "$SLURM_DIR/slurmctld.pid" slurmctld; then
     write_slurm_conf
   fi
@@ -327,36 +405,29 @@ cmd_start() {
   echo "slurm_conf=$SLURM_CONF_FILE"
 }
 
-# stop_daemon PIDFILE NAME: SIGTERM the process the pid file names, SIGKILL it after 20 s.
+# stop_daemon NAME PIDFILE...: end every NAME process of this cluster, and the one a pid file
+# names; remove the pid files.
 stop_daemon() {
-  local pidfile=$1 name=$2 pid tries
-  if ! pid_alive "$pidfile" "$name"; then
-    rm -f "$pidfile"
-    return 0
-  fi
-  pid=$(<"$pidfile")
-  kill -TERM "$pid"
-  for ((tries = 100; tries > 0; tries--)); do
-    pid_alive "$pidfile" "$name" || break
-    sleep 0.2
+  local name=$1 pidfile pids
+  shift
+  pids=$(cluster_pids "$name")
+  for pidfile in "$@"; do
+    if pid_alive "$pidfile" "$name"; then pids+=" $(<"$pidfile")"; fi
   done
-  if pid_alive "$pidfile" "$name"; then
-    log "$name (pid $pid) ignored SIGTERM for 20 s; killing it"
-    kill -KILL "$pid"
-  fi
-  rm -f "$pidfile"
+  # shellcheck disable=SC2086 # one word per pid
+  end_processes "$name" $(tr ' ' '\n' <<<"$pids" | sort -u)
+  rm -f "$@"
 }
 
 cmd_stop() {
-  local pidfile
-  for pidfile in "$SLURM_DIR"/slurmd*.pid; do
-    [ -e "$pidfile" ] && stop_daemon "$pidfile" slurmd
-  done
+  # slurmd's pid files by their names with one and two nodes (slurmd*.pid would take
+  # slurmdbd's: removed before its daemon stops, it would leave slurmdbd running unseen).
+  stop_daemon slurmd "$SLURM_DIR/slurmd.pid" "$SLURM_DIR"/slurmd-*.pid
   teardown_node2_network
-  stop_daemon "$SLURM_DIR/slurmctld.pid" slurmctld
-  stop_daemon "$SLURM_DIR/slurmdbd.pid" slurmdbd
-  stop_daemon "$DB_DIR/mariadbd.pid" mariadbd
-  stop_daemon "$MUNGE_DIR/munged.pid" munged
+  stop_daemon slurmctld "$SLURM_DIR/slurmctld.pid"
+  stop_daemon slurmdbd "$SLURM_DIR/slurmdbd.pid"
+  stop_daemon mariadbd "$DB_DIR/mariadbd.pid"
+  stop_daemon munged "$MUNGE_DIR/munged.pid"
   if [ "$(readlink "$SYSTEM_CONF" 2>/dev/null)" = "$SLURM_CONF_FILE" ]; then
     rm -f "$SYSTEM_CONF"
   fi

@@ -70,10 +70,11 @@ def run(*command: str | os.PathLike[str], timeout: float = 60, **kwargs) -> str:
     return result.stdout
 
 
-def cluster_script(action: str) -> subprocess.CompletedProcess[str]:
+def cluster_script(action: str, nodes: int = 1) -> subprocess.CompletedProcess[str]:
+    """cluster.sh `action` for a cluster of `nodes` nodes (1 or 2)."""
     return subprocess.run(
         [str(CLUSTER_SH), action],
-        env=slurm_env(),
+        env={**slurm_env(), "MPIGUIDE_SLURM_NODES": str(nodes)},
         capture_output=True,
         text=True,
         timeout=180,

@@ -5,7 +5,6 @@ outputs have the same shape as those of the same campaign run with the local pro
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.analysis.tables import SUMMARY_KEYS
 from mpiguide.core.columns import RAW_COLUMNS
 from mpiguide.plan.grid import PARAMETERS
+from workflow_project import copy_project
 
 pytestmark = pytest.mark.slurm
 
@@ -88,8 +88,7 @@ def test_run_logs_show_srun(slurm_campaign: Path) -> None:
 @pytest.fixture(scope="module")
 def local_twin(slurm_campaign: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same campaign measured again with the local profile (mpirun), in a copy."""
-    twin = tmp_path_factory.mktemp("local") / "project"
-    shutil.copytree(slurm_campaign, twin, symlinks=True)
+    twin = copy_project(slurm_campaign, tmp_path_factory.mktemp("local") / "project")
     result = snakemake(
         twin,
         "--profile", "profiles/local", "--cores", "2",

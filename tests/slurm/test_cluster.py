@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -26,15 +27,17 @@ pytestmark = pytest.mark.slurm
 STATE_DIR = Path(os.environ.get("MPIGUIDE_SLURM_DIR", "/tmp/mpiguide-slurm"))
 
 
+PIDFILES = {
+    "munged": "munge/munged.pid",
+    "mariadbd": "mariadb/mariadbd.pid",
+    "slurmdbd": "slurm/slurmdbd.pid",
+    "slurmctld": "slurm/slurmctld.pid",
+    "slurmd": "slurm/slurmd.pid",
+}
+
+
 def daemon_pids() -> dict[str, str]:
-    pidfiles = {
-        "munged": "munge/munged.pid",
-        "mariadbd": "mariadb/mariadbd.pid",
-        "slurmdbd": "slurm/slurmdbd.pid",
-        "slurmctld": "slurm/slurmctld.pid",
-        "slurmd": "slurm/slurmd.pid",
-    }
-    return {name: (STATE_DIR / path).read_text().strip() for name, path in pidfiles.items()}
+    return {name: (STATE_DIR / path).read_text().strip() for name, path in PIDFILES.items()}
 
 
 def test_start_is_idempotent(cluster: Cluster) -> None:
@@ -48,7 +51,57 @@ def test_start_is_idempotent(cluster: Cluster) -> None:
     assert f"{cluster.partition}*" in status.stdout
 
 
-def test_batch_job_is_accounted(cluster: Cluster) -> None:
+def cluster_processes() -> dict[str, set[int]]:
+    """Daemon -> pids of the running daemons of this test cluster, found as cluster.sh finds
+    them (the environment cluster.sh starts them with), whatever the pid files say."""
+    conf = f"SLURM_CONF={STATE_DIR / 'etc' / 'slurm.conf'}".encode()
+    found: dict[str, set[int]] = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            name = (proc / "comm").read_text().strip()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:  # not a process, or ended meanwhile
+            continue
+        if name in PIDFILES and state != "Z" and conf in environ:
+            found.setdefault(name, set()).add(int(proc.name))
+    return found
+
+
+def test_start_and_stop_recover_from_an_interrupted_run(
+    cluster: Cluster, cluster_is_ours: bool
+) -> None:
+    """A run killed half-way leaves daemons behind that no pid file names (slurmdbd still
+    holding its port) or pid files naming dead daemons: start ends the former and restarts
+    the latter, stays idempotent, and stop ends every daemon, pid file or not."""
+    if not cluster_is_ours:
+        pytest.skip("the test cluster was started by someone else: not killing it")
+    before = daemon_pids()
+    orphan = int(before["slurmdbd"])
+    (STATE_DIR / PIDFILES["slurmdbd"]).unlink()
+    os.kill(int(before["slurmctld"]), signal.SIGKILL)
+
+    recovered = cluster_script("start")
+    assert recovered.returncode == 0, recovered.stderr
+    assert parse_start_output(recovered.stdout) == cluster
+    pids = daemon_pids()
+    assert {name: {int(pid)} for name, pid in pids.items()} == cluster_processes()
+    assert int(pids["slurmdbd"]) != orphan
+    again = cluster_script("start")
+    assert again.returncode == 0, again.stderr
+    assert daemon_pids() == pids, "a start after the recovery restarted daemons"
+    assert batch_job_record(cluster)["State"] == "COMPLETED"
+
+    (STATE_DIR / PIDFILES["munged"]).unlink()
+    stopped = cluster_script("stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert cluster_processes() == {}
+    restarted = cluster_script("start")
+    assert restarted.returncode == 0, restarted.stderr
+
+
+def batch_job_record(cluster: Cluster) -> dict[str, str]:
+    """The accounting record of a one-task batch job, run to its end."""
     job_id = run(
         "sbatch",
         "--parsable",
@@ -66,8 +119,11 @@ def test_batch_job_is_accounted(cluster: Cluster) -> None:
         "--wrap",
         "true",
     ).strip()
-    record = sacct_record(job_id, ("State", "Account", "Partition"))
-    assert record == {
+    return sacct_record(job_id, ("State", "Account", "Partition"))
+
+
+def test_batch_job_is_accounted(cluster: Cluster) -> None:
+    assert batch_job_record(cluster) == {
         "State": "COMPLETED",
         "Account": cluster.account,
         "Partition": cluster.partition,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -42,7 +41,7 @@ from slurm_project import (
     snakemake,
 )
 
-from workflow_project import ANALYSIS_JOBS, write_config
+from workflow_project import ANALYSIS_JOBS, copy_project, write_config
 
 pytestmark = pytest.mark.slurm
 
@@ -122,8 +121,9 @@ def start(
     slurm_campaign: Path, tmp_path_factory: pytest.TempPathFactory, status_command: str
 ) -> Invocation:
     """Snakemake on a copy of the campaign, extended by this status command's new runs."""
-    project = tmp_path_factory.mktemp(f"failures-{status_command}") / "project"
-    shutil.copytree(slurm_campaign, project, symlinks=True)
+    project = copy_project(
+        slurm_campaign, tmp_path_factory.mktemp(f"failures-{status_command}") / "project"
+    )
     raw_before = raw_files(project)
     write_config(project, extended_campaign(NEW_RUNS[status_command], stall_mpich=True))
     log = project / "snakemake.out"

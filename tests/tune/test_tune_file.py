@@ -8,11 +8,14 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from mpiguide.tune.outputs import tune
 
 from .conftest import TuneBuild
 from .test_tune import COUNT, RANKS, REPEATS, left, replaced
+
+pytestmark = pytest.mark.kernel
 
 
 def test_the_written_file_replaces_what_was_violated(tune_build: TuneBuild, tmp_path: Path) -> None:

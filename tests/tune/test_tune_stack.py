@@ -8,10 +8,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from preload_support import build_library
 
 from .conftest import TuneBuild
 from .test_tune import COUNT, RANKS, REPEATS, left
+
+pytestmark = pytest.mark.kernel
 
 DELAY_S = 0.3
 # probe.c's `unhandled` makes 4 MPI_Allreduce calls per repetition that the rule below covers but

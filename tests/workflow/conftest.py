@@ -3,30 +3,37 @@ and real MPI, and throw-away copies of it for the re-run tests."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from workflow_project import TINY_CAMPAIGN, new_project, read_config, snakemake, write_config
+from workflow_project import (
+    TINY_CAMPAIGN,
+    measured_once,
+    new_project,
+    read_config,
+    snakemake,
+    write_config,
+)
 
 
 @pytest.fixture(scope="session")
 def completed_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny campaign, run to completion once per session (the expensive part)."""
-    project = new_project(tmp_path_factory.mktemp("completed") / "project", TINY_CAMPAIGN)
-    snakemake(project, "--profile", "profiles/local", "--cores", "2")
-    return project
+
+    def measure(project: Path) -> None:
+        new_project(project, TINY_CAMPAIGN)
+        snakemake(project, "--profile", "profiles/local", "--cores", "2")
+
+    return measured_once(tmp_path_factory, "tiny", measure)
 
 
 @pytest.fixture
-def campaign_copy(completed_campaign: Path, tmp_path: Path) -> Iterator[Path]:
-    """A private copy of the completed campaign, mtimes and .snakemake metadata included."""
-    copy = tmp_path / "project"
-    shutil.copytree(completed_campaign, copy, symlinks=True)
-    yield copy
+def campaign_copy(completed_campaign: Path, project_copy: Callable[[Path], Path]) -> Path:
+    """A private copy of the completed campaign."""
+    return project_copy(completed_campaign)
 
 
 @pytest.fixture

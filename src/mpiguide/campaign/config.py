@@ -13,6 +13,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,13 @@ def validate_schema(config: Any, schema: Mapping[str, Any], source: str) -> None
 
 
 def load_schema() -> dict[str, Any]:
+    """The campaign schema, a copy of its own per caller (validation reads defaults out of it)."""
+    return copy.deepcopy(_parsed_schema())
+
+
+@cache
+def _parsed_schema() -> dict[str, Any]:
+    # Once per process: the strict YAML loader is pure Python, and slow on a file this size.
     return load_yaml(CONFIG_SCHEMA)
 
 
