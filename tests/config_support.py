@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
+from mpiguide.campaign.config import check_campaign
+from mpiguide.campaign.schema import load_schema, validate_schema
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from mpiguide.campaign.config import load_schema, validate_schema
+from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.plan.grid import build_grid
 from synthetic import Deployment, write_campaign
 

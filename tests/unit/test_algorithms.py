@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from mpiguide.analysis.catalogue import load_catalogue
-from mpiguide.campaign.config import check_campaign, load_schema, validate_schema
+from mpiguide.campaign.config import check_campaign
+from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.tune.library_algorithms import (

@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mpiguide.campaign.config import load_schema
+from mpiguide.campaign.schema import load_schema
 from mpiguide.plan.grid import (
     APPLIES_WHEN,
     BY_TOPOLOGY,

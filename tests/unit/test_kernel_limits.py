@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpiguide.campaign.config import load_schema
+from mpiguide.campaign.schema import load_schema
 from mpiguide.plan.limits import kernel_limits
 
 # Each limit and the schema places that repeat it (JSON pointers into the config schema).

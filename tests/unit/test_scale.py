@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 import yaml
 
-from mpiguide.campaign.config import load_campaign, load_schema, validate_schema
+from mpiguide.campaign.config import load_campaign
 from mpiguide.campaign.scale import apply_scale
+from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.cli import main
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE

@@ -8,16 +8,13 @@ workflow checks its config with workflow_campaign, once per invocation.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import cache
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import numpy as np
 
 from mpiguide.analysis.analysis_types import (
@@ -32,10 +29,10 @@ from mpiguide.analysis.verdicts import Thresholds
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.launch import command_words
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
+from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
-from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE, MODEL_CATALOGUE
+from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
-from mpiguide.core.schema_messages import describe
 from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.core.values import canonical_value
 from mpiguide.plan.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
@@ -54,7 +51,6 @@ from mpiguide.tune.sweep import (
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
 # `$` and its recipes' shell the rest.
 BUILT_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
-MAX_REPORTED_ERRORS = 10
 
 
 def find_repository_file(relative: Path, start: Path) -> Path:
@@ -68,67 +64,6 @@ def find_repository_file(relative: Path, start: Path) -> Path:
     raise ConfigError(
         f"cannot find {relative} above {start} nor in the mpiguide checkout {package_root}"
     )
-
-
-def key_path(path: Iterable[str | int]) -> str:
-    """['experiments', 0, 'op', 1] → 'experiments[0].op[1]'."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
-    return text or "(top level)"
-
-
-def _is_integer(checker: Any, instance: Any) -> bool:
-    """An integer as written: jsonschema counts 1.0 as one, but `seed: 1.0` reaches the CLI as
-    '1.0' and `runs: 8.0` names run files 8.0 apart."""
-    return isinstance(instance, int) and not isinstance(instance, bool)
-
-
-def _default_filling_validator() -> type[jsonschema.protocols.Validator]:
-    """Draft 2020-12 validator that fills `default:` values in as it goes, as
-    snakemake.utils.validate does (python-jsonschema FAQ recipe), and whose integers are
-    integers as written (_is_integer)."""
-    base = jsonschema.validators.extend(
-        jsonschema.Draft202012Validator,
-        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
-    )
-    validate_properties = base.VALIDATORS["properties"]
-
-    def properties_with_defaults(
-        validator: Any, properties: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]
-    ) -> Iterator[jsonschema.ValidationError]:
-        if isinstance(instance, dict):
-            for name, subschema in properties.items():
-                if "default" in subschema:
-                    instance.setdefault(name, copy.deepcopy(subschema["default"]))
-        yield from validate_properties(validator, properties, instance, schema)
-
-    return jsonschema.validators.extend(base, {"properties": properties_with_defaults})
-
-
-def validate_schema(config: Any, schema: Mapping[str, Any], source: str) -> None:
-    """Validate `config` against the campaign schema, filling in defaults."""
-    validator = _default_filling_validator()(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        lines = [
-            f"{source}: {key_path(e.absolute_path)}: {describe(e)}"
-            for e in errors[:MAX_REPORTED_ERRORS]
-        ]
-        if len(errors) > MAX_REPORTED_ERRORS:
-            lines.append(f"{source}: ... and {len(errors) - MAX_REPORTED_ERRORS} more errors")
-        raise ConfigError("\n".join(lines))
-
-
-def load_schema() -> dict[str, Any]:
-    """The campaign schema, a copy of its own per caller (validation reads defaults out of it)."""
-    return copy.deepcopy(_parsed_schema())
-
-
-@cache
-def _parsed_schema() -> dict[str, Any]:
-    # Once per process: the strict YAML loader is pure Python, and slow on a file this size.
-    return load_yaml(CONFIG_SCHEMA)
 
 
 def validate_runs(runs: Any, source: str) -> None:
