@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import re
 import subprocess
 import sys
@@ -231,18 +232,35 @@ def test_validate_a_1000_day_campaign(tmp_path: Path, capsys: pytest.CaptureFixt
     assert validate(capsys, path, "--strict")[0] == 1
 
 
+HEAVY_LIBRARIES = ("numpy", "pandas", "scipy", "matplotlib")
+
+
+def heavy_imports(*arguments: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """`mpiguide ARGUMENTS` in a fresh interpreter, and the heavy libraries it imported."""
+    program = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: print(json.dumps([m for m in {HEAVY_LIBRARIES!r}"
+        " if m in sys.modules]), file=sys.stderr))\n"
+        "from mpiguide.cli import main\n"
+        f"sys.exit(main({list(arguments)!r}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False
+    )
+    *_, imported = result.stderr.splitlines()
+    return result, json.loads(imported)
+
+
 def test_validate_refuses_a_schema_error_before_loading_the_analysis(tmp_path: Path) -> None:
     """The schema step runs first: numpy, pandas, scipy and matplotlib are never imported."""
     path = edited(tmp_path, "config/config.yaml", (r"^campaign: demo$", "campaign: de/mo"))
-    heavy = ("numpy", "pandas", "scipy", "matplotlib")
-    program = (
-        "import sys\n"
-        "from mpiguide.cli import main\n"
-        f"status = main(['validate', '--config', {str(path)!r}])\n"
-        f"print(status, [m for m in {heavy!r} if m in sys.modules])\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=True
-    )
-    assert result.stdout == "2 []\n"
+    result, imported = heavy_imports("validate", "--config", str(path))
+    assert (result.returncode, imported) == (2, [])
     assert result.stderr.startswith(f"mpiguide: error: {path}: campaign: ")
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_load_no_heavy_library(flag: str) -> None:
+    result, imported = heavy_imports(flag)
+    assert (result.returncode, imported) == (0, [])
+    assert result.stdout.startswith("usage: mpiguide" if flag == "--help" else "mpiguide ")
