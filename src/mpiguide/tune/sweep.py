@@ -47,8 +47,8 @@ VERIFY_SUFFIX = "-verify"
 # Snakemake reads the campaign, the verify campaign too, before any job runs: verify cannot
 # follow `tune` in one invocation.
 VERIFY_STEPS = (
-    "run the target `tune` first, in an invocation of its own (`snakemake tune --configfile "
-    "FILE`), then `snakemake verify --configfile FILE --config verify=True`"
+    "run the target `tune` first, in an invocation of its own: `snakemake tune --configfile "
+    "FILE`, then `snakemake verify --configfile FILE --config verify=True`"
 )
 TUNED_SUFFIX = ".tuned"
 # libmpiguide-tune (src/tune), as the workflow builds it for a tuned entry: beside its base
