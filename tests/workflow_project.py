@@ -228,4 +228,4 @@ def validate_campaign(path: Path, scale: str) -> None:
     with contextlib.chdir(REPO), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = cli.main(["validate", "--config", str(path), "--scale", scale])
     assert status == 0, err.getvalue()
-    assert out.getvalue().splitlines()[0].endswith(": ok")
+    assert out.getvalue().splitlines()[-1].startswith(f"{path}: ok")

@@ -29,7 +29,49 @@ def test_validate_prints_ok(capsys: pytest.CaptureFixture[str]) -> None:
     config = REPO / "config" / "config.yaml"
     code, out, _ = run(["validate", "--config", str(config)], capsys)
     assert code == 0
-    assert out.splitlines()[0] == f"{config}: ok"
+    assert out.splitlines()[-1].startswith(f"{config}: ok")
+
+
+def test_gate_on_a_results_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What a CI job after the campaign types: the campaign's results, not its tests.csv."""
+    results = tmp_path / "results" / "demo"
+    (results / "guidelines").mkdir(parents=True)
+    tests = results / "guidelines" / "tests.csv"
+    tests.write_text("guideline,group,verdict\nGL4,0,violated\nGL4,1,holds\nGL7,0,undecided\n")
+    gate = ["gate", "--results", str(results)]
+    code, out, err = run([*gate, "--fail-on", "violated"], capsys)
+    assert (code, out) == (3, "mpiguide gate: 3 tests: 1 violated, 1 holds, 1 undecided\n")
+    assert err == "mpiguide: failing: --fail-on violated: 1 violated\n"
+    assert run([*gate, "--fail-on", "never"], capsys)[0] == 0
+    # the results' guidelines/ names the same file; --tests stays as it was
+    assert (
+        run(["gate", "--results", str(results / "guidelines"), "--fail-on", "violated"], capsys)[0]
+        == 3
+    )
+    assert run(["gate", "--tests", str(tests), "--fail-on", "violated"], capsys)[0] == 3
+    code, _, err = run([*gate, "--fail-on", "never", "--out", str(tests)], capsys)
+    assert (code, err) == (
+        2,
+        f"mpiguide: error: --out {tests}: lies in --results {results}, a directory of inputs; "
+        "refusing to write there\n",
+    )
+    code, _, err = run(
+        ["gate", "--results", str(tests), "--fail-on", "never", "--out", str(tests)], capsys
+    )
+    assert (code, err) == (
+        2,
+        f"mpiguide: error: --out {tests}: is the input --results {tests}; "
+        "refusing to overwrite it\n",
+    )
+    code, _, err = run(["gate", "--results", str(tmp_path), "--fail-on", "violated"], capsys)
+    assert (code, err) == (
+        2,
+        f"mpiguide: error: {tmp_path}: no tests.csv (written by `mpiguide check`)\n",
+    )
+    code, _, err = run([*gate, "--tests", str(tests)], capsys)
+    assert code == 2 and "not allowed with argument" in err
+    code, _, err = run(["gate", "--fail-on", "violated"], capsys)
+    assert code == 2 and "one of the arguments --tests --results is required" in err
 
 
 def test_grid_then_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

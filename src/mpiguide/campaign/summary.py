@@ -1,6 +1,7 @@
 """What a valid campaign amounts to, for `mpiguide validate`: its experiments, runs, launches,
 guideline tests and an estimate of the kernel's time, and the warnings a campaign deserves
-before hours are spent on it (more ranks than cores, too few runs to ever reach p_thres).
+before hours are spent on it (more ranks than cores, more than a day on this machine, too few
+runs to ever reach p_thres).
 """
 
 from __future__ import annotations
@@ -143,21 +144,45 @@ def kernel_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> float:
     return per_run * Looks.of(config["runs"]).last * len(config["mpi"])
 
 
-def warnings(config: Mapping[str, Any], cores: int | None) -> list[str]:
-    """One-node deployments that oversubscribe this machine (a campaign with several nodes per
-    deployment is meant for a cluster); runs too few to ever reach p_thres."""
+# A campaign run locally for longer than this holds the machine hostage: worth a warning.
+LOCAL_SECONDS_LIMIT = 86400.0
+
+
+def available_cores() -> int | None:
+    """The cores this process may run on (its affinity: a batch job or container may get fewer
+    than the machine has), None when unknown."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
+
+
+def warnings(config: Mapping[str, Any], cores: int | None, seconds: float) -> list[str]:
+    """What a valid campaign still deserves before it runs: under `launch: local`, deployments
+    with more ranks than this machine's `cores` (a multi-node deployment too: the launcher
+    starts all its nodes x ppn ranks here) and a kernel time estimate (`seconds`) over a day;
+    runs too few to ever reach p_thres."""
     found = []
-    if config["launch"] == "local" and cores:
+    looks = Looks.of(config["runs"])
+    if config["launch"] == "local":
         for deployment in config["deployments"]:
-            ranks = deployment["nodes"] * deployment["ppn"]
-            if deployment["nodes"] == 1 and ranks > cores:
+            nodes, ppn = deployment["nodes"], deployment["ppn"]
+            ranks = nodes * ppn
+            if cores and ranks > cores:
+                here = f" ({nodes} nodes' ranks on this one machine)" if nodes > 1 else ""
                 found.append(
-                    f"deployment {deployment['nodes']}x{deployment['ppn']}: {ranks} ranks on "
-                    f"{cores} cores (launch: local): ranks share cores and wait for each other; "
-                    "its timings measure the oversubscription too"
+                    f"deployment {deployment_name(nodes, ppn)}: {ranks} ranks on {cores} cores"
+                    f"{here} (launch: local): ranks share cores and wait for each other; its "
+                    "timings measure the oversubscription too"
                 )
+        if seconds > LOCAL_SECONDS_LIMIT:
+            found.append(
+                f"kernel time: {'at most ' if looks.adaptive else ''}about {_duration(seconds)} "
+                "estimated (launch: local): more than a day on this machine; measure fewer "
+                "runs, experiments or repetitions (a `local:` block, `--scale local`) or run it "
+                "on a cluster (--profile slurm)"
+            )
     options = AnalysisOptions.from_mapping(config["analysis"], "config")
-    runs = Looks.of(config["runs"]).last
+    runs = looks.last
     if options.test == "ranksum":
         floor = 1 / math.comb(2 * runs, runs)
         if floor > options.p_thres:
@@ -177,6 +202,7 @@ def summarise(config: Mapping[str, Any], guidelines: list[Guideline]) -> Summary
     grid = build_grid({"nrep": config["nrep"], "experiments": config["experiments"]}, "config")
     entries, deployments = len(config["mpi"]), len(config["deployments"])
     looks = Looks.of(config["runs"])
+    seconds = kernel_seconds(config, grid)
     return Summary(
         experiments=len(grid) * entries * deployments,
         grid_rows=len(grid),
@@ -186,8 +212,8 @@ def summarise(config: Mapping[str, Any], guidelines: list[Guideline]) -> Summary
         launches=looks.last * entries * deployments,
         looks=looks.runs,
         tests=count_tests(config, grid, guidelines),
-        kernel_seconds=kernel_seconds(config, grid),
+        kernel_seconds=seconds,
         run_seconds=run_seconds(config, grid),
         least_run_seconds=least_run_seconds(grid),
-        warnings=warnings(config, os.cpu_count()),
+        warnings=warnings(config, available_cores(), seconds),
     )

@@ -26,6 +26,7 @@ from mpiguide.cli.arguments import (
     integer,
     name,
     parse_json,
+    refuse_overwriting,
 )
 from mpiguide.core.errors import MpiguideError
 
@@ -102,9 +103,15 @@ def plan_round(args: argparse.Namespace) -> None:
 
 def gate(args: argparse.Namespace) -> None:
     from mpiguide.core.atomic import atomic_path
+    from mpiguide.reports.diff import tests_csv_of
     from mpiguide.reports.junit import read_tests, verdict_counts
 
-    counts = verdict_counts(read_tests(args.tests))
+    tests = args.tests
+    if tests is None:
+        tests = tests_csv_of(args.results)
+        if args.out is not None:  # --results may name tests.csv itself
+            refuse_overwriting([("--results", tests)], [("--out", args.out)])
+    counts = verdict_counts(read_tests(tests))
     line = f"{sum(counts.values())} tests: " + ", ".join(f"{n} {v}" for v, n in counts.items())
     print(f"mpiguide gate: {line}")
     exit_on_failing_verdicts(counts, args.fail_on)
@@ -170,7 +177,11 @@ COMMANDS = (
         "exit 3 when tests.csv holds a verdict that --fail-on names (the workflow's `fail_on`)",
         gate,
         (
-            TESTS,
+            TESTS.but(required=False, one_of=True),
+            Option("--results",
+                   "results/<campaign>/ (or its guidelines/): its tests.csv, e.g. in a CI job"
+                   " after the campaign ran",
+                   Role.READS_DIR, {"type": Path, "metavar": "DIR"}, one_of=True),
             FAIL_ON,
             OUT.but(help="written with the counts when the gate passes (default: none written)",
                     required=False),

@@ -4,6 +4,7 @@ plan, launch and aggregate the runs."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -24,21 +25,48 @@ from mpiguide.cli.arguments import (
 )
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
+# `validate --strict`: the exit status of a valid campaign with warnings (that of a config that
+# is refused stays 2, as for any error)
+STRICT_FAILURE = 1
+
 
 def validate(args: argparse.Namespace) -> None:
-    from mpiguide.campaign.config import load_campaign
+    from mpiguide.campaign.schema import load_schema, validate_schema
+    from mpiguide.core.strict_yaml import load_yaml
 
-    config = load_campaign(args.config, args.catalogue, args.scale)
-    print(f"{args.config}: ok")
+    source = str(args.config)
+    config = load_yaml(args.config)
+    if args.scale is not None and isinstance(config, dict):
+        config["scale"] = args.scale
+    # the schema step alone first: a config it refuses is refused before numpy, pandas and
+    # scipy load (the semantic checks and the summary need them)
+    validate_schema(config, load_schema(), source)
     from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.campaign.config import checked_campaign
     from mpiguide.campaign.summary import summarise
 
-    catalogue = load_catalogue(args.catalogue or GUIDELINE_CATALOGUE)
-    summary = summarise(config, resolve(config["guidelines"], catalogue, str(args.config)))
+    catalogue_path = args.catalogue or GUIDELINE_CATALOGUE
+    checked = checked_campaign(config, source, args.config, Path.cwd(), catalogue_path).config
+    catalogue = load_catalogue(catalogue_path)
+    summary = summarise(checked, resolve(checked["guidelines"], catalogue, source))
+    print(f"{source}:")
     for line in summary.lines():
         print(f"  {line}")
+    # the warnings (stderr) after the account, before the verdict, in a log of both streams;
+    # stdout that cannot be written is main()'s to report, at its last flush
+    with contextlib.suppress(OSError):
+        sys.stdout.flush()
     for warning in summary.warnings:
-        print(f"mpiguide: warning: {args.config}: {warning}", file=sys.stderr)
+        print(f"mpiguide: warning: {source}: {warning}", file=sys.stderr, flush=True)
+    count = len(summary.warnings)
+    if not count:
+        print(f"{source}: ok")
+        return
+    warned = f"{count} warning{'s' if count > 1 else ''}"
+    if args.strict:
+        print(f"mpiguide: error: {source}: {warned} (--strict)", file=sys.stderr)
+        raise SystemExit(STRICT_FAILURE)
+    print(f"{source}: ok, {warned}")
 
 
 def grid(args: argparse.Namespace) -> None:
@@ -95,6 +123,9 @@ COMMANDS = (
         Option("--scale",
                "check the campaign at this scale (default: the file's `scale:`, else paper)",
                settings={"choices": ("paper", "local")}),
+        Option("--strict",
+               f"exit {STRICT_FAILURE} when the campaign is valid but warned about (for CI)",
+               settings={"action": "store_true"}),
     )),
     Command("grid", "write grid.csv from the grid keys of a config", grid, (
         Option("--config-json", '{"nrep": N, "experiments": [...]}',

@@ -128,7 +128,10 @@ def junit_tree(
     verdicts = tests["verdict"].tolist()
     group_verdicts = tests["group_verdict"].astype(str).tolist()
     ratios = pd.to_numeric(tests["violation_ratio"], errors="coerce").fillna(-1.0).tolist()
-    named = tests[[k for k in ("mpi", "nodes", "ppn", *keys) if k in tests.columns]]
+    # the deployment first, once: mpi, nodes or ppn may be among the keys that vary too
+    named = tests[
+        list(dict.fromkeys(k for k in ("mpi", "nodes", "ppn", *keys) if k in tests.columns))
+    ]
     records = named.to_dict("records")
     timestamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
     hostname = socket.gethostname() or "localhost"

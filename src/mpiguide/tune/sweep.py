@@ -44,6 +44,12 @@ GUIDELINE_ID_MAX = 64
 # `verify: true`: the campaign re-measured with its tuning, in results/<campaign>-verify/, where
 # each swept entry runs beside `<entry>.tuned`.
 VERIFY_SUFFIX = "-verify"
+# Snakemake reads the campaign, the verify campaign too, before any job runs: verify cannot
+# follow `tune` in one invocation.
+VERIFY_STEPS = (
+    "run the target `tune` first, in an invocation of its own: `snakemake tune --configfile "
+    "FILE`, then `snakemake verify --configfile FILE --config verify=True`"
+)
 TUNED_SUFFIX = ".tuned"
 # libmpiguide-tune (src/tune), as the workflow builds it for a tuned entry: beside its base
 # entry's kernel, with the same mpicc.
@@ -192,9 +198,7 @@ def _tuned_env(library: str, tuning: Path, name: str, where: str) -> dict[str, s
     """The environment that applies what `tune` wrote for entry `name`."""
     path = tuning / (ompi_rules_name(name) if library == "openmpi" else mpich_env_name(name))
     if not path.is_file():
-        raise ConfigError(
-            f"{where}: {path} does not exist: run the target `tune` of the campaign first"
-        )
+        raise ConfigError(f"{where}: {path} does not exist: {VERIFY_STEPS}")
     if library == "openmpi":
         return {
             "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
@@ -269,7 +273,7 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
         raise ConfigError(
             f"{where}: nothing was tuned to verify: no mpi entry sweeps its library's algorithms "
             f"(`algorithms:`) and no tuning file of libmpiguide-tune in {tuning} replaces a "
-            "collective (run the target `tune` of the campaign first)"
+            f"collective ({VERIFY_STEPS})"
         )
     return verified
 
