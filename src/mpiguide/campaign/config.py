@@ -29,7 +29,7 @@ from mpiguide.analysis.verdicts import Thresholds
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.launch import command_words
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
-from mpiguide.campaign.schema import load_schema, validate_schema
+from mpiguide.campaign.schema import load_schema, read_campaign_file, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
@@ -516,9 +516,7 @@ def load_campaign(
 ) -> dict[str, Any]:
     """Read, schema-validate (defaults filled in), scale (`scale` overrides the file's
     `scale:`) and check a campaign config file."""
-    config = load_yaml(path)
-    if scale is not None and isinstance(config, dict):
-        config["scale"] = scale
+    config = read_campaign_file(path, scale)
     catalogue = catalogue_path or GUIDELINE_CATALOGUE
     return checked_campaign(config, str(path), path, Path.cwd(), catalogue).config
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -82,3 +83,13 @@ def load_schema() -> dict[str, Any]:
 def _parsed_schema() -> dict[str, Any]:
     # Once per process: the strict YAML loader is pure Python, and slow on a file this size.
     return load_yaml(CONFIG_SCHEMA)
+
+
+def read_campaign_file(path: Path, scale: str | None = None) -> Any:
+    """A campaign config file read by the strict loader, `scale` (when given) replacing its
+    `scale:`, and passed through the schema step (defaults filled in)."""
+    config = load_yaml(path)
+    if scale is not None and isinstance(config, dict):
+        config["scale"] = scale
+    validate_schema(config, load_schema(), str(path))
+    return config

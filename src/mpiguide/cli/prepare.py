@@ -31,16 +31,12 @@ STRICT_FAILURE = 1
 
 
 def validate(args: argparse.Namespace) -> None:
-    from mpiguide.campaign.schema import load_schema, validate_schema
-    from mpiguide.core.strict_yaml import load_yaml
+    from mpiguide.campaign.schema import read_campaign_file
 
     source = str(args.config)
-    config = load_yaml(args.config)
-    if args.scale is not None and isinstance(config, dict):
-        config["scale"] = args.scale
     # the schema step alone first: a config it refuses is refused before numpy, pandas and
     # scipy load (the semantic checks and the summary need them)
-    validate_schema(config, load_schema(), source)
+    config = read_campaign_file(args.config, args.scale)
     from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.campaign.config import checked_campaign
     from mpiguide.campaign.summary import summarise
