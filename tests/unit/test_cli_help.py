@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.campaign import summary
 from mpiguide.campaign.config import load_campaign
@@ -24,6 +25,10 @@ from mpiguide.plan.grid import build_grid
 from mpiguide.selftest.power import RESAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def options_of(config: dict) -> AnalysisOptions:
+    return AnalysisOptions.from_mapping(config["analysis"], "config")
 
 
 def options() -> list[tuple[str, argparse.Action]]:
@@ -90,28 +95,30 @@ def test_tests_counted_as_check_pairs_them() -> None:
     config = campaign("config/config.yaml")
     grid = build_grid({"nrep": config["nrep"], "experiments": config["experiments"]}, "c")
     guidelines = resolve(config["guidelines"], load_catalogue(GUIDELINE_CATALOGUE), "c")
-    counts = count_tests(config, grid, guidelines)
+    counts = count_tests(config, options_of(config), grid, guidelines)
     # GL4: allgather vs alltoall per topology, ndim, ordering, reorder, size and deployment
     assert counts["GL4"] == 60
-    assert sum(summarise(config, guidelines).tests.values()) == sum(counts.values())
+    assert sum(summarise(config, options_of(config), guidelines).tests.values()) == sum(
+        counts.values()
+    )
 
 
 def test_warnings_oversubscription_and_too_few_runs() -> None:
     config = campaign("config/config.yaml")  # deployments 1x2 and 1x4
-    found = warnings(config, cores=2, seconds=60)
+    found = warnings(config, options_of(config), cores=2, seconds=60)
     assert len(found) == 1 and found[0].startswith("deployment 1x4: 4 ranks on 2 cores")
-    assert warnings(config, cores=4, seconds=60) == []
+    assert warnings(config, options_of(config), cores=4, seconds=60) == []
     slurm = copy.deepcopy(config) | {"launch": "slurm"}
-    assert warnings(slurm, cores=2, seconds=60) == []
+    assert warnings(slurm, options_of(slurm), cores=2, seconds=60) == []
     ranksum = copy.deepcopy(config)
     ranksum["analysis"] = {**config["analysis"], "test": "ranksum", "p_thres": 0.001}
     ranksum["runs"] = 5  # 1/C(10,5) = 1/252 > 0.001
-    (found,) = warnings(ranksum, cores=8, seconds=60)
+    (found,) = warnings(ranksum, options_of(ranksum), cores=8, seconds=60)
     assert "1/C(2n,n) = 0.00397" in found and "p_thres 0.001" in found
     ranksum["runs"] = 7  # 1/C(14,7) = 1/3432 < 0.001
-    assert warnings(ranksum, cores=8, seconds=60) == []
+    assert warnings(ranksum, options_of(ranksum), cores=8, seconds=60) == []
     single = copy.deepcopy(config) | {"runs": 1}
-    (found,) = warnings(single, cores=8, seconds=60)
+    (found,) = warnings(single, options_of(single), cores=8, seconds=60)
     assert "at least 2 runs" in found
 
 
@@ -119,17 +126,20 @@ def test_warnings_a_multi_node_deployment_run_locally() -> None:
     """Under `launch: local` the launcher starts all nodes x ppn ranks on this machine."""
     config = campaign("config/config.yaml")
     config["deployments"] = [{"nodes": 1, "ppn": 2}, {"nodes": 16, "ppn": 4}]
-    (found,) = warnings(config, cores=2, seconds=60)
+    (found,) = warnings(config, options_of(config), cores=2, seconds=60)
     assert found.startswith("deployment 16x4: 64 ranks on 2 cores (16 nodes' ranks on this one")
-    assert warnings(config | {"launch": "slurm"}, cores=2, seconds=60) == []
+    assert warnings(config | {"launch": "slurm"}, options_of(config), cores=2, seconds=60) == []
 
 
 def test_warnings_a_local_campaign_over_a_day() -> None:
     config = campaign("config/config.yaml")
-    (found,) = warnings(config, cores=8, seconds=1000 * 86400)
+    (found,) = warnings(config, options_of(config), cores=8, seconds=1000 * 86400)
     assert found.startswith("kernel time: about 1000.0 days estimated (launch: local)")
-    assert warnings(config, cores=8, seconds=86400) == []
-    assert warnings(config | {"launch": "slurm"}, cores=8, seconds=1000 * 86400) == []
+    assert warnings(config, options_of(config), cores=8, seconds=86400) == []
+    assert (
+        warnings(config | {"launch": "slurm"}, options_of(config), cores=8, seconds=1000 * 86400)
+        == []
+    )
 
 
 def edited(tmp_path: Path, source: str, *edits: tuple[str, str]) -> Path:

@@ -107,10 +107,12 @@ def _experiments(config: Mapping[str, Any], grid: pd.DataFrame, varied: str) -> 
 
 
 def count_tests(
-    config: Mapping[str, Any], grid: pd.DataFrame, guidelines: list[Guideline]
+    config: Mapping[str, Any],
+    options: AnalysisOptions,
+    grid: pd.DataFrame,
+    guidelines: list[Guideline],
 ) -> dict[str, int]:
     """Guideline id -> the tests the campaign's grid yields (pairs, as `check` forms them)."""
-    options = AnalysisOptions.from_mapping(config["analysis"], "config")
     experiments = _experiments(config, grid, options.varied)
     counts = {}
     for guideline in guidelines:
@@ -156,7 +158,9 @@ def available_cores() -> int | None:
     return os.cpu_count()
 
 
-def warnings(config: Mapping[str, Any], cores: int | None, seconds: float) -> list[str]:
+def warnings(
+    config: Mapping[str, Any], options: AnalysisOptions, cores: int | None, seconds: float
+) -> list[str]:
     """What a valid campaign still deserves before it runs: under `launch: local`, deployments
     with more ranks than this machine's `cores` (a multi-node deployment too: the launcher
     starts all its nodes x ppn ranks here) and a kernel time estimate (`seconds`) over a day;
@@ -181,7 +185,6 @@ def warnings(config: Mapping[str, Any], cores: int | None, seconds: float) -> li
                 "runs, experiments or repetitions (a `local:` block, `--scale local`) or run it "
                 "on a cluster (--profile slurm)"
             )
-    options = AnalysisOptions.from_mapping(config["analysis"], "config")
     runs = looks.last
     if options.test == "ranksum":
         floor = 1 / math.comb(2 * runs, runs)
@@ -197,7 +200,9 @@ def warnings(config: Mapping[str, Any], cores: int | None, seconds: float) -> li
     return found
 
 
-def summarise(config: Mapping[str, Any], guidelines: list[Guideline]) -> Summary:
+def summarise(
+    config: Mapping[str, Any], options: AnalysisOptions, guidelines: list[Guideline]
+) -> Summary:
     """The Summary of a checked campaign (load_campaign's config, guidelines resolved)."""
     grid = build_grid({"nrep": config["nrep"], "experiments": config["experiments"]}, "config")
     entries, deployments = len(config["mpi"]), len(config["deployments"])
@@ -211,9 +216,9 @@ def summarise(config: Mapping[str, Any], guidelines: list[Guideline]) -> Summary
         runs=looks.last,
         launches=looks.last * entries * deployments,
         looks=looks.runs,
-        tests=count_tests(config, grid, guidelines),
+        tests=count_tests(config, options, grid, guidelines),
         kernel_seconds=seconds,
         run_seconds=run_seconds(config, grid),
         least_run_seconds=least_run_seconds(grid),
-        warnings=warnings(config, available_cores(), seconds),
+        warnings=warnings(config, options, available_cores(), seconds),
     )

@@ -42,9 +42,12 @@ def validate(args: argparse.Namespace) -> None:
     from mpiguide.campaign.summary import summarise
 
     catalogue_path = args.catalogue or GUIDELINE_CATALOGUE
-    checked = checked_campaign(config, source, args.config, Path.cwd(), catalogue_path).config
+    campaign = checked_campaign(config, source, args.config, Path.cwd(), catalogue_path)
+    checked = campaign.config
     catalogue = load_catalogue(catalogue_path)
-    summary = summarise(checked, resolve(checked["guidelines"], catalogue, source))
+    summary = summarise(
+        checked, campaign.analysis, resolve(checked["guidelines"], catalogue, source)
+    )
     print(f"{source}:")
     for line in summary.lines():
         print(f"  {line}")
