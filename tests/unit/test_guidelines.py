@@ -397,11 +397,15 @@ def test_entries_measured_in_blocks_are_paired_block_by_block(capsys):
         expected = scipy_stats.wilcoxon(log_ratios, alternative="greater").pvalue
         assert test.p_value == pytest.approx(expected, rel=1e-9)
         # the effect and its bounds: the one-sample Hodges-Lehmann estimate and the interval
-        # that inverts the same signed-rank test (two-sided at 2c - 1: each bound one-sided)
-        bounds = paired_hodges_lehmann_ratios(log_ratios[None, :], 2 * 0.95 - 1)
-        assert (test.violation_ratio, test.ratio_low, test.ratio_high) == pytest.approx(
-            (bounds.ratio[0], bounds.low[0], bounds.high[0]), rel=1e-12
+        # that inverts the same signed-rank test: the lower bound one-sided at the violation
+        # level 1 - p_thres (two-sided at 1 - 2 p_thres), the upper at confidence (2c - 1)
+        violation, holds = paired_hodges_lehmann_ratios(
+            log_ratios[None, :], 1 - 2 * 0.001, 2 * 0.95 - 1
         )
+        assert (test.violation_ratio, test.ratio_low, test.ratio_high) == pytest.approx(
+            (holds.ratio[0], violation.low[0], holds.high[0]), rel=1e-12
+        )
+        assert (test.low_level, test.high_level) == (1 - 0.001, 0.95)
     assert "left out" not in capsys.readouterr().err
     # without blocks the same entries are compared unpaired, and the launches swamp the 10 %
     unblocked = evaluate(
