@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.guidelines import evaluate, first_runs
-from mpiguide.analysis.stats import paired_hodges_lehmann_ratios
+from mpiguide.analysis.stats import hodges_lehmann_ratios, paired_hodges_lehmann_ratios
 from mpiguide.core.columns import PAGE_FAULT_VALUES
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
@@ -450,3 +450,24 @@ def test_too_few_pairs_from_one_attempt_fall_back_to_welch(capsys):
     tests = evaluate(medians, [guideline(**SLOW_VS_FAST)], AnalysisOptions.with_defaults(), "t")
     assert set(tests["test"]) == {"welch_t"}
     assert f"{2 * len(SIZES)} pair(s) of runs left out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh"])
+def test_a_corrected_rank_test_shows_its_bound_at_its_own_level(correction):
+    """Under a correction each rank test's lower bound is the Hodges-Lehmann bound at the level
+    its p-value is held to (p_thres x p_value / p_adjusted), and is above 1 exactly where the
+    test is violated."""
+    # a slowdown the runs show unevenly: p-values apart, so that each correction moves them
+    medians = allgather_vs_alltoall(1.08, noise=0.06)
+    options = AnalysisOptions.with_defaults(test="ranksum", correction=correction, p_thres=0.05)
+    tests = evaluate(medians, [guideline(**GL4_LIKE)], options, "t")
+    assert (tests["test"] == "ranksum").all()
+    tails = 0.05 * tests["p_value"] / tests["p_adjusted"]
+    assert (tails < 0.05).any()
+    assert tests["low_level"].to_numpy() == pytest.approx(1 - tails.to_numpy())
+    for test, tail in zip(tests.itertuples(), tails, strict=True):
+        lhs = medians.loc[medians["exp_id"] == test.lhs_exp_id, "median_s"].to_numpy()
+        rhs = medians.loc[medians["exp_id"] == test.rhs_exp_id, "median_s"].to_numpy()
+        (bound,) = hodges_lehmann_ratios(lhs[None, :], rhs[None, :], 1 - 2 * tail)
+        assert test.ratio_low == pytest.approx(min(bound.low[0], test.violation_ratio))
+        assert test.violated == (test.ratio_low > 1 and test.violation_ratio >= 1.03)
