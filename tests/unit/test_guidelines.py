@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline
 from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.guidelines import evaluate, first_runs
-from mpiguide.analysis.stats import paired_hodges_lehmann_ratios
+from mpiguide.analysis.stats import hodges_lehmann_ratios, paired_hodges_lehmann_ratios
 from mpiguide.core.columns import PAGE_FAULT_VALUES
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
@@ -397,11 +397,15 @@ def test_entries_measured_in_blocks_are_paired_block_by_block(capsys):
         expected = scipy_stats.wilcoxon(log_ratios, alternative="greater").pvalue
         assert test.p_value == pytest.approx(expected, rel=1e-9)
         # the effect and its bounds: the one-sample Hodges-Lehmann estimate and the interval
-        # that inverts the same signed-rank test (two-sided at 2c - 1: each bound one-sided)
-        bounds = paired_hodges_lehmann_ratios(log_ratios[None, :], 2 * 0.95 - 1)
-        assert (test.violation_ratio, test.ratio_low, test.ratio_high) == pytest.approx(
-            (bounds.ratio[0], bounds.low[0], bounds.high[0]), rel=1e-12
+        # that inverts the same signed-rank test: the lower bound one-sided at the violation
+        # level 1 - p_thres (two-sided at 1 - 2 p_thres), the upper at confidence (2c - 1)
+        violation, holds = paired_hodges_lehmann_ratios(
+            log_ratios[None, :], 1 - 2 * 0.001, 2 * 0.95 - 1
         )
+        assert (test.violation_ratio, test.ratio_low, test.ratio_high) == pytest.approx(
+            (holds.ratio[0], violation.low[0], holds.high[0]), rel=1e-12
+        )
+        assert (test.low_level, test.high_level) == (1 - 0.001, 0.95)
     assert "left out" not in capsys.readouterr().err
     # without blocks the same entries are compared unpaired, and the launches swamp the 10 %
     unblocked = evaluate(
@@ -446,3 +450,24 @@ def test_too_few_pairs_from_one_attempt_fall_back_to_welch(capsys):
     tests = evaluate(medians, [guideline(**SLOW_VS_FAST)], AnalysisOptions.with_defaults(), "t")
     assert set(tests["test"]) == {"welch_t"}
     assert f"{2 * len(SIZES)} pair(s) of runs left out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh"])
+def test_a_corrected_rank_test_shows_its_bound_at_its_own_level(correction):
+    """Under a correction each rank test's lower bound is the Hodges-Lehmann bound at the level
+    its p-value is held to (p_thres x p_value / p_adjusted), and is above 1 exactly where the
+    test is violated."""
+    # a slowdown the runs show unevenly: p-values apart, so that each correction moves them
+    medians = allgather_vs_alltoall(1.08, noise=0.06)
+    options = AnalysisOptions.with_defaults(test="ranksum", correction=correction, p_thres=0.05)
+    tests = evaluate(medians, [guideline(**GL4_LIKE)], options, "t")
+    assert (tests["test"] == "ranksum").all()
+    tails = 0.05 * tests["p_value"] / tests["p_adjusted"]
+    assert (tails < 0.05).any()
+    assert tests["low_level"].to_numpy() == pytest.approx(1 - tails.to_numpy())
+    for test, tail in zip(tests.itertuples(), tails, strict=True):
+        lhs = medians.loc[medians["exp_id"] == test.lhs_exp_id, "median_s"].to_numpy()
+        rhs = medians.loc[medians["exp_id"] == test.rhs_exp_id, "median_s"].to_numpy()
+        (bound,) = hodges_lehmann_ratios(lhs[None, :], rhs[None, :], 1 - 2 * tail)
+        assert test.ratio_low == pytest.approx(min(bound.low[0], test.violation_ratio))
+        assert test.violated == (test.ratio_low > 1 and test.violation_ratio >= 1.03)

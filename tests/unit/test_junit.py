@@ -173,3 +173,15 @@ def test_check_exit_status_and_gate(
     gate = ["gate", "--tests", str(tmp_path / "out" / "tests.csv"), "--out", str(gate_out)]
     assert main([*gate, "--fail-on", fail_on]) == status
     assert gate_out.is_file() is (status == 0)
+
+
+def test_an_undecided_test_says_the_runs_it_needs_or_that_they_are_beyond_reach() -> None:
+    tests = synthetic_tests({0: ["holds", "undecided", "undecided"]})
+    tests["runs_needed"] = [np.nan, 40, 6779]
+    root = junit_tree(tests, {}, "msg_size", "violated").getroot()
+    skipped = root.find("testsuite/testcase/skipped")
+    assert skipped is not None
+    lines = (skipped.text or "").splitlines()
+    assert not any("runs needed" in line for line in lines if ": holds," in line)
+    assert lines[1].endswith("runs 5/5, runs needed 40")
+    assert lines[2].endswith("runs 5/5, runs needed beyond reach")

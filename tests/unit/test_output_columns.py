@@ -37,7 +37,8 @@ def test_tests_csv() -> None:
     assert list(tests.columns) == [
         "guideline", "relation", "mpi", "nodes", "ppn", "heap", *PARAMETERS, "group", "lhs_exp_id",
         "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs", "violation_ratio",
-        "ratio_low", "ratio_high", "p_value", "p_adjusted", "test", "verdict", "violated",
+        "ratio_low", "ratio_high", "low_level", "high_level", "p_value", "p_adjusted", "test",
+        "verdict", "violated",
         "group_verdict", "detectable_ratio", "runs_needed", "hl_ratio", "hl_low", "hl_high",
         "page_faults",
     ]  # fmt: skip

@@ -180,3 +180,15 @@ def test_the_front_page_names_the_files_paths_owns():
     assert f"/{VERDICT_LINES_RST}\n" in front_page
     for link in (SUMMARY_CSV, VIOLATED_UNDECIDED_CSV, *LIBRARY_TABLE_FILES[:1]):
         assert f"{link}_" in front_page
+
+
+def test_runs_needed_beyond_reach_is_said_in_words():
+    """A reader of the table sees a number of runs only where it is within reach: at most
+    1 000 and 10 times the runs the test has."""
+    tests = campaign_tests()
+    tests["n_lhs"], tests["n_rhs"] = "10", "12"
+    tests["runs_needed"] = ["", "25340", "40", "", "", "", ""]
+    table = violated_undecided(tests)
+    assert table["runs_needed"].tolist() == ["", "beyond reach", "40", ""]
+    tests.loc[2, "runs_needed"] = "120"  # 12 times the runs
+    assert violated_undecided(tests)["runs_needed"].tolist()[2] == "beyond reach"

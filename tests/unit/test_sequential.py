@@ -30,7 +30,6 @@ from mpiguide.analysis.sequential import (
     stops,
 )
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED, Thresholds, decide
-from mpiguide.analysis.verdicts import verdicts as verdicts_of
 
 LOOKS = Looks.planned(5, 30, 5)
 DEFAULTS = Thresholds(p_thres=0.001, v_thres=1.03, confidence=0.95)
@@ -75,15 +74,18 @@ def simulate(
         runs = np.tile(np.arange(n), 2 * tests)
         medians = RunMedians.from_frame(rows, runs, values[:, :n].ravel(), 2 * tests)
         mode = np.full(tests, PAIR_RUNS if paired else NO_PAIRING)
-        frame = compare(medians, lhs_rows, rhs_rows, alternative, spent.confidence, mode)
+        tail = spent.p_thres / (2 if approx else 1)
+        frame = compare(medians, lhs_rows, rhs_rows, alternative, spent.confidence, mode, tail)
         frame["p_adjusted"] = frame["p_value"]
         decide(approx, frame, spent)
         frame["relation"] = "approx" if approx else "le"
         verdicts.append(frame["verdict"].to_numpy())
         stop_codes.append(stops(frame, look, LOOKS, spent))
-        fixed = compare(medians, lhs_rows, rhs_rows, alternative, thresholds.confidence, mode)
-        columns = ("violation_ratio", "ratio_low", "ratio_high", "p_value")
-        naive.append(verdicts_of(approx, *(fixed[c].to_numpy() for c in columns), thresholds))
+        tail = thresholds.p_thres / (2 if approx else 1)
+        fixed = compare(medians, lhs_rows, rhs_rows, alternative, thresholds.confidence, mode, tail)
+        fixed["p_adjusted"] = fixed["p_value"]
+        decide(approx, fixed, thresholds)
+        naive.append(fixed["verdict"].to_numpy())
     stop_codes_array = np.array(stop_codes)
     at = first_stops(stop_codes_array)
     columns = np.arange(tests)
@@ -109,11 +111,15 @@ def test_each_look_spends_a_kth_of_both_error_budgets():
     assert spent.v_thres == DEFAULTS.v_thres
 
 
-def look_rows(verdict, ratio, low, high, runs, test=PAIRED_T, relation="le") -> pd.DataFrame:
-    """Rows of evaluate at a look, with what stops reads."""
+def look_rows(
+    verdict, ratio, low, high, runs, test=PAIRED_T, relation="le", looks=LOOKS
+) -> pd.DataFrame:
+    """Rows of evaluate at a look, with what stops reads (the upper bound at the looks' spent
+    confidence)."""
     return pd.DataFrame({
         "relation": relation, TEST_COLUMN: test, "n_lhs": runs, "n_rhs": runs,
         "violation_ratio": ratio, "ratio_low": low, "ratio_high": high, "verdict": verdict,
+        "high_level": looks.spent(DEFAULTS).confidence,
     })  # fmt: skip
 
 
@@ -154,7 +160,7 @@ def test_a_signed_rank_test_that_max_runs_cannot_flag_has_no_chance_of_a_violati
     # a signed-rank test cannot reach p_thres 0.001 below 10 pairs, nor can it hold here
     spent = Looks.planned(2, 8, 2).spent(DEFAULTS)
     rows = look_rows(UNDECIDED, [1.2, 1.2], [1.15, 1.15], [1.25, 1.25], 4,
-                     test=[PAIRED_T, BLOCK_SIGNED_RANK])  # fmt: skip
+                     test=[PAIRED_T, BLOCK_SIGNED_RANK], looks=Looks.planned(2, 8, 2))  # fmt: skip
     chances = decision_chances(rows, Looks.planned(2, 8, 2), spent)
     assert chances[0] > 0.9
     assert chances[1] < 1e-3  # only the slim chance of holding is left

@@ -99,7 +99,7 @@ def test_confidence_rank_matches_the_textbook_value():
 
 def test_hodges_lehmann_ratio_hand_case():
     # pairwise ratios 2/1, 2/2, 4/1, 4/2 = 2, 1, 4, 2 -> median 2
-    estimate = hodges_lehmann_ratios(np.array([[2.0, 4.0]]), np.array([[1.0, 2.0]]), 0.95)
+    (estimate,) = hodges_lehmann_ratios(np.array([[2.0, 4.0]]), np.array([[1.0, 2.0]]), 0.95)
     assert estimate.ratio[0] == pytest.approx(2.0)
     assert estimate.low[0] == 0.0 and estimate.high[0] == np.inf
 
@@ -108,7 +108,7 @@ def test_hodges_lehmann_interval_uses_the_kth_pairwise_ratio():
     rng = np.random.default_rng(2)
     lhs = rng.lognormal(0.4, 0.2, (3, 10))
     rhs = rng.lognormal(0.0, 0.2, (3, 10))
-    estimate = hodges_lehmann_ratios(lhs, rhs, 0.95)
+    (estimate,) = hodges_lehmann_ratios(lhs, rhs, 0.95)
     for i in range(3):
         ratios = np.sort((lhs[i][:, None] / rhs[i][None, :]).ravel())
         assert estimate.ratio[i] == pytest.approx(np.exp(np.median(np.log(ratios))))
@@ -137,11 +137,13 @@ def test_hodges_lehmann_chunks_agree_with_one_pass(monkeypatch):
     rng = np.random.default_rng(8)
     lhs = rng.lognormal(0.1, 0.3, (7, 5))
     rhs = rng.lognormal(0.0, 0.3, (7, 6))
-    whole = hodges_lehmann_ratios(lhs, rhs, 0.8)
+    levels = np.linspace(0.5, 0.9, 7)
+    whole = hodges_lehmann_ratios(lhs, rhs, 0.8, levels)
     monkeypatch.setattr("mpiguide.analysis.stats._CHUNK_ELEMENTS", 60)  # two rows per chunk
-    chunked = hodges_lehmann_ratios(lhs, rhs, 0.8)
-    for name in ("ratio", "low", "high"):
-        np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
+    chunked = hodges_lehmann_ratios(lhs, rhs, 0.8, levels)
+    for got, expected in zip(chunked, whole, strict=True):
+        for name in ("ratio", "low", "high"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(expected, name))
 
 
 def test_signed_rank_null_distribution_equals_enumeration():
@@ -162,7 +164,7 @@ def test_signed_rank_confidence_rank_matches_the_textbook_value():
 def test_paired_hodges_lehmann_uses_the_kth_walsh_average():
     rng = np.random.default_rng(6)
     log_ratios = rng.normal(0.1, 0.05, (3, 10))
-    estimate = paired_hodges_lehmann_ratios(log_ratios, 0.95)
+    (estimate,) = paired_hodges_lehmann_ratios(log_ratios, 0.95)
     for i in range(3):
         d = log_ratios[i]
         walsh = np.sort([(d[a] + d[b]) / 2 for a in range(10) for b in range(a, 10)])
@@ -182,3 +184,38 @@ def test_signed_rank_pvalues_are_scipys_single_calls(n, alternative):
     differences[1, 0] = 0.0
     expected = [scipy_stats.wilcoxon(row, alternative=alternative).pvalue for row in differences]
     assert signed_rank_pvalues(differences, alternative) == pytest.approx(expected, rel=1e-12)
+
+
+def test_hodges_lehmann_levels_per_row_equal_one_call_per_level():
+    """Intervals at a level per row (one sort for all levels) are those of a call at each
+    row's level; a level too high for the data, or not a number, gives (0, inf)."""
+    rng = np.random.default_rng(9)
+    lhs = rng.lognormal(0.1, 0.3, (6, 9))
+    rhs = rng.lognormal(0.0, 0.3, (6, 8))
+    levels = np.array([0.5, 0.9, 0.99, 0.998, 0.9999999, np.nan])
+    per_row, at_90 = hodges_lehmann_ratios(lhs, rhs, levels, 0.9)
+    for i, level in enumerate(levels[:-1]):
+        (alone,) = hodges_lehmann_ratios(lhs[i : i + 1], rhs[i : i + 1], level)
+        assert (per_row.low[i], per_row.high[i]) == (alone.low[0], alone.high[0])
+    assert (per_row.low[5], per_row.high[5]) == (0.0, np.inf)
+    assert (per_row.low[4], per_row.high[4]) == (0.0, np.inf)
+    np.testing.assert_array_equal(per_row.ratio, at_90.ratio)
+    log_ratios = np.log(lhs[:, :8]) - np.log(rhs)
+    paired, _ = paired_hodges_lehmann_ratios(log_ratios, levels, 0.9)
+    for i, level in enumerate(levels[:-1]):
+        (alone,) = paired_hodges_lehmann_ratios(log_ratios[i : i + 1], level)
+        assert (paired.low[i], paired.high[i]) == (alone.low[0], alone.high[0])
+    assert (paired.low[5], paired.high[5]) == (0.0, np.inf)
+
+
+def test_a_test_without_a_p_value_stays_out_of_the_family():
+    """A test of one run has no p-value: it is no member of the family its guideline's other
+    p-values are corrected in (statsmodels' step-up alone would make every value NaN)."""
+    pvalues = np.array([0.0001, np.nan, 0.02, 0.0009])
+    for correction, method in (("bh", "fdr_bh"), ("holm", "holm")):
+        adjusted = adjust_pvalues(pvalues, correction)
+        assert np.isnan(adjusted[1])
+        if correction == "bh":
+            expected = multipletests(pvalues[[0, 2, 3]], method=method)[1]
+            np.testing.assert_allclose(adjusted[[0, 2, 3]], expected)
+        assert (adjusted[[0, 2, 3]] < 1).all()

@@ -19,9 +19,12 @@ whether its two sides hold the same runs, never by the data's shape:
 - `ranksum`: Lübbe's unpaired Wilcoxon rank-sum over the run medians (`analysis.test:
   ranksum`); the effect is the ratio of the medians, its bounds the two-sample Hodges-Lehmann
   interval.
-Each test also gets its one-sided confidence bounds (`ratio_low`, `ratio_high`) from the same
-model, and the log-scale standard error and degrees of freedom the verdicts' power estimates use
-(`LOG_SE`, `DF`). `hl_ratio`, `hl_low`, `hl_high` are the Hodges-Lehmann estimate and its
+Each test also gets its one-sided bounds at `confidence` (HOLDS_BOUNDS, the bounds behind
+`holds`) from the same model, and the log-scale standard error and degrees of freedom that the
+violation bounds and the verdicts' power estimates use (`LOG_SE`, `DF`); the rank tests, whose
+bounds need their data, also their violation bounds (VIOLATION_BOUNDS) at the one-sided tail
+`violation_tail` (verdicts.violation_tails; the t-tests' come from their model in
+verdicts.decide). `hl_ratio`, `hl_low`, `hl_high` are the Hodges-Lehmann estimate and its
 distribution-free interval at `confidence`, for reading beside the effect (one-sample for paired
 tests, two-sample otherwise).
 """
@@ -54,13 +57,14 @@ STAT_COLUMNS = (
     "hl_ratio",
     "hl_low",
     "hl_high",
-    "ratio_low",
-    "ratio_high",
 )
-# The model's log-scale standard error and degrees of freedom: inputs of the verdicts' power
-# estimates, not columns of tests.csv.
+# The model's log-scale standard error and degrees of freedom, the one-sided bounds at
+# `confidence` (holds) and the rank tests' at the violation tail: inputs of the verdicts and of
+# the intervals tests.csv shows (verdicts.decide), not columns of tests.csv.
 LOG_SE, DF = "_log_se", "_df"
-MODEL_COLUMNS = (LOG_SE, DF)
+HOLDS_BOUNDS = ("_holds_low", "_holds_high")
+VIOLATION_BOUNDS = ("_violation_low", "_violation_high")
+MODEL_COLUMNS = (LOG_SE, DF, *HOLDS_BOUNDS, *VIOLATION_BOUNDS)
 # Launch pairs of block-paired tests left out because their launches ran in different attempts
 # of their block (not a column of tests.csv: the check reports the total).
 LOST_PAIRS = "_lost_pairs"
@@ -69,6 +73,8 @@ TEST_COLUMN = "test"
 RANKSUM, PAIRED_T, WELCH_T = "ranksum", "paired_t", "welch_t"
 BLOCK_SIGNED_RANK = "block_signed_rank"
 PAIRED_TESTS = (PAIRED_T, BLOCK_SIGNED_RANK)
+# The tests whose bounds are Hodges-Lehmann intervals of their data, not of a t model.
+RANK_TESTS = (RANKSUM, BLOCK_SIGNED_RANK)
 # The tests whose p-value cannot go below 2^-n (one-sided) or 2^(1-n) at n pairs.
 SIGNED_RANK_TESTS = (BLOCK_SIGNED_RANK,)
 # What `may_pair` allows a test (compare): nothing, pairing run by run (the two sides come from
@@ -147,10 +153,12 @@ def compare(
     alternative: Alternative,
     confidence: float,
     may_pair: np.ndarray,
+    violation_tail: float | np.ndarray,
     unpaired_test: str = WELCH_T,
 ) -> pd.DataFrame:
     """STAT_COLUMNS, MODEL_COLUMNS, LOST_PAIRS and TEST_COLUMN for every test (lhs_rows[i]
-    against rhs_rows[i]).
+    against rhs_rows[i]); the rank tests' VIOLATION_BOUNDS one-sided at 1 - violation_tail (one
+    tail for every test, or one per test), the t-tests' left empty.
 
     may_pair[i] (NO_PAIRING, PAIR_RUNS, PAIR_BLOCKS; True counts as PAIR_RUNS): test i is paired
     run by run when PAIR_RUNS and its two sides hold the same runs; block by block when
@@ -162,6 +170,7 @@ def compare(
     n_lhs = run_medians.count[lhs_rows]
     n_rhs = run_medians.count[rhs_rows]
     result = {name: np.full(n_tests, np.nan) for name in (*STAT_COLUMNS, *MODEL_COLUMNS)}
+    tails = np.broadcast_to(np.asarray(violation_tail, dtype=np.float64), (n_tests,))
     result["n_lhs"], result["n_rhs"] = n_lhs, n_rhs
     mode = np.asarray(may_pair).astype(np.int8)
     paired = np.zeros(n_tests, dtype=bool)
@@ -195,8 +204,11 @@ def compare(
         result["median_lhs"][which] = run_medians.median[lhs_rows[which]]
         result["median_rhs"][which] = run_medians.median[rhs_rows[which]]
         unpaired = ~(paired[which] | block_paired[which])
-        two_sample = _rank_sum if unpaired_test == RANKSUM else _welch
-        two_sample(result, which[unpaired], lhs[unpaired], rhs[unpaired], alternative, confidence)
+        if unpaired_test == RANKSUM:
+            _rank_sum(result, which[unpaired], lhs[unpaired], rhs[unpaired], alternative,
+                      _Levels(confidence, tails[which[unpaired]]))  # fmt: skip
+        else:
+            _welch(result, which[unpaired], lhs[unpaired], rhs[unpaired], alternative, confidence)
         by_run = paired[which]
         if by_run.any():
             log_ratios = np.log(lhs[by_run]) - np.log(rhs[by_run])
@@ -210,7 +222,8 @@ def compare(
             log_ratios = np.log(np.take_along_axis(lhs[rows], columns, axis=1)) - np.log(
                 np.take_along_axis(rhs[rows], columns, axis=1)
             )
-            _block_signed_rank(result, which[rows], log_ratios, alternative, confidence)
+            _block_signed_rank(result, which[rows], log_ratios, alternative,
+                               _Levels(confidence, tails[which[rows]]))  # fmt: skip
     frame = pd.DataFrame(result)
     frame[LOST_PAIRS] = lost
     frame[TEST_COLUMN] = np.where(
@@ -248,7 +261,23 @@ def _welch(
             log_lhs, log_rhs, axis=1, equal_var=False, alternative=alternative
         ).pvalue
     _store_model(result, which, effect, se, df, confidence)
-    _store(result, which, hodges_lehmann_ratios(lhs, rhs, confidence))
+    _store(result, which, *hodges_lehmann_ratios(lhs, rhs, confidence))
+
+
+@dataclass(frozen=True)
+class _Levels:
+    """The levels a rank test's Hodges-Lehmann intervals are read at: `confidence` (the
+    interval beside the effect) and, one-sided, the bound behind `holds` at `confidence` and
+    the violation bound at 1 - tail (per test)."""
+
+    confidence: float
+    tail: np.ndarray
+
+    @property
+    def two_sided(self) -> tuple[float, float, np.ndarray]:
+        """The two-sided levels whose ends are those bounds: a one-sided bound at c is an end
+        of the two-sided interval at 2c - 1."""
+        return self.confidence, 2 * self.confidence - 1, 1 - 2 * self.tail
 
 
 def _rank_sum(
@@ -257,17 +286,13 @@ def _rank_sum(
     lhs: np.ndarray,
     rhs: np.ndarray,
     alternative: Alternative,
-    confidence: float,
+    levels: _Levels,
 ) -> None:
     if which.size == 0:
         return
     result["violation_ratio"][which] = result["median_lhs"][which] / result["median_rhs"][which]
     result["p_value"][which] = rank_sum_pvalues(lhs, rhs, alternative)
-    _store(result, which, hodges_lehmann_ratios(lhs, rhs, confidence))
-    # One-sided bounds at `confidence` are the ends of the two-sided interval at 2c - 1.
-    bounds = hodges_lehmann_ratios(lhs, rhs, 2 * confidence - 1)
-    result["ratio_low"][which] = bounds.low
-    result["ratio_high"][which] = bounds.high
+    _store_rank_bounds(result, which, hodges_lehmann_ratios(lhs, rhs, *levels.two_sided))
     _, se, df = _welch_model(np.log(lhs), np.log(rhs))
     result[LOG_SE][which] = se * _RANK_SE_FACTOR
     result[DF][which] = df
@@ -289,7 +314,7 @@ def _paired(
         ).pvalue
     result["violation_ratio"][which] = np.exp(effect)
     _store_model(result, which, effect, se, np.full(len(effect), n - 1.0), confidence)
-    _store(result, which, paired_hodges_lehmann_ratios(log_ratios, confidence))
+    _store(result, which, *paired_hodges_lehmann_ratios(log_ratios, confidence))
 
 
 def _block_signed_rank(
@@ -297,21 +322,30 @@ def _block_signed_rank(
     which: np.ndarray,
     log_ratios: np.ndarray,
     alternative: Alternative,
-    confidence: float,
+    levels: _Levels,
 ) -> None:
     n = log_ratios.shape[1]
     result["p_value"][which] = signed_rank_pvalues(log_ratios, alternative)
-    # One-sided bounds at `confidence` are the ends of the two-sided interval at 2c - 1; the
-    # estimate is the same at every level.
-    bounds = paired_hodges_lehmann_ratios(log_ratios, 2 * confidence - 1)
-    result["violation_ratio"][which] = bounds.ratio
-    result["ratio_low"][which] = bounds.low
-    result["ratio_high"][which] = bounds.high
-    _store(result, which, paired_hodges_lehmann_ratios(log_ratios, confidence))
+    estimates = paired_hodges_lehmann_ratios(log_ratios, *levels.two_sided)
+    # The estimate is the same at every level.
+    result["violation_ratio"][which] = estimates[0].ratio
+    _store_rank_bounds(result, which, estimates)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = log_ratios.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(len(which), np.nan)
     result[LOG_SE][which] = se * _RANK_SE_FACTOR
     result[DF][which] = n - 1.0
+
+
+def _store_rank_bounds(
+    result: dict[str, np.ndarray], which: np.ndarray, estimates: tuple[RatioEstimates, ...]
+) -> None:
+    """A rank test's Hodges-Lehmann estimate and interval at `confidence`, and the ends of its
+    intervals at the holds and violation levels (_Levels.two_sided's order)."""
+    beside, holds, violation = estimates
+    _store(result, which, beside)
+    for columns, bounds in ((HOLDS_BOUNDS, holds), (VIOLATION_BOUNDS, violation)):
+        result[columns[0]][which] = bounds.low
+        result[columns[1]][which] = bounds.high
 
 
 def _store_model(
@@ -322,7 +356,7 @@ def _store_model(
     df: np.ndarray,
     confidence: float,
 ) -> None:
-    result["ratio_low"][which], result["ratio_high"][which] = one_sided_bounds(
+    result[HOLDS_BOUNDS[0]][which], result[HOLDS_BOUNDS[1]][which] = one_sided_bounds(
         effect, se, df, confidence
     )
     result[LOG_SE][which] = se

@@ -26,8 +26,10 @@ from mpiguide.analysis.comparisons import (
     NO_PAIRING,
     PAIR_BLOCKS,
     PAIR_RUNS,
+    RANK_TESTS,
     RANKSUM,
     TEST_COLUMN,
+    VIOLATION_BOUNDS,
     WELCH_T,
     RunMedians,
     compare,
@@ -43,7 +45,14 @@ from mpiguide.analysis.pairing import (
 from mpiguide.analysis.sequential import LOOK_RUNS, OPEN, STOP, Looks, look_table, stops
 from mpiguide.analysis.stats import Alternative, adjust_pvalues
 from mpiguide.analysis.tables import write_tables
-from mpiguide.analysis.verdicts import VERDICTS, Thresholds, decide, group_verdicts
+from mpiguide.analysis.verdicts import (
+    VERDICTS,
+    Thresholds,
+    decide,
+    group_verdicts,
+    uncorrected_tail,
+    violation_tails,
+)
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import BLOCK_ATTEMPT_COLUMN, MEDIAN_VALUES, PAGE_FAULT_VALUES
 from mpiguide.core.csv_table import write_csv_table
@@ -64,6 +73,8 @@ TEST_RESULT_COLUMNS = [
     "violation_ratio",
     "ratio_low",
     "ratio_high",
+    "low_level",
+    "high_level",
     "p_value",
     "p_adjusted",
     TEST_COLUMN,
@@ -190,23 +201,64 @@ def _compare_in_blocks(
 ) -> list[Future[pd.DataFrame]]:
     """The statistics of a guideline's tests, a block at a time on the pool (at least one block,
     so that a guideline without tests gets its empty statistics)."""
-    alternative: Alternative = "two-sided" if guideline.relation == "approx" else "greater"
     may_pair = _may_pair(experiments, pairs.lhs_rows, pairs.rhs_rows, options)
     starts = range(0, max(pairs.lhs_rows.size, 1), TESTS_PER_BLOCK)
     blocks = [slice(begin, begin + TESTS_PER_BLOCK) for begin in starts]
+    # Before a correction moves it (_corrected_rank_bounds), every p-value is held to p_thres.
+    tail = uncorrected_tail(guideline.relation == "approx", options.p_thres)
     return [
         pool.submit(
             compare,
             run_medians,
             pairs.lhs_rows[block],
             pairs.rhs_rows[block],
-            alternative,
+            _alternative(guideline),
             options.confidence,
             may_pair[block],
+            tail,
             RANKSUM if options.test == "ranksum" else WELCH_T,
         )
         for block in blocks
     ]
+
+
+def _alternative(guideline: Guideline) -> Alternative:
+    return "two-sided" if guideline.relation == "approx" else "greater"
+
+
+def _corrected_rank_bounds(
+    tests: pd.DataFrame,
+    guideline: Guideline,
+    pairs: _Pairs,
+    experiments: Experiments,
+    run_medians: RunMedians,
+    options: AnalysisOptions,
+) -> None:
+    """The rank tests' violation bounds read again at their corrected tails (a correction
+    holds each p-value to its own level; the t-tests' bounds come from their model in
+    verdicts.decide, the rank tests' need their data)."""
+    rank = np.flatnonzero(tests[TEST_COLUMN].isin(RANK_TESTS).to_numpy())
+    if options.correction == "none" or rank.size == 0:
+        return
+    tails = violation_tails(
+        guideline.relation == "approx",
+        tests["p_value"].to_numpy(),
+        tests["p_adjusted"].to_numpy(),
+        options.p_thres,
+    )
+    lhs_rows, rhs_rows = pairs.lhs_rows[rank], pairs.rhs_rows[rank]
+    again = compare(
+        run_medians,
+        lhs_rows,
+        rhs_rows,
+        _alternative(guideline),
+        options.confidence,
+        _may_pair(experiments, lhs_rows, rhs_rows, options),
+        tails[rank],
+        RANKSUM if options.test == "ranksum" else WELCH_T,
+    )
+    for column in VIOLATION_BOUNDS:
+        tests.loc[tests.index[rank], column] = again[column].to_numpy()
 
 
 def _tests_of(
@@ -215,6 +267,7 @@ def _tests_of(
     statistics: list[Future[pd.DataFrame]],
     experiments: Experiments,
     exp_ids: np.ndarray,
+    run_medians: RunMedians,
     options: AnalysisOptions,
 ) -> pd.DataFrame:
     """One row per test of the guideline: its keys, group, experiments and statistics."""
@@ -227,6 +280,7 @@ def _tests_of(
     stats = pd.concat([block.result() for block in statistics], ignore_index=True)
     tests = pd.concat([tests, stats], axis=1)
     tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)
+    _corrected_rank_bounds(tests, guideline, pairs, experiments, run_medians, options)
     thresholds = Thresholds(options.p_thres, options.v_thres, options.confidence)
     decide(guideline.relation == "approx", tests, thresholds)
     tests["group_verdict"] = group_verdicts(tests["verdict"].to_numpy(), tests["group"].to_numpy())
@@ -270,7 +324,9 @@ def evaluate(
             for guideline, guideline_pairs in zip(guidelines, pairs, strict=True)
         ]
         tests = [
-            _tests_of(guideline, guideline_pairs, blocks, experiments, exp_ids, options)
+            _tests_of(
+                guideline, guideline_pairs, blocks, experiments, exp_ids, run_medians, options
+            )
             for guideline, guideline_pairs, blocks in zip(
                 guidelines, pairs, statistics, strict=True
             )

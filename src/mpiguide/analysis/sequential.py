@@ -97,7 +97,7 @@ class Looks:
 
 def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np.ndarray:
     """Per test decided at a look (its row of evaluate at the spent levels: `relation`, `test`,
-    `n_lhs`, `n_rhs`, `violation_ratio`, `ratio_low`, `ratio_high`), the predicted chance that
+    `n_lhs`, `n_rhs`, `violation_ratio`, `ratio_high`, `high_level`), the predicted chance that
     the last look, at `looks.last` runs per side, decides it; NaN where its runs give no spread.
 
     The log effect at the last look, given the runs so far (n per side, effect d, standard
@@ -105,13 +105,14 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
     degrees of freedom: the flat-prior predictive distribution of the mean of all max runs,
     widened by the uncertainty of the spread. The last look decides where that effect passes
     its bars at the standard error s * sqrt(n / max): the violation bar, or the bound behind
-    `holds`. The standard error is read back from the bounds (their half-width on the log
-    scale over the one-sided t quantile), with n - 1 degrees of freedom for paired tests and
-    2 (n - 1) otherwise, as runs_needed takes them. Welch's degrees of freedom are at most
-    2 (n - 1), so its spread comes out at most a little small, which makes the chance larger
-    and a futile stop rarer; the rank tests' Hodges-Lehmann bounds are read the same way, an
-    approximation. A signed-rank test whose last look has fewer runs than its p-value needs to
-    reach the violation bar (verdicts.least_signed_rank_runs) has no chance of a violation."""
+    `holds`. The standard error is read back from the upper bound (its distance from the effect
+    on the log scale over the one-sided t quantile at its level), with n - 1 degrees of freedom
+    for paired tests and 2 (n - 1) otherwise, as runs_needed takes them. Welch's degrees of
+    freedom are at most 2 (n - 1), so its spread comes out at most a little small, which makes
+    the chance larger and a futile stop rarer; the rank tests' Hodges-Lehmann bounds are read
+    the same way, an approximation. A signed-rank test whose last look has fewer runs than its
+    p-value needs to reach the violation bar (verdicts.least_signed_rank_runs) has no chance of
+    a violation."""
     approx = tests["relation"].to_numpy() == "approx"
     paired = tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()
 
@@ -122,11 +123,11 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
     last = float(looks.last)
     with np.errstate(invalid="ignore", divide="ignore"):
         log_effect = np.log(values("violation_ratio"))
-        half_width = (np.log(values("ratio_high")) - np.log(values("ratio_low"))) / 2
+        upper = np.log(values("ratio_high")) - log_effect
         df_now = np.where(paired, 1.0, 2.0) * (runs - 1)
         df_now = np.where(df_now > 0, df_now, np.nan)
         df_last = np.where(paired, 1.0, 2.0) * (last - 1)
-        se_now = half_width / stats.t.ppf(spent.confidence, df_now)
+        se_now = upper / stats.t.ppf(values("high_level"), df_now)
         se_last = se_now * np.sqrt(runs / last)
         spread = se_now * np.sqrt(np.clip(1 - runs / last, 0, None))
         log_v = np.log(spent.v_thres)

@@ -148,6 +148,17 @@ def _rank_sum_null_cdf(m: int, n: int) -> np.ndarray:
     return np.cumsum(counts) / counts.sum()
 
 
+def _ci_ranks(cdf: np.ndarray, confidence: float | np.ndarray) -> np.ndarray:
+    """Per level, k such that the k-th smallest and k-th largest of the ordered values bound a
+    distribution-free interval of two-sided level >= `confidence`, given the null cdf of the
+    rank statistic: the largest k with cdf[k-1] <= (1 - confidence)/2 (0: too few values for
+    that level, or the level not a number)."""
+    alpha_half = (1.0 - np.asarray(confidence, dtype=np.float64)) / 2.0
+    # The factor keeps an entry equal to alpha_half but for rounding from falling out.
+    k = np.searchsorted(cdf, np.nan_to_num(alpha_half, nan=-1.0) * (1 + 1e-12), side="right")
+    return np.asarray(k, dtype=np.int64)
+
+
 def _rank_sum_ci_rank(m: int, n: int, confidence: float) -> int:
     """k such that the k-th smallest and k-th largest of the m*n pairwise differences bound a
     distribution-free confidence interval of level >= `confidence` for the shift.
@@ -155,11 +166,7 @@ def _rank_sum_ci_rank(m: int, n: int, confidence: float) -> int:
     k is the largest integer with P(U <= k-1) <= (1 - confidence)/2; 0 means the samples are
     too small for an interval of that level.
     """
-    cdf = _rank_sum_null_cdf(m, n)
-    alpha_half = (1.0 - confidence) / 2.0
-    # k = number of cdf entries <= alpha_half (cdf[k-1] <= alpha_half < cdf[k]); the factor
-    # keeps an entry equal to alpha_half but for rounding from falling out
-    return int(np.searchsorted(cdf, alpha_half * (1 + 1e-12), side="right"))
+    return int(_ci_ranks(_rank_sum_null_cdf(m, n), confidence))
 
 
 @dataclass(frozen=True)
@@ -169,19 +176,24 @@ class RatioEstimates:
     high: np.ndarray
 
 
-def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -> RatioEstimates:
-    """Hodges-Lehmann estimate of the ratio lhs/rhs per row, with a confidence interval.
+def hodges_lehmann_ratios(
+    lhs: np.ndarray, rhs: np.ndarray, *confidences: float | np.ndarray
+) -> tuple[RatioEstimates, ...]:
+    """Hodges-Lehmann estimate of the ratio lhs/rhs per row, with a confidence interval per
+    level of `confidences` (each one level for every row, or one per row).
 
     On logarithms the Hodges-Lehmann shift is the median of all m*n pairwise differences
     log lhs_i - log rhs_j; its exponential is the median of the pairwise ratios. The interval
     takes the k-th smallest and largest pairwise ratios with k from the exact null distribution
     of the rank-sum statistic (Hollander & Wolfe, Nonparametric Statistical Methods, §4.3).
-    Without enough data for the level, the interval is (0, inf).
+    Without enough data for the level, the interval is (0, inf). The differences are sorted
+    once for every level.
     """
     tests, m = lhs.shape
     n = rhs.shape[1]
-    estimates = RatioEstimates(np.empty(tests), np.empty(tests), np.empty(tests))
-    k = _rank_sum_ci_rank(m, n, confidence)
+    cdf = _rank_sum_null_cdf(m, n)
+    ranks = [np.broadcast_to(_ci_ranks(cdf, level), (tests,)) for level in confidences]
+    estimates = tuple(_empty_estimates(tests) for _ in confidences)
     pairs = m * n
     rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(pairs, 1))
     log_lhs = np.log(lhs)
@@ -190,25 +202,30 @@ def hodges_lehmann_ratios(lhs: np.ndarray, rhs: np.ndarray, confidence: float) -
         end = min(tests, begin + rows_per_chunk)
         diffs = (log_lhs[begin:end, :, None] - log_rhs[begin:end, None, :]).reshape(-1, pairs)
         diffs.sort(axis=1)
-        _fill_estimates(estimates, slice(begin, end), diffs, k)
+        for estimate, k in zip(estimates, ranks, strict=True):
+            _fill_estimates(estimate, slice(begin, end), diffs, k[begin:end])
     return estimates
 
 
+def _empty_estimates(tests: int) -> RatioEstimates:
+    return RatioEstimates(np.empty(tests), np.empty(tests), np.empty(tests))
+
+
 def _fill_estimates(
-    estimates: RatioEstimates, rows: slice, sorted_logs: np.ndarray, k: int
+    estimates: RatioEstimates, rows: slice, sorted_logs: np.ndarray, k: np.ndarray
 ) -> None:
     """Per row of ascending log-ratios: the ratio (exp of their median) and the interval (exp of
-    the k-th smallest and k-th largest); (0, inf) when k is 0."""
+    the k-th smallest and k-th largest, k per row); (0, inf) where k is 0."""
     count = sorted_logs.shape[1]
     # The median of sorted rows, read off (np.median would partition them again).
     middle = (sorted_logs[:, (count - 1) // 2] + sorted_logs[:, count // 2]) / 2
     estimates.ratio[rows] = np.exp(middle)
-    if k >= 1:
-        estimates.low[rows] = np.exp(sorted_logs[:, k - 1])
-        estimates.high[rows] = np.exp(sorted_logs[:, count - k])
-    else:
-        estimates.low[rows] = 0.0
-        estimates.high[rows] = np.inf
+    usable = k >= 1
+    lower = np.take_along_axis(sorted_logs, np.maximum(k - 1, 0)[:, None], axis=1)[:, 0]
+    last = np.minimum(count - k, count - 1)
+    upper = np.take_along_axis(sorted_logs, last[:, None], axis=1)[:, 0]
+    estimates.low[rows] = np.where(usable, np.exp(lower), 0.0)
+    estimates.high[rows] = np.where(usable, np.exp(upper), np.inf)
 
 
 @lru_cache(maxsize=64)
@@ -228,25 +245,27 @@ def _signed_rank_null_cdf(n: int) -> np.ndarray:
 def _signed_rank_ci_rank(n: int, confidence: float) -> int:
     """k such that the k-th smallest and k-th largest Walsh averages of n differences bound a
     distribution-free confidence interval of level >= `confidence` for their centre (0: none)."""
-    cdf = _signed_rank_null_cdf(n)
-    alpha_half = (1.0 - confidence) / 2.0
-    return int(np.searchsorted(cdf, alpha_half * (1 + 1e-12), side="right"))
+    return int(_ci_ranks(_signed_rank_null_cdf(n), confidence))
 
 
-def paired_hodges_lehmann_ratios(log_ratios: np.ndarray, confidence: float) -> RatioEstimates:
-    """One-sample Hodges-Lehmann estimate of the per-run ratio per row, with an interval.
+def paired_hodges_lehmann_ratios(
+    log_ratios: np.ndarray, *confidences: float | np.ndarray
+) -> tuple[RatioEstimates, ...]:
+    """One-sample Hodges-Lehmann estimate of the per-run ratio per row, with an interval per
+    level of `confidences` (each one level for every row, or one per row).
 
     The estimate is the exponential of the median of the n(n+1)/2 Walsh averages
     (d_i + d_j)/2, i <= j, of the per-run log-ratios d; the interval takes the k-th smallest and
     largest Walsh averages with k from the exact null distribution of the signed-rank statistic
     (Hollander & Wolfe, Nonparametric Statistical Methods, §3.2). Without enough runs for the
-    level, the interval is (0, inf).
+    level, the interval is (0, inf). The Walsh averages are sorted once for every level.
     """
     tests, n = log_ratios.shape
     first, second = np.triu_indices(n)
     walsh_count = first.size
-    k = _signed_rank_ci_rank(n, confidence)
-    estimates = RatioEstimates(np.empty(tests), np.empty(tests), np.empty(tests))
+    cdf = _signed_rank_null_cdf(n)
+    ranks = [np.broadcast_to(_ci_ranks(cdf, level), (tests,)) for level in confidences]
+    estimates = tuple(_empty_estimates(tests) for _ in confidences)
     rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(walsh_count, 1))
     for begin in range(0, tests, rows_per_chunk):
         end = min(tests, begin + rows_per_chunk)
@@ -255,7 +274,8 @@ def paired_hodges_lehmann_ratios(log_ratios: np.ndarray, confidence: float) -> R
         walsh += np.take(chunk, second, axis=1)
         walsh *= 0.5
         walsh.sort(axis=1)
-        _fill_estimates(estimates, slice(begin, end), walsh, k)
+        for estimate, k in zip(estimates, ranks, strict=True):
+            _fill_estimates(estimate, slice(begin, end), walsh, k[begin:end])
     return estimates
 
 
@@ -270,7 +290,13 @@ def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
     if correction == "none" or pvalues.size == 0:
         return pvalues.copy()
     if correction == "bh":
-        return multipletests(pvalues, method="fdr_bh")[1]
+        # statsmodels' step-up carries one NaN (a test of one run) into every adjusted value:
+        # the tests without a p-value stay out of the family.
+        adjusted = np.full(pvalues.size, np.nan)
+        present = ~np.isnan(pvalues)
+        if present.any():
+            adjusted[present] = multipletests(pvalues[present], method="fdr_bh")[1]
+        return adjusted
     order = np.argsort(pvalues, kind="stable")
     stepped = pvalues[order] * np.arange(pvalues.size, 0, -1)
     adjusted = np.empty_like(pvalues)
@@ -279,10 +305,11 @@ def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
 
 
 def one_sided_bounds(
-    log_effect: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float
+    log_effect: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper one-sided confidence bounds (each at `confidence`) of the ratio, from a
-    t model of its logarithm; NaN where the model has no degrees of freedom."""
-    with np.errstate(invalid="ignore", divide="ignore"):
+    """Lower and upper one-sided confidence bounds (each at `confidence`, one level or one per
+    test) of the ratio, from a t model of its logarithm; NaN where the model has no degrees of
+    freedom."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         quantile = stats.t.ppf(confidence, np.where(df > 0, df, np.nan))
         return np.exp(log_effect - quantile * se), np.exp(log_effect + quantile * se)

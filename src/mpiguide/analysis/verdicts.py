@@ -4,9 +4,10 @@ seen (docs/analysis.md, "Verdicts").
 Every test's model gives its effect on the log scale with a standard error and degrees of
 freedom (the paired t-test on per-run log-ratios, Welch's t-test on log run medians) or, for
 the rank tests (Lübbe's rank-sum, the signed-rank test across launches) the Hodges-Lehmann
-interval that inverts them. From the same model come the p-value (violated),
-the one-sided confidence bounds (holds) and the power estimates, so that no test can be both
-violated and holding.
+interval that inverts them. From the same model come the p-value, the one-sided bound at the
+violation level (violated), the one at `confidence` (holds) and the power estimates, so that no
+test can be both violated and holding; tests.csv shows beside each verdict the interval that
+decided it (shown_intervals).
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from scipy import stats
 
 from mpiguide.analysis.comparisons import (
     DF,
+    HOLDS_BOUNDS,
     LOG_SE,
     PAIRED_TESTS,
+    RANK_TESTS,
     SIGNED_RANK_TESTS,
     TEST_COLUMN,
+    VIOLATION_BOUNDS,
 )
+from mpiguide.analysis.stats import one_sided_bounds
 
 VIOLATED, HOLDS, UNDECIDED = "violated", "holds", "undecided"
 VERDICTS = (VIOLATED, HOLDS, UNDECIDED)
@@ -31,6 +36,12 @@ VERDICTS = (VIOLATED, HOLDS, UNDECIDED)
 POWER = 0.8
 # runs_needed is searched up to this many runs per side; beyond it the column stays empty.
 MAX_RUNS = 100_000
+# A runs_needed a person is shown as a number only up to this many runs per side and this many
+# times the runs the test has: further out, the observed effect sits too close to v_thres for
+# more runs of this campaign to be the remedy, and the tables say so in words.
+REACHABLE_RUNS = 1_000
+REACHABLE_FACTOR = 10
+BEYOND_REACH = "beyond reach"
 _CANDIDATE_RUNS = np.unique(np.round(np.geomspace(2, MAX_RUNS, 600)).astype(np.int64))
 # Undecided tests searched at once: bounds the candidates-by-tests temporaries to a few MB.
 _ROWS_PER_CHUNK = 1024
@@ -43,34 +54,118 @@ class Thresholds:
     confidence: float
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """One-sided bounds of the ratio per test, a lower and an upper one, each at its level."""
+
+    low: np.ndarray
+    high: np.ndarray
+
+
+def violation_tails(
+    approx: bool, p_value: np.ndarray, p_adjusted: np.ndarray, p_thres: float
+) -> np.ndarray:
+    """Per test, the one-sided tail at which its violation bound is read: the level alpha its
+    raw p-value is held to after the multiple-testing correction (p_value <= alpha exactly when
+    p_adjusted <= p_thres), halved for `approx` (two-sided).
+
+    alpha = p_thres * p_value / p_adjusted, the correction's own multiplier undone: p_thres
+    without a correction, p_thres / m for Bonferroni, the step's critical value for Holm and
+    Benjamini-Hochberg. Where the multiplier cannot be read off, a p_adjusted capped at 1, alpha
+    is p_thres / m, m the family's size: such a p-value is at least 1/m, so the test is decided
+    the same way; a p-value of 0 (adjusted: 0, which passes every level) keeps p_thres. NaN
+    where either p-value is."""
+    p_value = np.asarray(p_value, dtype=np.float64)
+    p_adjusted = np.asarray(p_adjusted, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = p_thres * p_value / p_adjusted
+        capped = p_thres / max(p_value.size, 1)
+        alpha = np.where(p_adjusted == p_value, p_thres,
+                         np.where(p_adjusted >= 1, capped, scaled))  # fmt: skip
+    alpha = np.where(np.isnan(p_value) | np.isnan(p_adjusted), np.nan, alpha)
+    return uncorrected_tail(approx, 1.0) * alpha
+
+
 def verdicts(
     approx: bool,
     ratio: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    p_adjusted: np.ndarray,
+    violation: Bounds,
+    holds: Bounds,
     thresholds: Thresholds,
 ) -> np.ndarray:
-    """violated / holds / undecided per test.
+    """violated / holds / undecided per test, from its effect ratio and two pairs of bounds:
+    `violation` one-sided at 1 - violation_tails (the violation level), `holds` one-sided at
+    `confidence`.
 
-    violated: p_adjusted <= p_thres and the effect ratio (for approx max(v, 1/v)) >= v_thres.
-    holds (le, monotone): the upper bound and the effect are below v_thres; (approx) both bounds
-    inside (1/v_thres, v_thres), the two one-sided tests of equivalence (TOST). A test without
-    bounds (too few runs) is never `holds`.
+    violated (le, monotone): the lower violation bound above 1 (for the t-tests exactly
+    p_adjusted <= p_thres) and the ratio >= v_thres; (approx) the same on either side: the lower
+    bound above 1 and ratio >= v_thres, or the upper bound below 1 and ratio <= 1/v_thres.
+    holds (le, monotone): the upper holds bound and the ratio below v_thres; (approx) both holds
+    bounds and the ratio inside (1/v_thres, v_thres), the two one-sided tests of equivalence
+    (TOST). A test without bounds (too few runs) is neither.
     """
     v = thresholds.v_thres
-    size = np.maximum(ratio, 1 / ratio) if approx else ratio
-    violated = (p_adjusted <= thresholds.p_thres) & (size >= v)
-    inside = high < v
-    if approx:
-        inside &= low > 1 / v
-    holds = ~violated & inside & (size < v)
-    return np.where(violated, VIOLATED, np.where(holds, HOLDS, UNDECIDED)).astype(object)
+    with np.errstate(invalid="ignore"):
+        violated = (violation.low > 1) & (ratio >= v)
+        inside = (holds.high < v) & (ratio < v)
+        if approx:
+            violated |= (violation.high < 1) & (ratio <= 1 / v)
+            inside &= (holds.low > 1 / v) & (ratio > 1 / v)
+    holds_verdict = ~violated & inside
+    return np.where(violated, VIOLATED, np.where(holds_verdict, HOLDS, UNDECIDED)).astype(object)
 
 
-def _alpha(approx: bool, thresholds: Thresholds) -> float:
-    """The one-sided tail the violation bar puts on the t statistic."""
-    return thresholds.p_thres / 2 if approx else thresholds.p_thres
+@dataclass(frozen=True)
+class ShownInterval:
+    """The interval tests.csv shows beside a verdict (ratio_low, ratio_high) and the one-sided
+    level of each bound (low_level, high_level)."""
+
+    low: np.ndarray
+    high: np.ndarray
+    low_level: np.ndarray
+    high_level: np.ndarray
+
+
+def shown_intervals(
+    approx: bool,
+    verdict: np.ndarray,
+    ratio: np.ndarray,
+    violation: Bounds,
+    holds: Bounds,
+    tails: np.ndarray,
+    confidence: float,
+) -> ShownInterval:
+    """The interval that decided each verdict (docs/analysis.md, "Verdicts"), widened where
+    needed to hold the effect ratio (only a rank-sum's ratio of medians can lie outside its
+    Hodges-Lehmann bounds), so that it never contradicts the verdict beside it.
+
+    le, monotone: the lower violation bound (level 1 - tail) and the upper holds bound
+    (`confidence`), whatever the verdict: each bound is the one its verdict reads.
+    approx: violated, both violation bounds; holds, both holds bounds (the TOST interval);
+    undecided, the hull of both pairs, at the higher of the two levels per side."""
+    violation_level = 1 - np.asarray(tails, dtype=np.float64)
+    holds_level = np.full(ratio.shape, confidence)
+    if not approx:
+        return ShownInterval(
+            np.minimum(violation.low, ratio),
+            np.maximum(holds.high, ratio),
+            violation_level,
+            holds_level,
+        )
+    violated, held = verdict == VIOLATED, verdict == HOLDS
+    low = np.where(violated, violation.low,
+                   np.where(held, holds.low, np.minimum(violation.low, holds.low)))  # fmt: skip
+    high = np.where(violated, violation.high,
+                    np.where(held, holds.high, np.maximum(violation.high, holds.high)))  # fmt: skip
+    hull_level = np.fmax(violation_level, holds_level)
+    level = np.where(violated, violation_level, np.where(held, holds_level, hull_level))
+    return ShownInterval(np.minimum(low, ratio), np.maximum(high, ratio), level, level)
+
+
+def uncorrected_tail(approx: bool, p_thres: float) -> float:
+    """The one-sided tail the violation bar puts on the test statistic without a correction:
+    p_thres, halved for `approx` (two-sided)."""
+    return p_thres / 2 if approx else p_thres
 
 
 def detectable_ratios(
@@ -82,7 +177,8 @@ def detectable_ratios(
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(df > 0, df, np.nan)
         critical = np.maximum(
-            stats.t.ppf(1 - _alpha(approx, thresholds), df) * se, np.log(thresholds.v_thres)
+            stats.t.ppf(1 - uncorrected_tail(approx, thresholds.p_thres), df) * se,
+            np.log(thresholds.v_thres),
         )
         return np.exp(critical + stats.t.ppf(POWER, df) * se)
 
@@ -116,7 +212,7 @@ def runs_needed(
         with np.errstate(invalid="ignore"):
             df = np.where(df > 0, df, np.nan)
             quantiles[kind] = (
-                stats.t.ppf(1 - _alpha(approx, thresholds), df),
+                stats.t.ppf(1 - uncorrected_tail(approx, thresholds.p_thres), df),
                 stats.t.ppf(thresholds.confidence, df),
             )
     for begin in range(0, usable.size, _ROWS_PER_CHUNK):
@@ -147,19 +243,31 @@ def group_verdicts(verdict: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
-    """Add `verdict`, `violated`, `detectable_ratio` and `runs_needed` to tests that hold
-    compare's statistics and model columns and `p_adjusted`."""
-    verdict = verdicts(
-        approx,
-        tests["violation_ratio"].to_numpy(),
-        tests["ratio_low"].to_numpy(),
-        tests["ratio_high"].to_numpy(),
-        tests["p_adjusted"].to_numpy(),
-        thresholds,
+    """Add `verdict`, `violated`, the interval that decided it (`ratio_low`, `ratio_high`,
+    `low_level`, `high_level`), `detectable_ratio` and `runs_needed` to tests that hold
+    compare's statistics and model columns and `p_adjusted` (the rank tests' violation bounds
+    read at violation_tails of these p-values)."""
+    ratio = tests["violation_ratio"].to_numpy()
+    se, df = tests[LOG_SE].to_numpy(), tests[DF].to_numpy()
+    tails = violation_tails(
+        approx, tests["p_value"].to_numpy(), tests["p_adjusted"].to_numpy(), thresholds.p_thres
     )
+    # A rank test's bounds need its data (compare read them at these tails); a test without a
+    # p-value has no violation bound, as it had no violation.
+    rank = tests[TEST_COLUMN].isin(RANK_TESTS).to_numpy() & ~np.isnan(tails)
+    model_low, model_high = one_sided_bounds(np.log(ratio), se, df, 1 - tails)
+    violation = Bounds(
+        np.where(rank, tests[VIOLATION_BOUNDS[0]].to_numpy(), model_low),
+        np.where(rank, tests[VIOLATION_BOUNDS[1]].to_numpy(), model_high),
+    )
+    holds = Bounds(tests[HOLDS_BOUNDS[0]].to_numpy(), tests[HOLDS_BOUNDS[1]].to_numpy())
+    verdict = verdicts(approx, ratio, violation, holds, thresholds)
+    shown = shown_intervals(approx, verdict, ratio, violation, holds, tails,
+                            thresholds.confidence)  # fmt: skip
+    tests["ratio_low"], tests["ratio_high"] = shown.low, shown.high
+    tests["low_level"], tests["high_level"] = shown.low_level, shown.high_level
     tests["verdict"] = verdict
     tests["violated"] = verdict == VERDICTS[0]
-    se, df = tests[LOG_SE].to_numpy(), tests[DF].to_numpy()
     runs = np.minimum(tests["n_lhs"].to_numpy(), tests["n_rhs"].to_numpy())
     detectable = detectable_ratios(approx, se, df, thresholds)
     # A signed-rank test flags nothing below its fewest runs, whatever the spread.
@@ -168,7 +276,6 @@ def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
     detectable[signed_rank & (runs < least)] = np.inf
     tests["detectable_ratio"] = detectable
     undecided = verdict == VERDICTS[2]
-    ratio = tests["violation_ratio"].to_numpy()
     needed = np.full(len(tests), np.nan)
     needed[undecided] = runs_needed(
         approx,
@@ -182,3 +289,24 @@ def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
     toward_violated = undecided & signed_rank & (size >= thresholds.v_thres)
     needed[toward_violated] = np.maximum(needed[toward_violated], least)
     tests["runs_needed"] = pd.array(needed, dtype="Int64")
+
+
+def _as_number(value: object) -> float:
+    """A cell of tests.csv (a number, or text as written) as a float; NaN where empty."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def runs_needed_text(runs_needed: object, runs: object, verdict: object) -> str:
+    """An undecided test's `runs_needed` as a person reads it: the number where it is within
+    reach (at most REACHABLE_RUNS, and REACHABLE_FACTOR times the test's `runs` where known),
+    else BEYOND_REACH (also where no number of runs up to MAX_RUNS would decide it); empty for
+    a decided test."""
+    if verdict != UNDECIDED:
+        return ""
+    needed, have = _as_number(runs_needed), _as_number(runs)
+    if np.isnan(needed) or needed > REACHABLE_RUNS or needed > REACHABLE_FACTOR * have:
+        return BEYOND_REACH
+    return str(int(needed))

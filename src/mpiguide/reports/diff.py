@@ -145,8 +145,9 @@ def markdown(result: Diff, names: tuple[str, str]) -> str:
         f"{len(result.tests)} tests matched: "
         + ", ".join(f"{total[change]} {change.replace('_', ' ')}" for change in CHANGES),
         "",
-        "A ratio moved (slower, faster) when its confidence interval in B lies wholly above or"
-        " below the one in A.",
+        "A ratio moved (slower, faster) when its interval in B lies wholly above or below the"
+        " one in A; each is the interval beside its verdict, the one that decided it (tests.csv's"
+        " ratio_low, ratio_high).",
     ]
     frame = result.tests
     keys = [k for k in result.keys if frame[k].astype(str).nunique() > 1]

@@ -24,7 +24,13 @@ from mpiguide.analysis.guidelines import (
     TEST_PAIR_COLUMNS,
     TEST_RESULT_COLUMNS,
 )
-from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VERDICTS, VIOLATED
+from mpiguide.analysis.verdicts import (
+    HOLDS,
+    UNDECIDED,
+    VERDICTS,
+    VIOLATED,
+    runs_needed_text,
+)
 from mpiguide.core.atomic import atomic_path
 
 # `--fail-on`: none, the violations, or the violations and the undecided tests.
@@ -87,20 +93,35 @@ def case_name(row: Mapping[str, object], keys: Sequence[str], varied: str) -> st
 
 
 def _lines(tests: pd.DataFrame, varied: str) -> list[str]:
-    """Per test: `<varied>=v: verdict, ratio r (interval low to high), p p, runs n/m`."""
+    """Per test: `<varied>=v: verdict, ratio r (interval low to high), p p, runs n/m`, and for an
+    undecided test `, runs needed k` (or that they are beyond reach: runs_needed_text)."""
     values = [_text(v) for v in tests[varied]] if varied else [""] * len(tests)
     columns = [
         tests[c].tolist()
         for c in ("verdict", "violation_ratio", "ratio_low", "ratio_high", "p_adjusted")
     ]
     runs = zip(tests["n_lhs"].tolist(), tests["n_rhs"].tolist(), strict=True)
+    needed = tests["runs_needed"].tolist() if "runs_needed" in tests else [math.nan] * len(tests)
     return [
         f"{varied}={value}: {verdict}, ratio {_number(ratio)} (interval {_number(low)} to "
         f"{_number(high)}), p {_number(p)}, runs {_text(n_lhs)}/{_text(n_rhs)}"
-        for value, verdict, ratio, low, high, p, (n_lhs, n_rhs) in zip(
-            values, *columns, runs, strict=True
+        + _needed(runs_to_decide, min(_as_float(n_lhs), _as_float(n_rhs)), verdict)
+        for value, verdict, ratio, low, high, p, (n_lhs, n_rhs), runs_to_decide in zip(
+            values, *columns, runs, needed, strict=True
         )
     ]
+
+
+def _as_float(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _needed(runs_needed: object, runs: float, verdict: object) -> str:
+    text = runs_needed_text(runs_needed, runs, verdict)
+    return f", runs needed {text}" if text else ""
 
 
 def junit_tree(

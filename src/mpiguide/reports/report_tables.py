@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
@@ -25,7 +26,7 @@ from mpiguide.analysis.tables import (
     futile_note,
     parameter_columns,
 )
-from mpiguide.analysis.verdicts import UNDECIDED, VERDICTS, VIOLATED
+from mpiguide.analysis.verdicts import UNDECIDED, VERDICTS, VIOLATED, runs_needed_text
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV
@@ -34,7 +35,8 @@ NEEDED = ("guideline", "relation", "group", "verdict", "group_verdict", "detecta
 # violated_undecided.csv: these first, then the parameters, then these.
 LEADING = ("guideline", "relation", "group", "group_verdict", "verdict")
 TRAILING = (
-    "violation_ratio", "ratio_low", "ratio_high", "test", "p_value", "p_adjusted",
+    "violation_ratio", "ratio_low", "ratio_high", "low_level", "high_level", "test", "p_value",
+    "p_adjusted",
     "detectable_ratio", "runs_needed", "n_lhs", "n_rhs", "median_lhs", "median_rhs",
     "lhs_exp_id", "rhs_exp_id", "hl_ratio", "hl_low", "hl_high",
 )  # fmt: skip
@@ -100,13 +102,16 @@ def decided_with_rst(options: AnalysisOptions) -> str:
     return (
         f"Decided with ``analysis.test: {options.test}`` (where both sides were measured in"
         " the same runs, a paired t-test on the per-run log-ratios, otherwise Welch's t-test on"
-        " the log run medians; ``ranksum``: Lübbe's rank-sum everywhere), one-sided"
-        f" {options.confidence:g} confidence bounds of the effect v, correction"
-        f" ``{options.correction}``: a test is **violated** when p ≤ {options.p_thres:g}"
-        f" and v ≥ {v_thres:g}; it **holds** when its upper bound is below {v_thres:g}"
+        " the log run medians; ``ranksum``: Lübbe's rank-sum everywhere), correction"
+        f" ``{options.correction}``: a test is **violated** when its effect v ≥ {v_thres:g}"
+        " and its lower bound at the violation level (one-sided at 1 - p_thres after the"
+        f" correction: the same as p ≤ {options.p_thres:g}) is above 1; it **holds** when v"
+        f" and its upper bound (one-sided at {options.confidence:g}) are below {v_thres:g}"
         f" (``approx``: both bounds within 1/{v_thres:g} … {v_thres:g}); otherwise it is"
         " **undecided**: these runs can neither show nor rule out a violation, which is not a"
-        " pass. (Recorded by ``check`` in decided_with.json beside the tables.)\n"
+        " pass. The interval beside a verdict is the one that decided it (tests.csv's"
+        " ``low_level``, ``high_level``: the level of each bound). (Recorded by ``check`` in"
+        " decided_with.json beside the tables.)\n"
     )
 
 
@@ -151,7 +156,18 @@ def violated_undecided(tests: pd.DataFrame) -> pd.DataFrame:
     ).sort_values(["_verdict", "_guideline"], kind="stable")
     parameters = [key for key in parameter_columns(tests) if (shown[key] != "").any()]
     columns = [c for c in (*LEADING, *parameters, *TRAILING) if c in tests]
-    return shown[columns].reset_index(drop=True)
+    shown = shown[columns].reset_index(drop=True)
+    if "runs_needed" in shown:
+        # A person reads this table: a number of runs out of reach is said in words.
+        runs = np.fmin(*(pd.to_numeric(shown.get(side, ""), errors="coerce")
+                         for side in ("n_lhs", "n_rhs")))  # fmt: skip
+        shown["runs_needed"] = [
+            runs_needed_text(needed, have, verdict)
+            for needed, have, verdict in zip(
+                shown["runs_needed"], runs, shown["verdict"], strict=True
+            )
+        ]
+    return shown
 
 
 def write_report_tables(

@@ -86,9 +86,9 @@ def tuning_md(
         f"every test there (verdict violated: paired test, p ≤ {options.p_thres}, "
         f"ratio ≥ {options.v_thres}); the fastest such algorithm or mock-up by its "
         "smallest speedup is chosen, and the default stays everywhere else. Expected gain: the "
-        "default's time over the algorithm's or mock-up's, with its one-sided confidence "
-        "bounds at "
-        f"{options.confidence} (tests.csv's ratio_low, ratio_high).",
+        "default's time over the algorithm's or mock-up's, with the bounds that decided its "
+        f"verdict (tests.csv's ratio_low, one-sided at 1 - {options.p_thres} after any "
+        f"correction, and ratio_high, one-sided at {options.confidence}).",
         "",
         "## Replaced",
         "",
