@@ -109,16 +109,6 @@ def test_without_metadata_a_complete_campaign_stays_up_to_date(project: Path) ->
             lambda c: c.update(guidelines=[BCAST_LE_ALLREDUCE]), ANALYSIS, id="guidelines"
         ),
         pytest.param(
-            lambda c: c.update(nrep=7),
-            {"grid": 1, "inputs": 6, "run_openmpi": 6, "aggregate": 1, **ANALYSIS},
-            id="nrep",
-        ),
-        pytest.param(
-            lambda c: c.update(seed=6),
-            {"inputs": 6, "run_openmpi": 6, "aggregate": 1, **ANALYSIS},
-            id="seed",
-        ),
-        pytest.param(
             lambda c: c.update(deployments=DEPLOYMENTS[:1]),
             {"aggregate": 1, **ANALYSIS},
             id="deployment removed",
@@ -131,6 +121,37 @@ def test_without_metadata_a_changed_option_reruns_what_depends_on_it(
     shutil.rmtree(project / ".snakemake")
     edit_config(project, change)
     assert scheduled_jobs(project) == expected
+
+
+# An option every run's input is planned from would measure every run again over its raw files:
+# the workflow stops, naming it, and with `remeasure` (which first moves the runs aside) the
+# records alone still tell it what to measure again.
+@pytest.mark.parametrize(
+    ("change", "named", "expected"),
+    [
+        pytest.param(
+            lambda c: c.update(nrep=7),
+            "nrep 20 → 7",
+            {"grid": 1, "inputs": 6, "run_openmpi": 6, "aggregate": 1, **ANALYSIS},
+            id="nrep",
+        ),
+        pytest.param(
+            lambda c: c.update(seed=6),
+            "seed 5 → 6",
+            {"inputs": 6, "run_openmpi": 6, "aggregate": 1, **ANALYSIS},
+            id="seed",
+        ),
+    ],
+)
+def test_without_metadata_a_changed_input_option_stops_unless_remeasured(
+    project: Path, change: Callable[[dict[str, Any]], None], named: str, expected: dict[str, int]
+) -> None:
+    shutil.rmtree(project / ".snakemake")
+    edit_config(project, change)
+    stopped = snakemake(project, "--profile", "profiles/local", "-n", check=False)
+    assert stopped.returncode != 0
+    assert named in stopped.stderr
+    assert scheduled_jobs(project, "--config", "remeasure=True") == expected
 
 
 # -- edited raw data: aggregate refuses it, naming the file -----------------------------------

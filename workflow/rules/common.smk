@@ -32,8 +32,9 @@ from mpiguide.campaign.launches import (
     plan_round_of_run,
     round_plan,
 )
-from mpiguide.campaign.options_record import as_json, record
+from mpiguide.campaign.options_record import as_json, record, record_path
 from mpiguide.campaign.preflight import preflight
+from mpiguide.campaign.raw_guard import check_measured
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.selftest.inject import inject_libraries
@@ -157,11 +158,17 @@ wildcard_constraints:
     round=r"\d\d+",
 
 
-# What a run costs, said before anything runs (also by `snakemake -n`), and a run job that
-# cannot finish within its walltime refused now rather than killed after hours. Once, by the
-# Snakemake the user started: every job it spawns (a SLURM job) reads the rules again.
+# A dry run (-n) writes nothing below the results: Snakemake says whether this is one only after
+# the rule files are read, so its own parser reads the command line.
+DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
+
+# Before any job runs (also in `snakemake -n`), once, by the Snakemake the user started (every
+# job it spawns, a SLURM job, reads the rules again): measured runs that an edited grid or seed
+# would measure again stop it, or with `remeasure` move aside, before plan.smk rewrites the
+# records; a run's cost is said; a run job that cannot finish within its walltime is refused.
 if not ANALYSIS_ONLY and workflow.is_main_process:
     try:
+        check_measured(CAMPAIGN, DRY_RUN, logger.info)
         preflight(CAMPAIGN, runtime_minutes, logger.info)
     except MpiguideError as err:
         sys.exit(str(err))
@@ -172,18 +179,13 @@ def output_dir(wildcards, output) -> str:
     return os.path.dirname(output[0])
 
 
-# A dry run (-n) writes nothing below the results: Snakemake says whether this is one only after
-# the rule files are read, so its own parser reads the command line.
-DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
-
-
 def options_record(name: str, value) -> str:
     """`options/<name>.json`, rewritten while the workflow is read only when `value` changes:
     as a rule input it re-runs the rule on a change even without .snakemake/ metadata, where
     params alone would not. A job cannot write it: every job downstream of a job that runs runs
     too, so a record made by a job would re-measure every run of results that lack it
     (mpiguide.campaign.options_record)."""
-    return record(f"{RESULTS}/options/{name}.json", as_json(value), DRY_RUN)
+    return record(record_path(RESULTS, name), as_json(value), DRY_RUN)
 
 
 def analysis_options() -> str:

@@ -24,6 +24,13 @@ from typing import Any
 
 from mpiguide.core.atomic import atomic_path
 
+OPTIONS_TREE = "options"
+
+
+def record_path(results: str, name: str) -> str:
+    """`<results>/options/<name>.json`: where the options `name` are recorded."""
+    return f"{results}/{OPTIONS_TREE}/{name}.json"
+
 
 def as_json(value: Any) -> str:
     """Canonical JSON of a config value: stable across runs, so that params triggers and

@@ -1,0 +1,271 @@
+"""Measured runs are never replaced by an edit of the config: checked while the workflow is read.
+
+Every run's kernel input is planned from the grid keys (`nrep`, `experiments`) and the `seed`;
+the options records `options/grid.json` and `options/seed.json` hold the values the existing
+inputs, and so the runs measured from them, were planned with (mpiguide.campaign.options_record).
+When the config now says otherwise, the workflow would plan every input again and measure every
+run again over its raw files. Where measured runs exist, that stops the workflow before any job
+runs, naming the campaign, each changed key and the ways out, unless the config opts in with
+`remeasure: true`: then the measured runs, and what was planned or computed from them alone,
+are first moved aside below `superseded/<time>/`, kept as they were.
+
+The records are read before the workflow rewrites them (plan.smk's rules name them), so this
+runs in common.smk, once, in the Snakemake the user started. A missing record is not compared:
+it is written with the current options and re-plans nothing, as for results made before records
+existed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpiguide.campaign.checked import Campaign
+from mpiguide.campaign.options_record import OPTIONS_TREE, as_json, record_path
+from mpiguide.campaign.schema import key_path
+from mpiguide.core.errors import ConfigError
+from mpiguide.core.paths import BLOCKS_TREE, ROUNDS_TREE, RUN_PATH
+
+# The options records every run's kernel input is planned from (workflow/rules/plan.smk).
+GRID_RECORD = "grid"
+SEED_RECORD = "seed"
+RAW_TREE = "raw"
+RAW_SUFFIXES = (".csv", ".json")
+# results/<campaign>/superseded/<UTC time>/: measured runs moved aside by `remeasure: true`.
+SUPERSEDED_TREE = "superseded"
+# What the measured runs are, and what was planned (inputs, grid, rounds' plans) or computed
+# (medians, block records) from them alone: moved together, so that a superseded folder
+# aggregates as it did. The raw runs go last: a move cut short leaves them where this check
+# finds them again.
+KEPT_WITH_RUNS = (
+    "inputs",
+    BLOCKS_TREE,
+    ROUNDS_TREE,
+    "grid.csv",
+    "timings.parquet",
+    "medians.parquet",
+)
+SHOWN_CHARACTERS = 60
+
+
+class _Marker:
+    """A value a record or config does not give."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+NOT_SET: Any = _Marker("not set")  # the key is absent
+UNREADABLE: Any = _Marker("unreadable")  # the record is not JSON
+
+
+@dataclass(frozen=True)
+class Change:
+    """One config key whose value differs from the one the measured runs were planned with."""
+
+    key: str  # its path in the config: `nrep`, `experiments[0].sync`
+    before: Any  # NOT_SET: the key was absent; UNREADABLE: its record is not JSON
+    after: Any
+
+    def __str__(self) -> str:
+        return f"{self.key} {_shown(self.before)} → {_shown(self.after)}"
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """Measured runs that a run planned from the current options would replace, and why."""
+
+    changes: tuple[Change, ...]
+    runs: tuple[Path, ...]  # raw files, csv and json
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(change.key for change in self.changes)
+
+    @property
+    def count(self) -> int:
+        """The measured runs (a run's csv and json count once)."""
+        return len({path.with_suffix("") for path in self.runs})
+
+
+def planned_from(campaign: Campaign) -> dict[str, tuple[tuple[str, ...], Any]]:
+    """Per record every run's input is planned from: the config key path of its value (the
+    grid record's keys are top-level keys themselves) and the value the config now gives."""
+    return {
+        GRID_RECORD: ((), campaign.grid_spec()),
+        SEED_RECORD: (("seed",), campaign.config["seed"]),
+    }
+
+
+def planning_changes(results: Path, campaign: Campaign) -> list[Change]:
+    """How the campaign's grid keys and seed differ from their records below `results`."""
+    changes: list[Change] = []
+    for name, (path, value) in planned_from(campaign).items():
+        try:
+            text = Path(record_path(str(results), name)).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        if text == as_json(value):
+            continue
+        try:
+            recorded = json.loads(text)
+        except ValueError:
+            recorded = UNREADABLE
+        current = json.loads(as_json(value))
+        found = [] if recorded is UNREADABLE else list(_changes(recorded, current, path))
+        changes.extend(found or _whole_record(recorded, current, path))
+    return changes
+
+
+def _whole_record(recorded: Any, current: Any, path: tuple[str, ...]) -> list[Change]:
+    """Every key of a record that cannot be read, or differs only as text (not written by
+    as_json): the workflow rewrites it and re-plans all the same."""
+    if path:
+        return [Change(key_path(path), recorded, current)]
+    return [
+        Change(
+            key,
+            recorded.get(key, NOT_SET) if isinstance(recorded, dict) else recorded,
+            current[key],
+        )
+        for key in sorted(current)
+    ]
+
+
+def measured_runs(results: Path) -> list[Path]:
+    """Every raw run file below `results`/raw (`<mpi>/<nodes>x<ppn>/run<NN>.csv`, `.json`),
+    those of entries and deployments the config no longer names included: a run measured
+    from an input of the old plan would be measured again if its deployment came back."""
+    raw = results / RAW_TREE
+    return sorted(
+        path
+        for path in raw.glob("*/*/run*")
+        if path.suffix in RAW_SUFFIXES
+        and path.is_file()
+        and RUN_PATH.match(path.relative_to(raw).with_suffix("").as_posix())
+    )
+
+
+def superseded_runs(campaign: Campaign) -> Superseded | None:
+    """The measured runs of `campaign` that the changed options would measure again, with the
+    changes; None when no option changed or nothing was measured."""
+    results = Path(campaign.results)
+    changes = planning_changes(results, campaign)
+    runs = measured_runs(results) if changes else []
+    return Superseded(tuple(changes), tuple(runs)) if runs else None
+
+
+def check_measured(
+    campaign: Campaign, dry_run: bool, announce: Callable[[str], None]
+) -> tuple[str, ...]:
+    """Stop (ConfigError) when a changed option would measure existing runs again, unless the
+    config sets `remeasure`: then move them aside (a dry run only says it would) and return.
+    Returns the changed keys; () when nothing measured would be replaced."""
+    superseded = superseded_runs(campaign)
+    if superseded is None:
+        return ()
+    if not campaign.config["remeasure"]:
+        raise ConfigError(_stop_message(campaign, superseded))
+    results = Path(campaign.results)
+    changed = "; ".join(map(str, superseded.changes))
+    if dry_run:
+        announce(
+            f"mpiguide: {changed}: without -n, the {superseded.count} measured runs of "
+            f"campaign {campaign.config['campaign']!r} would move to "
+            f"{results / SUPERSEDED_TREE}/<UTC time>/ (remeasure) and be measured again"
+        )
+    else:
+        kept = move_aside(results)
+        announce(
+            f"mpiguide: {changed}: moved the {superseded.count} measured runs of campaign "
+            f"{campaign.config['campaign']!r} to {kept}/ (remeasure); measuring them again"
+        )
+    return superseded.keys
+
+
+def move_aside(results: Path) -> Path:
+    """Move the measured runs below `results` and what depends on them alone into a new
+    `superseded/<UTC time>/`, with a copy of the options records they were planned with;
+    returns that folder."""
+    kept = _new_folder(results / SUPERSEDED_TREE)
+    if (results / OPTIONS_TREE).is_dir():
+        shutil.copytree(results / OPTIONS_TREE, kept / OPTIONS_TREE)
+    for name in (*KEPT_WITH_RUNS, RAW_TREE):
+        if (results / name).exists():
+            (results / name).rename(kept / name)
+    return kept
+
+
+def _new_folder(parent: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1000):
+        folder = parent / (stamp if attempt == 0 else f"{stamp}-{attempt}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise FileExistsError(f"{parent}: no free folder name for {stamp}")
+
+
+def _changes(before: Any, after: Any, path: tuple[str | int, ...]) -> Iterator[Change]:
+    """The leaves where `before` and `after` differ: keys of objects and blocks of lists of
+    objects (the experiment blocks) apart, other values whole."""
+    if isinstance(before, _Marker) or isinstance(after, _Marker):
+        yield Change(key_path(path), before, after)
+        return
+    if as_json(before) == as_json(after):
+        return
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(before.keys() | after.keys()):
+            yield from _changes(before.get(key, NOT_SET), after.get(key, NOT_SET), (*path, key))
+    elif _objects(before) and _objects(after):
+        for index in range(max(len(before), len(after))):
+            yield from _changes(_item(before, index), _item(after, index), (*path, index))
+    else:
+        yield Change(key_path(path), before, after)
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
+
+
+def _item(items: list[Any], index: int) -> Any:
+    return items[index] if index < len(items) else NOT_SET
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, _Marker):
+        return value.text
+    text = as_json(value)
+    return text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…"
+
+
+def _stop_message(campaign: Campaign, superseded: Superseded) -> str:
+    results = Path(campaign.results)
+    name = campaign.config["campaign"]
+    moved = ", ".join((RAW_TREE, *KEPT_WITH_RUNS))
+    return (
+        f"{campaign.source}: campaign {name!r} has {superseded.count} measured runs in "
+        f"{results / RAW_TREE}/ planned with other values: "
+        f"{'; '.join(map(str, superseded.changes))}. With the changed values every run's "
+        "input would be planned again and every run measured again over its raw files: "
+        "nothing was run. Either\n"
+        f"  - keep them: give the changed config a new `campaign:` name (results/<name>/);\n"
+        f"  - measure again, keeping them: add `--config remeasure=True`, which first moves "
+        f"{moved} of {results}/ to {results / SUPERSEDED_TREE}/<UTC time>/;\n"
+        f"  - or revert the change ({_reverted(superseded.changes)})."
+    )
+
+
+def _reverted(changes: tuple[Change, ...]) -> str:
+    return ", ".join(f"{change.key}: {_shown(change.before)}" for change in changes)
