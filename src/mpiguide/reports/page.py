@@ -70,7 +70,8 @@ table { border-collapse: collapse; margin: 0.6em 0 1.2em; }
 th, td { border: 1px solid #d0d0d0; padding: 0.2em 0.55em; text-align: left;
          vertical-align: top; }
 thead th { background: #f0f0f0; }
-td.number { text-align: right; font-variant-numeric: tabular-nums; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.scroll { overflow-x: auto; }
 .violated { background: #f8d0cc; color: #7a1208; font-weight: 600; }
 .undecided { background: #fff0b3; color: #5c4400; }
 .holds { background: #d8efd4; color: #17481a; }
@@ -388,7 +389,7 @@ def _guideline_section(campaign: Campaign, index: int, guideline: str, page_dir:
         "<p>Violated groups first, then undecided, then those that hold. A group is the tests "
         "of one MPI library and deployment that differ only in "
         f"<code>{_escape(campaign.options.varied)}</code>.</p>",
-        _tests_table(tests, campaign.options.varied),
+        f'<div class="scroll">{_tests_table(tests, campaign.options.varied)}</div>',
         "</section>",
     ]
     return "\n".join(part for part in parts if part)
