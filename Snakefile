@@ -27,6 +27,7 @@ include: "workflow/rules/selftest.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/tune.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/page.smk"
 
 
 localrules:
@@ -47,6 +48,7 @@ rule all:
         COST_OUTPUTS.values(),
         PLOTS,
         SLOWDOWN_OVERVIEW,
+        PAGE,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
         raw_csvs,
         raw_jsons,

@@ -2,6 +2,7 @@
 # Installs what mpiguide needs and is missing; idempotent, seconds on a ready machine.
 #   scripts/setup.sh          MPI (Open MPI + MPICH) and the Python venv
 #   scripts/setup.sh slurm    additionally the Debian packages of the local test SLURM cluster
+#                             and the headless browser the campaign page's test opens it in
 # As root, missing Debian packages are installed with apt-get. Without root, MPI that is already
 # on PATH (e.g. a loaded environment module) is used; if none is found we say what to install.
 set -euo pipefail
@@ -15,6 +16,8 @@ MPI_PKGS=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
 # and libpmix2, which srun --mpi=pmix (Open MPI) loads at run time.
 SLURM_PKGS=(munge slurm-wlm slurmdbd slurm-wlm-basic-plugins slurm-wlm-mysql-plugin
             mariadb-server mariadb-client libpmix2)
+# tests/workflow/test_page.py reads the campaign page as a browser renders it.
+BROWSER_PKGS=(chromium)
 
 missing_pkgs() {
   local pkg
@@ -65,6 +68,13 @@ setup_slurm() {
   fi
 }
 
+setup_browser() {
+  command -v dpkg-query >/dev/null && apt_install "${BROWSER_PKGS[@]}" && return 0
+  command -v chromium >/dev/null && return 0
+  echo "setup: no chromium: the campaign page's browser test will be skipped" \
+       "(as root on Debian: apt-get install ${BROWSER_PKGS[*]})"
+}
+
 setup_venv() {
   local stamp="$VENV/.mpiguide-installed"
   if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ]; then
@@ -79,5 +89,8 @@ setup_venv() {
 }
 
 setup_mpi
-[ "${1:-}" = slurm ] && setup_slurm
+if [ "${1:-}" = slurm ]; then
+  setup_slurm
+  setup_browser
+fi
 setup_venv

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from mpiguide.cli.arguments import (
     ANALYSIS_JSON,
+    CATALOGUE,
     DECIDED_WITH,
+    GUIDELINES_JSON,
     MEDIANS,
     OUT,
     OUTDIR,
@@ -18,6 +21,7 @@ from mpiguide.cli.arguments import (
     Command,
     Option,
     Role,
+    existing_directory,
     existing_file,
     integer,
     parse_json,
@@ -69,6 +73,27 @@ def report_tables(args: argparse.Namespace) -> None:
     from mpiguide.reports.report_tables import write_report_tables
 
     write_report_tables(args.tests, AnalysisOptions.read_record(args.decided_with), args.outdir)
+
+
+def page(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.reports.page import PageSources, write_page
+
+    selection = parse_json(args.guidelines_json, "--guidelines-json", list)
+    guidelines = resolve(selection, load_catalogue(args.catalogue), "--guidelines-json")
+    sources = PageSources(
+        campaign=args.campaign,
+        tests_csv=args.tests,
+        summary_csv=args.summary,
+        verdict_lines_csv=args.verdict_lines,
+        decided_with=args.decided_with,
+        guidelines=guidelines,
+        plots=args.plots,
+        figures=args.figures or [],
+        tables=args.tables or [],
+        report=args.report,
+    )
+    write_page(sources, args.out)
 
 
 def cost(args: argparse.Namespace) -> None:
@@ -144,6 +169,36 @@ CAMPAIGN_REPORTS = (
         " groups from tests.csv",
         report_tables,
         (TESTS, DECIDED_WITH, OUTDIR.but(role=Role.WRITES_INTO, files=REPORT_TABLE_FILES)),
+    ),
+    Command(
+        "page",
+        "write the campaign page: the options decided with, a line per guideline, its tests,"
+        " figures and tables, as one HTML file that reads from disk",
+        page,
+        (
+            Option("--campaign", "the campaign's name", settings={"required": True,
+                                                                  "metavar": "NAME"}),
+            TESTS,
+            Option("--summary", "summary.csv (written by `mpiguide check`)", Role.READS,
+                   {"type": existing_file, "required": True, "metavar": "CSV"}),
+            Option("--verdict-lines", "verdict_lines.csv (written by `mpiguide report-tables`)",
+                   Role.READS, {"type": existing_file, "required": True, "metavar": "CSV"}),
+            DECIDED_WITH,
+            CATALOGUE,
+            GUIDELINES_JSON,
+            Option("--plots", "the plots (written by `mpiguide plot`): every PNG below it, by"
+                   " the guideline its name labels", Role.READS_DIR,
+                   {"type": existing_directory, "metavar": "DIR"}),
+            Option("--figures", "figures of the whole campaign (slowdown.png)", Role.READS,
+                   {"type": existing_file, "nargs": "+", "metavar": "PNG"}),
+            Option("--tables", "the tables to link to", Role.READS,
+                   {"type": existing_file, "nargs": "+", "metavar": "FILE"}),
+            Option("--report", "where `snakemake --report` writes Snakemake's report: the page"
+                   " says whether it is there and older than tests.csv", Role.READS,
+                   {"type": Path, "required": True, "metavar": "HTML"}),
+            OUT.but(help="the page to write (its links are relative to its directory)",
+                    metavar="HTML"),
+        ),
     ),
     Command(
         "cost",

@@ -142,6 +142,11 @@ def labels_of_plot(name: str) -> dict[str, str]:
 
 # Every campaign's results are below results/<campaign>/ in the directory the workflow runs in.
 RESULTS_ROOT = "results"
+# results/<campaign>/: the campaign page (`mpiguide page`, reports/page.py), re-made with the
+# tables and figures it shows, and where `snakemake --report` is told to write Snakemake's
+# report, whose age against the tables the page states.
+CAMPAIGN_PAGE = "index.html"
+SNAKEMAKE_REPORT = "report.html"
 # results/<campaign>/tuning/ (mpiguide tune): Figure 5's view of the library's algorithms, the
 # tuning note, and per swept mpi entry the file its library reads.
 TUNING_TREE = "tuning"
