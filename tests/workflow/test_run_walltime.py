@@ -14,9 +14,12 @@ pytestmark = pytest.mark.workflow
 
 
 def long_runs_project(root: Path) -> Path:
-    """The demo campaign with 10^7 repetitions per experiment: at least a second each."""
+    """The demo campaign's experiments with char and int data (84) and 10^7 repetitions each:
+    at least a second each, so a run takes more than a minute."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["nrep"] = 10_000_000
+    for block in config["experiments"]:
+        block["dtype"] = ["char", "int"]
     return new_project(root, config)
 
 
@@ -35,4 +38,4 @@ def test_a_run_longer_than_its_runtime_is_refused_by_a_dry_run(tmp_path: Path) -
     )  # fmt: skip
     said = planned.stdout + planned.stderr
     assert "mpiguide: a run: about " in said
-    assert "at least 2 min on any machine" in said
+    assert "at least 84 s on any machine" in said
