@@ -162,7 +162,7 @@ wildcard_constraints:
 # Snakemake the user started: every job it spawns (a SLURM job) reads the rules again.
 if not ANALYSIS_ONLY and workflow.is_main_process:
     try:
-        preflight(CAMPAIGN, runtime_minutes, logger.info)
+        preflight(CAMPAIGN, runtime_minutes, logger.info, logger.warning)
     except MpiguideError as err:
         sys.exit(str(err))
 
