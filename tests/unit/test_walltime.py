@@ -1,5 +1,6 @@
 """A campaign whose run jobs cannot finish within their walltime is refused before it runs, on
-a floor no machine beats, naming the resource to raise."""
+a floor no machine beats, naming the resource to raise; one whose typical estimate exceeds it is
+warned about."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.preflight import preflight
 from mpiguide.campaign.summary import MODEL as KERNEL_TIME_MODEL
-from mpiguide.campaign.walltime import check_walltime, least_run_seconds, run_jobs
+from mpiguide.campaign.walltime import (
+    check_walltime,
+    least_run_seconds,
+    run_jobs,
+    typical_walltime_warnings,
+)
 from mpiguide.core.errors import ConfigError
 
 CONFIG: dict[str, Any] = {"mpi": {"openmpi": {}, "mpich": {}}}
@@ -58,21 +64,55 @@ def test_without_a_runtime_nothing_is_refused() -> None:
     check_walltime(CONFIG, grid([10_000_000] * 1000), "run", {"run_block": None}, "c.yaml")
 
 
+def test_a_job_over_its_runtime_by_the_typical_estimate_is_warned_about() -> None:
+    typical = {"1x2": 90.0, "2x2": 150.0}  # seconds a launch
+    warnings = typical_walltime_warnings(CONFIG, typical, "none", {"run_openmpi": 2.0}, "c.yaml")
+    assert warnings == [
+        "c.yaml: a `run_openmpi` job is estimated at about 2.5 min (2x2), above its runtime of "
+        "2 min: a job is killed at its runtime, and the estimate is typical, not a bound; time "
+        "one run, then raise `runtime` (the profile's default-resources, or set-resources: "
+        "run_openmpi: runtime) or lower nrep"
+    ]
+    (block,) = typical_walltime_warnings(CONFIG, typical, "run", {"run_block": 2.0}, "c.yaml")
+    assert "about 3.0 min (1x2), 5.0 min (2x2), 2 launches back to back in one block" in block
+    assert typical_walltime_warnings(CONFIG, typical, "run", {"run_block": None}, "c.yaml") == []
+    assert typical_walltime_warnings(CONFIG, typical, "none", {"run_mpich": 3.0}, "c.yaml") == []
+
+
+BARRIER_CAMPAIGN = {
+    "nrep": 10_000_000,
+    "experiments": [{"op": "barrier"}],
+    "mpi": {"openmpi": {}},
+    "deployments": [{"nodes": 1, "ppn": 2}],
+    "blocking": None,
+}
+
+
 def test_preflight_announces_the_cost_before_refusing_a_run_job() -> None:
     """The cost is said first (also by a dry run), then a job that cannot finish is refused."""
-    config = {
-        "nrep": 10_000_000,
-        "experiments": [{"op": "barrier"}],
-        "mpi": {"openmpi": {}},
-        "deployments": [{"nodes": 1, "ppn": 2}],
-        "blocking": None,
-    }
-    campaign = Campaign(config, AnalysisOptions.with_defaults(), "c.yaml")
+    campaign = Campaign(BARRIER_CAMPAIGN, AnalysisOptions.with_defaults(), "c.yaml")
     said: list[str] = []
-    preflight(campaign, {"run_openmpi": None}.get, said.append)
+    warned: list[str] = []
+    preflight(campaign, {"run_openmpi": None}.get, said.append, warned.append)
     assert said[0].startswith("mpiguide: a run: about ") and "(1x2)" in said[0]
     assert said[0].endswith(f"(an estimate: {KERNEL_TIME_MODEL})")
     said.clear()
     with pytest.raises(ConfigError, match=r"c\.yaml: a `run_openmpi` job cannot finish"):
-        preflight(campaign, {"run_openmpi": 0.001}.get, said.append)
-    assert len(said) == 1
+        preflight(campaign, {"run_openmpi": 0.001}.get, said.append, warned.append)
+    assert len(said) == 1 and warned == []
+
+
+def test_preflight_warns_of_a_typical_run_over_its_runtime_the_floor_allows() -> None:
+    """10^7 barriers: about 100 s by the estimate, at least 1 s: a 1-minute runtime is warned
+    about, not refused; 2 minutes pass silently."""
+    campaign = Campaign(BARRIER_CAMPAIGN, AnalysisOptions.with_defaults(), "c.yaml")
+    warned: list[str] = []
+    preflight(campaign, {"run_openmpi": 1.0}.get, lambda _: None, warned.append)
+    (warning,) = warned
+    assert warning.startswith("mpiguide: c.yaml: a `run_openmpi` job is estimated at about 1.7 min")
+    assert (
+        "above its runtime of 1 min" in warning and "set-resources: run_openmpi: runtime" in warning
+    )
+    warned.clear()
+    preflight(campaign, {"run_openmpi": 2.0}.get, lambda _: None, warned.append)
+    assert warned == []

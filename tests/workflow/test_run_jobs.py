@@ -54,7 +54,7 @@ def test_the_entry_heap_setting_reaches_the_kernel(tmp_path: Path) -> None:
 
 
 def test_slurm_launch_uses_srun(project: Path) -> None:
-    block = run_job_block(project, "--config", "launch=slurm")
+    block = run_job_block(project, "--executor", "slurm", "--jobs", "1")
     assert "mpi=srun --mpi=pmix" in block
     assert "srun --mpi=pmix -n 4 results/tiny/build/openmpi/mpiguide-bench --nprocs 4" in block
 

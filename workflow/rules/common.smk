@@ -12,7 +12,7 @@ from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
 from snakemake.sourcecache import LocalSourceFile
-from snakemake.cli import get_argument_parser
+from snakemake.cli import get_profile_dir, parse_args
 from snakemake.logging import logger
 
 from mpiguide.analysis.rounds import read_plan
@@ -23,6 +23,7 @@ from mpiguide.tune.sweep import (
     tuned_pairs,
 )
 from mpiguide.campaign.config import workflow_campaign
+from mpiguide.campaign.executor import launch_mode, prepare_jobs, read_command_line
 from mpiguide.campaign.launches import (
     block_records as launch_block_records,
     blocks_dir,
@@ -83,10 +84,14 @@ if not CONFIG_FILES:
     )
 CATALOGUE = str(GUIDELINE_CATALOGUE)
 
-# Every check of the config, once; the rules see only the checked config (scaled at
-# `scale: local`, with the entries an entry's `algorithms:` adds).
+# Every check of the config, once; the rules see only the checked config (scaled, with the
+# entries `algorithms:` adds). The executor, never a --config, decides how runs start (`srun` in
+# SLURM jobs), and nothing reaches SLURM that would fail there (mpiguide.campaign.executor).
+COMMAND_LINE = read_command_line(sys.argv[1:], parse_args, get_profile_dir)
 try:
+    config["launch"] = launch_mode(COMMAND_LINE, config.get("launch"), CONFIG_FILES)
     CAMPAIGN = workflow_campaign(config, CONFIG_FILES, Path.cwd())
+    prepare_jobs(COMMAND_LINE, CAMPAIGN, workflow, logger.warning)
 except MpiguideError as err:
     sys.exit(str(err))
 config.clear()
@@ -99,9 +104,6 @@ MPI = CAMPAIGN.mpi
 # Analysis-only mode: raw files copied from elsewhere are plain inputs; the build and run rules
 # are not defined, so nothing can rebuild the kernel or re-measure (docs/workflow.md).
 ANALYSIS_ONLY = config["analysis_only"]
-# `launch: slurm` (set by profiles/slurm) starts each run with the entry's `srun` command
-# instead of its local `launcher`.
-LAUNCH_KEY = CAMPAIGN.launch_key
 # `blocking: run` measures run NN of every entry of a deployment back to back in one job (a
 # block; mpiguide.campaign.blocks), so that comparisons across entries are paired block by block.
 BLOCKING = CAMPAIGN.blocking
@@ -158,9 +160,8 @@ wildcard_constraints:
     round=r"\d\d+",
 
 
-# A dry run (-n) writes nothing below the results: Snakemake says whether this is one only after
-# the rule files are read, so its own parser reads the command line.
-DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
+# A dry run (-n) writes nothing below the results (Snakemake says so only after this is read).
+DRY_RUN = COMMAND_LINE.dry_run
 
 # Before any job runs (also in `snakemake -n`), once, by the Snakemake the user started (every
 # job it spawns, a SLURM job, reads the rules again): measured runs that an edited grid or seed
@@ -169,7 +170,7 @@ DRY_RUN = get_argument_parser().parse_known_args(sys.argv[1:])[0].dryrun
 if not ANALYSIS_ONLY and workflow.is_main_process:
     try:
         check_measured(CAMPAIGN, DRY_RUN, logger.info)
-        preflight(CAMPAIGN, runtime_minutes, logger.info)
+        preflight(CAMPAIGN, runtime_minutes, logger.info, logger.warning)
     except MpiguideError as err:
         sys.exit(str(err))
 

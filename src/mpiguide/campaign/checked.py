@@ -17,7 +17,8 @@ from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.plan.grid import GRID_KEYS
 from mpiguide.tune.sweep import kernel_entry
 
-# Which key of an mpi entry starts its runs, by `launch:` (profiles/slurm sets `slurm`).
+# Which key of an mpi entry starts its runs, by `launch:` (in the workflow: by the executor,
+# mpiguide.campaign.executor).
 LAUNCH_KEYS = {"local": "launcher", "slurm": "srun"}
 
 

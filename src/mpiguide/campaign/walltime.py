@@ -5,7 +5,8 @@ default-resources, or set-resources per rule).
 The typical time of a run is only an estimate (campaign.summary's model, off by an order of
 magnitude on some machines), so a campaign is refused only on a floor no machine beats: every
 repetition is at least a synchronisation and a call, and every iteration of the simulated-work
-loop (a chain of dependent decrements) at least one cycle.
+loop (a chain of dependent decrements) at least one cycle. A job whose typical estimate exceeds
+its runtime is warned about: it is likely, not certain, to be killed.
 """
 
 from __future__ import annotations
@@ -81,3 +82,36 @@ def check_walltime(
             f"`runtime` (the profile's default-resources, or set-resources: {rule}: runtime) or "
             "lower nrep or work"
         )
+
+
+def typical_walltime_warnings(
+    config: Mapping[str, Any],
+    run_seconds: Mapping[str, float],
+    blocking: str,
+    runtime_minutes: Mapping[str, float | None],
+    source: str,
+) -> list[str]:
+    """A warning per run job whose typical estimate (`run_seconds`: one launch per deployment,
+    campaign.summary's model) exceeds its `runtime` (minutes; None: no limit), naming the rule,
+    the estimate and the resource to raise."""
+    found = []
+    for rule, launches in run_jobs(config, blocking).items():
+        minutes = runtime_minutes.get(rule)
+        if minutes is None:
+            continue
+        over = {
+            deployment: seconds * launches
+            for deployment, seconds in run_seconds.items()
+            if seconds * launches > minutes * 60
+        }
+        if not over:
+            continue
+        estimates = ", ".join(f"{seconds / 60:,.1f} min ({d})" for d, seconds in over.items())
+        block = f", {launches} launches back to back in one block" if launches > 1 else ""
+        found.append(
+            f"{source}: a `{rule}` job is estimated at about {estimates}{block}, above its "
+            f"runtime of {minutes:g} min: a job is killed at its runtime, and the estimate is "
+            "typical, not a bound; time one run, then raise `runtime` (the profile's "
+            f"default-resources, or set-resources: {rule}: runtime) or lower nrep"
+        )
+    return found

@@ -1,0 +1,242 @@
+"""What the executor Snakemake runs with means for a campaign, decided while the workflow is read:
+how its runs start (each mpi entry's `srun` inside SLURM jobs, its `launcher` otherwise), and,
+before anything is submitted to SLURM, that the SLURM commands are there and that the profile's
+placeholder account and partition were replaced.
+
+The executor is a command-line option (a profile's `executor:`): unlike `launch` in the config,
+a user's `--config` cannot replace it. While the rules are read Snakemake's `workflow` holds
+neither the executor nor the profiles, so its own reading of its command line is asked. The
+Snakemake the user started decides; the jobs it spawns read the rules again under other
+executors (`slurm-jobstep` in a SLURM job, then a local one in the job step), so it passes its
+decision on to them in their `--config`.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpiguide.campaign.checked import LAUNCH_KEYS, Campaign
+from mpiguide.core.errors import ConfigError
+
+# Executors whose jobs are SLURM jobs: `slurm` submits them; `slurm-jobstep` is what Snakemake
+# runs inside each job, where the job's rule is read again and must build the same command.
+SLURM_EXECUTORS = frozenset({"slurm", "slurm-jobstep"})
+SUBMITTING_EXECUTOR = "slurm"
+# Snakemake's own executors: jobs run on this machine (a dry run or --touch runs none).
+LOCAL_EXECUTORS = frozenset({"local", "dryrun", "touch"})
+# What profiles/slurm/config.yaml says until a site edits it (a unit test holds the two equal).
+PROFILE_PLACEHOLDERS = {"slurm_account": "myaccount", "slurm_partition": "mypartition"}
+# What the SLURM executor plugin calls: sbatch submits; squeue or sacct (the profile's
+# slurm-status-command) report job states; sacctmgr checks the account.
+SLURM_COMMANDS = (("sbatch",), ("squeue", "sacct"), ("sacctmgr",))
+DEFAULT_RESOURCES = "default-resources"
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """What the workflow needs of Snakemake's command line, its profiles applied. `executor`
+    is None when Snakemake was not started from its command line (its Python API)."""
+
+    executor: str | None = None
+    dry_run: bool = False
+    profile_files: tuple[Path, ...] = ()
+    spawned: bool = False  # a job's Snakemake, started by another (--mode remote|subprocess)
+
+
+def read_command_line(
+    argv: Sequence[str],
+    parse: Callable[[list[str]], tuple[Any, Any]],
+    profile_file: Callable[[str], tuple[Path, Path] | None],
+) -> CommandLine:
+    """The CommandLine of `argv` as Snakemake's `parse` (snakemake.cli.parse_args: the profiles
+    applied) reads it; profiles are resolved to their config files by `profile_file`
+    (snakemake.cli.get_profile_dir). Arguments Snakemake's parser refuses: a CommandLine of
+    nothing (Snakemake was started otherwise)."""
+    try:
+        # It says "Using profiles ..." once more, and a parser error goes to stderr.
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = parse(list(argv))[1]
+    except SystemExit:
+        return CommandLine()
+    found = [profile_file(str(profile)) for profile in args.profile or ()]
+    return CommandLine(
+        executor=args.executor or "local",
+        dry_run=bool(args.dryrun),
+        profile_files=tuple(shown_path(entry[1]) for entry in found if entry is not None),
+        spawned=getattr(args.mode, "name", "DEFAULT") != "DEFAULT",
+    )
+
+
+def shown_path(path: Path) -> Path:
+    """`path` relative to the working directory when it is below it, as a user would type it."""
+    here = Path.cwd()
+    return path.relative_to(here) if path.is_absolute() and path.is_relative_to(here) else path
+
+
+def executor_launch(executor: str | None) -> str | None:
+    """The `launch` an executor implies: `slurm` for SLURM jobs, `local` for Snakemake's own;
+    None for an executor not known here."""
+    if executor in SLURM_EXECUTORS:
+        return "slurm"
+    if executor in LOCAL_EXECUTORS:
+        return "local"
+    return None
+
+
+def launch_mode(command_line: CommandLine, configured: Any, config_files: Sequence[str]) -> str:
+    """How runs start under the command line's executor: its implied launch; a `launch` the
+    config sets (`configured`, None when unset) must agree with it (ConfigError naming
+    `config_files`), and decides under an executor not known here (default `local`) and in a
+    spawned job (the launch its Snakemake passed on, pass_launch_on)."""
+    executor = command_line.executor
+    implied = executor_launch(executor)
+    if implied is None or (command_line.spawned and configured is not None):
+        return str(configured or "local")
+    if configured is not None and configured != implied:
+        raise ConfigError(
+            f"{', '.join(config_files)}: launch: {configured!r} disagrees with the executor "
+            f"Snakemake runs with ({executor}), whose runs start with each mpi entry's "
+            f"`{LAUNCH_KEYS[implied]}`; "
+            "remove `launch` from the config and from --config: the executor decides (--profile "
+            "slurm for SLURM jobs, --profile local for this machine)"
+        )
+    return implied
+
+
+def missing_slurm_commands(which: Callable[[str], str | None] = shutil.which) -> list[str]:
+    """The SLURM commands the executor plugin calls that are not on PATH ("squeue or sacct"
+    when neither of the two is)."""
+    return [
+        " or ".join(alternatives)
+        for alternatives in SLURM_COMMANDS
+        if not any(which(command) for command in alternatives)
+    ]
+
+
+def literal_text(raw: Any) -> str | None:
+    """The string a profile's resource value is (`"'debug'"` -> `debug`); None for a number or
+    an expression evaluated per job."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def profile_resources(settings: Any) -> dict[str, dict[str, Any]]:
+    """The resources of Snakemake's resource settings as written (the profile's text, e.g.
+    `"'myaccount'"`): default-resources, then set-resources by rule."""
+    by_scope = {DEFAULT_RESOURCES: settings.default_resources, **settings.overwrite_resources}
+    return {
+        scope: {name: resource.raw for name, resource in resources.items()}
+        for scope, resources in by_scope.items()
+        if resources is not None
+    }
+
+
+def placeholder_lines(resource: str, placeholder: str, files: Sequence[Path]) -> list[str]:
+    """`file:line` of every line of the profile files that sets `resource` to `placeholder`."""
+    found = []
+    for path in files:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for number, line in enumerate(lines, start=1):
+            code = line.split("#", 1)[0]
+            if f"{resource}:" in code and placeholder in code:
+                found.append(f"{path}:{number}")
+    return found
+
+
+def placeholders(
+    resources: Mapping[str, Mapping[str, Any]], profile_files: Sequence[Path]
+) -> list[str]:
+    """One message per resource still at the profile's placeholder, naming the line to edit."""
+    found = []
+    for scope, values in resources.items():
+        for resource, placeholder in PROFILE_PLACEHOLDERS.items():
+            if literal_text(values.get(resource)) != placeholder:
+                continue
+            where = ", ".join(placeholder_lines(resource, placeholder, profile_files))
+            rule = "" if scope == DEFAULT_RESOURCES else f" (set-resources: {scope})"
+            found.append(
+                f"{resource}{rule} is still the profile's placeholder {placeholder!r}"
+                + (f" ({where})" if where else "")
+                + f": edit it to your site's {resource.removeprefix('slurm_')} "
+                "(docs/cluster.md#what-to-edit)"
+            )
+    return found
+
+
+def slurm_problems(
+    resources: Mapping[str, Mapping[str, Any]],
+    profile_files: Sequence[Path],
+    which: Callable[[str], str | None] = shutil.which,
+) -> list[str]:
+    """Why jobs submitted to SLURM now would fail: SLURM commands missing, placeholders."""
+    problems = placeholders(resources, profile_files)
+    missing = missing_slurm_commands(which)
+    if missing:
+        problems.insert(
+            0,
+            f"the SLURM commands {', '.join(missing)} are not on PATH: run on a SLURM cluster's "
+            "login node; on this machine start the test cluster (tests/slurm/cluster.sh start, "
+            "as root) or use --profile local",
+        )
+    return problems
+
+
+def pass_launch_on(config_settings: Any, launch: str) -> None:
+    """Add `launch` to the --config that Snakemake gives every job it spawns
+    (`config_settings`: Snakemake's; its `config_args` are the user's --config entries)."""
+    config_settings.config_args = [*(config_settings.config_args or ()), f"launch={launch}"]
+
+
+def prepare_jobs(
+    command_line: CommandLine,
+    campaign: Campaign,
+    workflow: Any,
+    warn: Callable[[str], None],
+    which: Callable[[str], str | None] = shutil.which,
+) -> None:
+    """In the Snakemake the user started (`workflow`: Snakemake's), before any job: the launch
+    passed on to the jobs it spawns, and what would fail in SLURM refused (check_submission)."""
+    if command_line.spawned:
+        return
+    pass_launch_on(workflow.config_settings, campaign.config["launch"])
+    resources = profile_resources(workflow.resource_settings)
+    check_submission(command_line, campaign, resources, warn, which)
+
+
+def check_submission(
+    command_line: CommandLine,
+    campaign: Campaign,
+    resources: Mapping[str, Mapping[str, Any]],
+    warn: Callable[[str], None],
+    which: Callable[[str], str | None] = shutil.which,
+) -> None:
+    """Under the SLURM executor, before any job is submitted: a run that would fail in SLURM
+    stops (ConfigError, every problem named); a dry run warns of each. `resources` as
+    profile_resources gives them. An analysis-only campaign submits nothing."""
+    if command_line.executor != SUBMITTING_EXECUTOR or campaign.config["analysis_only"]:
+        return
+    problems = slurm_problems(resources, command_line.profile_files, which)
+    if not problems:
+        return
+    if command_line.dry_run:
+        for problem in problems:
+            warn(f"mpiguide: {problem} (a run without -n stops here)")
+        return
+    raise ConfigError(
+        "mpiguide: nothing submitted to SLURM:\n" + "\n".join(f"- {p}" for p in problems)
+    )
