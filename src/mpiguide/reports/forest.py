@@ -73,7 +73,7 @@ def _split_item(item: str) -> tuple[str, str]:
 
 
 def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[str], str, str]:
-    """Each row's label — `#3 2 RAND @ 1 KiB (✗ 2, ? 1 of 10)`: the values of only the keys in
+    """Each row's label — `#3 2 RAND @ 1 KiB ✗2 ?1/10`: the values of only the keys in
     which the rows differ, `n/a` where one does not apply; the names of those keys
     (`ndim ordering`), and what every row shares (`op: a vs b; nrep=10 ...`). Values without
     their keys keep the labels short: drawing them is most of a forest plot's time."""
@@ -86,13 +86,12 @@ def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[s
     columns = list(dict.fromkeys(key for row in values for key in row))
     labels = []
     for (_, row), own in zip(rows.iterrows(), values, strict=True):
-        marks = [f"✗ {row['n_violated']}"] if row["n_violated"] else []
-        marks += [f"? {row['n_undecided']}"] if row["n_undecided"] else []
-        tally = f"{', '.join(marks)} of {row['n_tests']}" if marks else f"{row['n_tests']} tests"
+        marks = [f"✗{row['n_violated']}"] if row["n_violated"] else []
+        marks += [f"?{row['n_undecided']}"] if row["n_undecided"] else []
+        # a holding group's mark says all its tests hold: no count to add
+        tally = f" {' '.join(marks)}/{row['n_tests']}" if marks else ""
         cells = " ".join(own.get(column, "n/a") for column in columns)
-        labels.append(
-            f"#{int(row['group'])} {cells} @ {value_label(varied, row[varied])} ({tally})"
-        )
+        labels.append(f"#{int(row['group'])} {cells} @ {value_label(varied, row[varied])}{tally}")
     differing, fixed = described[0]
     common = "; ".join(
         [item for item in differing if item in shared]
@@ -164,7 +163,7 @@ def forest_plot(
             f"{title}: {len(rows)} groups — {counts[VIOLATED]} {VIOLATED}, "
             f"{counts[UNDECIDED]} {UNDECIDED}, {counts[HOLDS]} {HOLDS}\n{common}\nrows: #group "
             f"{columns} @ {options.varied} of the group's test farthest from its relation among "
-            "those with the group's verdict (✗ violated, ? undecided of its tests)",
+            "those with the group's verdict; ✗k ?u/n: k violated, u undecided of its n tests",
         ),
         fontsize=8,
     )
