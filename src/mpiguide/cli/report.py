@@ -28,8 +28,8 @@ from mpiguide.core.package_data import MODEL_CATALOGUE
 from mpiguide.core.paths import COST_FILES, LIBRARY_TABLE_FILES, REPORT_TABLE_FILES
 
 # What a figure pasted alone into a slide names first.
-CAMPAIGN_NAME = Option("--campaign", "the campaign's name, for the figures' titles",
-                       settings={"default": "", "metavar": "NAME"})  # fmt: skip
+CAMPAIGN_NAME = Option("--campaign", "the campaign's name, for the figures' titles (default: none)",
+                       settings={"metavar": "NAME"})  # fmt: skip
 
 
 def plot(args: argparse.Namespace) -> None:
@@ -40,7 +40,7 @@ def plot(args: argparse.Namespace) -> None:
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
     plots = PlotOptions.from_mapping(parse_json(args.plots_json, "--plots-json", dict),
                                      "--plots-json")  # fmt: skip
-    plot(args.timings, args.tests, options, args.outdir, plots, args.campaign)
+    plot(args.timings, args.tests, options, args.outdir, plots, args.campaign or "")
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -97,7 +97,7 @@ def slowdown_plot(args: argparse.Namespace) -> None:
     options = AnalysisOptions.read_record(args.decided_with)
     undecided = undecided_cells(read_verdicts(args.tests))
     plot_overview(read_slowdown(args.slowdown), undecided, args.out,
-                  provenance(args.campaign, options))  # fmt: skip
+                  provenance(args.campaign or "", options))  # fmt: skip
 
 
 def partners(args: argparse.Namespace) -> None:
