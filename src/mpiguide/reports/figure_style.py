@@ -62,7 +62,7 @@ def below_drawn(figure: plt.Figure, gap_inches: float = 0.08) -> float:
     """A height, in figure coordinates, just under everything the figure draws so far (tick
     labels, axis labels): saved with a tight bounding box, the file grows to hold what goes
     there. It lays the figure out once more: for a figure or two, not for each of many."""
-    drawn = figure.get_tightbbox(figure.canvas.get_renderer())  # inches
+    drawn = figure.get_tightbbox()  # inches
     return float((drawn.y0 - gap_inches) / figure.get_size_inches()[1])
 
 
