@@ -6,13 +6,16 @@ so that peak RSS is its own, each the median of --repeat runs:
 
 - the pipeline: aggregate() (timings.parquet + medians.parquet) and check() (tests.csv,
   summary.csv, summary.md, slowdown.csv) — plots excluded;
+- the plot job as the workflow runs it, `python -m mpiguide plot` on that tests.csv with the
+  schema's `plots:` defaults (interpreter start and imports included), beside check; the load
+  average is printed with it (the machine may be shared);
 - a bare `pyarrow.parquet.read_table` of timings.parquet: the honest limit of any analysis
   that reads the timings once;
 - one plain `pd.read_parquet` of timings.parquet, what a user opening the data pays;
 - a bare `pyarrow.csv.read_csv` of every raw file: what bounds aggregate.
 
 Goals: pipeline ≤ 3 times the bare pyarrow read, peak RSS ≤ 2 GB, `pd.read_parquet` of the
-timings ≤ 3 s and ≤ 1.5 GB, on 2 cores.
+timings ≤ 3 s and ≤ 1.5 GB, the plot job ≤ check + 30 s, on 2 cores.
 `--reference DIR` compares the tables written (guidelines/tests.csv, summary.csv, summary.md,
 slowdown.csv) byte for byte with those of an earlier run kept in DIR (e.g. before a change).
 
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -145,6 +149,24 @@ def stage_raw_read(workdir: Path) -> dict:
     start = time.perf_counter()
     rows = sum(pacsv.read_csv(path).num_rows for path in sorted((workdir / "raw").rglob("*.csv")))
     return {"total_s": time.perf_counter() - start, "rows": rows, "peak_rss_mb": peak_rss_mb()}
+
+
+def plot_job(workdir: Path) -> dict:
+    """Seconds of one `python -m mpiguide plot` on the campaign's tests.csv, and what it drew."""
+    plots = workdir / "plots"
+    shutil.rmtree(plots, ignore_errors=True)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "mpiguide", "plot", "--timings", str(workdir / "timings.parquet"),
+         "--tests", str(workdir / "guidelines" / "tests.csv"), "--analysis-json", "{}",
+         "--campaign", "analysis_scale", "--outdir", str(plots)], check=True,
+    )  # fmt: skip
+    return {"total_s": time.perf_counter() - start,
+            "pngs": float(len(list(plots.rglob("*.png"))))}  # fmt: skip
+
+
+def load_average() -> str:
+    return " ".join(f"{load:.2f}" for load in os.getloadavg())
 
 
 def _interleaved(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
@@ -294,6 +316,11 @@ def median_of(stage: str, workdir: Path, repeat: int) -> dict:
     return {key: float(np.median([r[key] for r in results])) for key in results[0]}
 
 
+def median_plot_job(workdir: Path, repeat: int) -> dict:
+    results = [plot_job(workdir) for _ in range(repeat)]
+    return {key: float(np.median([r[key] for r in results])) for key in results[0]}
+
+
 def compare_tables(written: Path, reference: Path) -> str:
     """Which of the tables in `written` are byte-identical to those in `reference`."""
     lines = []
@@ -371,6 +398,14 @@ def main() -> None:
               f"{pipeline['total_s'] / arrow_read['total_s']:.2f} (goal <= 3); "
               f"pipeline / pd.read_parquet: {pipeline['total_s'] / read['total_s']:.2f}; "
               "pipeline peak RSS goal <= 2048 MB")  # fmt: skip
+        load_before = load_average()
+        plot = median_plot_job(workdir, args.repeat)
+        print(f"plot job (python -m mpiguide plot, {plot['pngs']:.0f} PNGs): "
+              f"{plot['total_s']:.2f} s beside check {pipeline['check_s']:.2f} s; goal <= check "
+              f"+ 30 s = {pipeline['check_s'] + 30:.2f} s: "
+              f"{'met' if plot['total_s'] <= pipeline['check_s'] + 30 else 'NOT met'}; load "
+              f"average (1, 5, 15 min) {load_before} before the plot jobs, {load_average()} "
+              "after")  # fmt: skip
         tests = (workdir / "guidelines" / "tests.csv").read_text().count("\n") - 1
         per_25k = pipeline["check_s"] * 25_000 / tests
         print(f"tests: {tests}; check per 25 000 tests: {per_25k:.2f} s (goal <= 1 s)")

@@ -1,23 +1,27 @@
-"""plot(): overview and focus plots exactly for the violated and undecided groups, always a
-heatmap; what the plots print (sizes, side names, verdict marks)."""
+"""plot(): a forest plot of every group per guideline and deployment, overview and focus plots
+exactly for the groups `plots:` selects (capped), always a heatmap; what the plots print (sizes,
+side names, verdict marks) and that an undecided mark is not drawn in the colour of a pass."""
 
+import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_rgb
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.guidelines import check
-from mpiguide.core.errors import DataError
-from mpiguide.core.paths import group_plot_name, labels_of_plot, safe_name
+from mpiguide.core.errors import ConfigError, DataError
+from mpiguide.core.paths import forest_plot_path, group_plot_name, labels_of_plot, safe_name
+from mpiguide.reports.figure_style import VERDICT_COLOURS, side_labels, size_label
+from mpiguide.reports.forest import deciding_tests
 from mpiguide.reports.plots import (
+    PlotOptions,
     _repetitions,
     cell_annotations,
     heatmap_cells,
     plot,
     ratio_ticks,
-    side_labels,
-    size_label,
 )
 from mpiguide.store.aggregate import aggregate
 from synthetic import Deployment, grid_frame, write_campaign
@@ -57,19 +61,23 @@ def analysed(tmp_path_factory):
     return root
 
 
-def test_violated_and_undecided_groups_get_overview_and_focus(analysed):
-    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
-    violated = tests.loc[tests["violated"]]
-    assert set(violated["guideline"]) == {"GL4"}
-    assert set(violated["msg_size"]) == {1024}
-    shown = tests.loc[tests["group_verdict"].isin(["violated", "undecided"])]
-    expected = sorted(
+def plotted_groups(tests: pd.DataFrame, verdicts: tuple[str, ...]) -> list[str]:
+    shown = tests.loc[tests["group_verdict"].isin(verdicts)]
+    return sorted(
         group_plot_name(g, int(n), verdict)
         for g, n, verdict in shown[["guideline", "group", "group_verdict"]]
         .drop_duplicates()
         .itertuples(index=False)
     )
-    assert sum(name.endswith("-violated.png") for name in expected) == 2  # reorder 0 and 1
+
+
+def test_violated_groups_get_overview_and_focus_by_default(analysed):
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    violated = tests.loc[tests["violated"]]
+    assert set(violated["guideline"]) == {"GL4"}
+    assert set(violated["msg_size"]) == {1024}
+    expected = plotted_groups(tests, ("violated",))
+    assert len(expected) == 2  # reorder 0 and 1
     for sub in ("overview", "focus"):
         assert sorted(p.name for p in (analysed / "plots" / sub).iterdir()) == expected
         for png in (analysed / "plots" / sub).iterdir():
@@ -77,17 +85,100 @@ def test_violated_and_undecided_groups_get_overview_and_focus(analysed):
     assert (analysed / "plots" / "heatmap.png").stat().st_size > 1000
 
 
-def test_an_undecided_group_is_plotted_as_such(analysed, tmp_path):
+def with_undecided_group(analysed, tmp_path) -> tuple[pd.DataFrame, int]:
+    """tests.csv with GL12's first group undecided at 64 B (its other tests hold)."""
     tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
     first = (tests["guideline"] == "GL12") & (tests["group"] == tests["group"].min())
     tests.loc[first, "group_verdict"] = "undecided"
     tests.loc[first & (tests["msg_size"] == 64), "verdict"] = "undecided"
     tests.to_csv(tmp_path / "tests.csv", index=False)
+    return tests, int(tests.loc[first, "group"].iloc[0])
+
+
+def test_undecided_groups_are_plotted_on_request(analysed, tmp_path):
+    tests, group = with_undecided_group(analysed, tmp_path)
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots",
+         PlotOptions.from_mapping({"focus": "undecided"}, "test"))  # fmt: skip
+    expected = plotted_groups(tests, ("violated", "undecided"))
+    assert group_plot_name("GL12", group, "undecided") in expected
+    for sub in ("overview", "focus"):
+        assert sorted(p.name for p in (tmp_path / "plots" / sub).iterdir()) == expected
+
+
+def test_focus_plots_are_capped_violated_first(analysed, tmp_path):
+    tests, _ = with_undecided_group(analysed, tmp_path)
+    options = PlotOptions.from_mapping({"focus": "undecided", "max": 2}, "test")
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "a", options)
+    for sub in ("overview", "focus"):
+        assert sorted(p.name for p in (tmp_path / "a" / sub).iterdir()) == plotted_groups(
+            tests, ("violated",)
+        )  # fmt: skip
+    none = PlotOptions.from_mapping({"focus": "none"}, "test")
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "b", none)
+    assert not list((tmp_path / "b" / "focus").iterdir())
+    assert (tmp_path / "b" / "heatmap.png").is_file()
+
+
+@pytest.mark.parametrize(
+    ("plots", "message"),
+    [({"focus": "all"}, r"plots\.focus is 'all'"), ({"max": -1}, r"plots\.max is -1"),
+     ({"mx": 3}, r"plots\.mx is not an option")],
+)  # fmt: skip
+def test_plot_options_are_checked(plots, message):
+    with pytest.raises(ConfigError, match=message):
+        PlotOptions.from_mapping(plots, "c")
+
+
+def test_one_forest_plot_per_guideline_and_deployment_with_every_group(analysed):
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
+    forests = sorted((analysed / "plots" / "forest").rglob("*.png"))
+    expected = sorted(
+        analysed / "plots" / forest_plot_path(g, mpi, f"{nodes}x{ppn}")
+        for g, mpi, nodes, ppn in tests[["guideline", "mpi", "nodes", "ppn"]]
+        .drop_duplicates()
+        .itertuples(index=False)
+    )
+    assert forests == expected and len(forests) == 2  # GL4, GL12 in openmpi 1x2
+    numeric = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    rows = deciding_tests(numeric.assign(_effect=numeric["violation_ratio"]))
+    # every group one row, its deciding test of the group's verdict
+    assert len(rows) == numeric[["guideline", "group"]].drop_duplicates().shape[0]
+    assert (rows["verdict"] == rows["group_verdict"]).all()
+    assert (rows.loc[rows["group_verdict"] == "violated", "msg_size"] == 1024).all()
+    assert labels_of_plot(forest_plot_path("GL4", "openmpi", "1x2").removesuffix(".png")) == {
+        "guideline": "GL4", "plot": "forest", "deployment": "openmpi 1x2", "group": "all",
+        "verdict": "all",
+    }  # fmt: skip
+
+
+def pixels_near(png, colour: str, tolerance: float = 0.04) -> np.ndarray:
+    """(row, column) of every pixel of `png` within `tolerance` of `colour` in each channel."""
+    image = mpimg.imread(png)[..., :3]
+    return np.argwhere((np.abs(image - np.array(to_rgb(colour))) <= tolerance).all(axis=-1))
+
+
+def test_an_undecided_mark_is_not_drawn_as_a_pass(analysed, tmp_path):
+    """In GL12's forest plot the undecided group's row is purple and the holding one's green,
+    read back from the PNG: the undecided mark lies above (its group comes first)."""
+    tests, _ = with_undecided_group(analysed, tmp_path)
     plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots")
-    group = int(tests.loc[first, "group"].iloc[0])
-    name = group_plot_name("GL12", group, "undecided")
-    assert (tmp_path / "plots" / "overview" / name).is_file()
-    assert (tmp_path / "plots" / "focus" / name).is_file()
+    png = tmp_path / "plots" / forest_plot_path("GL12", "openmpi", "1x2")
+    undecided = pixels_near(png, VERDICT_COLOURS["undecided"])
+    holds = pixels_near(png, VERDICT_COLOURS["holds"])
+    assert VERDICT_COLOURS["undecided"] != VERDICT_COLOURS["holds"]
+    assert len(undecided) > 30 and len(holds) > 30
+    width = mpimg.imread(png).shape[1]
+    # the marks and intervals, left of the legend at the right edge
+    in_axes = [p[p[:, 1] < 0.7 * width] for p in (undecided, holds)]
+    assert in_axes[0][:, 0].mean() < in_axes[1][:, 0].mean()
+    # the heatmap frames the undecided cell in the undecided colour; none when all hold
+    framed = len(pixels_near(tmp_path / "plots" / "heatmap.png", VERDICT_COLOURS["undecided"]))
+    tests["verdict"] = tests["group_verdict"] = "holds"
+    tests["violated"] = False
+    tests.to_csv(tmp_path / "tests.csv", index=False)
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "holds")
+    legend_only = len(pixels_near(tmp_path / "holds" / "heatmap.png", VERDICT_COLOURS["undecided"]))
+    assert framed > legend_only + 100
 
 
 def test_no_violated_or_undecided_group_still_writes_the_heatmap(analysed, tmp_path):
@@ -140,7 +231,8 @@ def test_plot_names_and_report_labels_round_trip():
     name = group_plot_name("GL 4", 3, "undecided")
     assert name == "GL_4-group0003-undecided.png"
     assert labels_of_plot("overview/" + name.removesuffix(".png")) == {
-        "guideline": "GL_4", "plot": "overview", "group": "0003", "verdict": "undecided",
+        "guideline": "GL_4", "plot": "overview", "deployment": "", "group": "0003",
+        "verdict": "undecided",
     }  # fmt: skip
     assert labels_of_plot("heatmap")["verdict"] == "all"
 

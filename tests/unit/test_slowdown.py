@@ -1,5 +1,5 @@
 """slowdown.csv in the shape of Hunold 2023 (MPINPC), Figure 2; severities of its §4; the
-Figure 3-like overview plot."""
+Figure 3-like overview plot, where an undecided collective is not drawn as a pass."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ import io
 from contextlib import redirect_stderr
 from pathlib import Path
 
+import matplotlib.image as mpimg
+import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_rgb
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.slowdown import (
     competitor,
     read_slowdown,
@@ -18,7 +22,13 @@ from mpiguide.analysis.slowdown import (
     write_slowdown,
 )
 from mpiguide.cli import main
-from mpiguide.reports.slowdown_plot import plot_overview
+from mpiguide.reports.slowdown_plot import (
+    CLASS_COLOURS,
+    NO_VIOLATION,
+    overview_classes,
+    plot_overview,
+    undecided_cells,
+)
 
 KEYS = ["mpi", "nodes", "ppn", "op", "msg_size", "dtype"]
 
@@ -30,7 +40,8 @@ def row_of(
         "guideline": guideline, "relation": "le", "mpi": "openmpi", "nodes": "32", "ppn": "32",
         "op": op, "msg_size": str(size), "dtype": "char", "group": 0, "lhs_exp_id": size,
         "rhs_exp_id": size + 1, "n_lhs": 5000, "n_rhs": 5000, "median_lhs": lhs,
-        "median_rhs": rhs, "violated": violated, **extra,
+        "median_rhs": rhs, "violated": violated, "verdict": "violated" if violated else "holds",
+        **extra,
     }  # fmt: skip
 
 
@@ -117,18 +128,51 @@ def test_no_le_tests_give_the_header_only(tmp_path: Path) -> None:
     tests["relation"] = "approx"
     write_slowdown(tests, KEYS, tmp_path / "slowdown.csv")
     assert read_slowdown(tmp_path / "slowdown.csv").empty
-    plot_overview(read_slowdown(tmp_path / "slowdown.csv"), tmp_path / "slowdown.png")
+    plot_overview(read_slowdown(tmp_path / "slowdown.csv"), undecided_cells(tests),
+                  tmp_path / "slowdown.png")  # fmt: skip
     assert (tmp_path / "slowdown.png").read_bytes().startswith(b"\x89PNG")
+
+
+def slowdown_argv(tmp_path: Path, tests: pd.DataFrame, out: Path) -> list[str]:
+    """`mpiguide slowdown-plot` of `tests`, with what check writes beside slowdown.csv."""
+    tests.to_csv(tmp_path / "tests.csv", index=False)
+    AnalysisOptions.with_defaults().write_record(tmp_path / "decided_with.json", ["GL"], {})
+    return ["slowdown-plot", "--slowdown", str(tmp_path / "slowdown.csv"), "--tests",
+            str(tmp_path / "tests.csv"), "--decided-with", str(tmp_path / "decided_with.json"),
+            "--campaign", "mpinpc", "--out", str(out)]  # fmt: skip
 
 
 def test_overview_plot(tmp_path: Path) -> None:
     write_slowdown(figure_2_tests(), KEYS, tmp_path / "slowdown.csv")
     out = tmp_path / "slowdown.png"
-    assert (
-        main(["slowdown-plot", "--slowdown", str(tmp_path / "slowdown.csv"), "--out", str(out)])
-        == 0
-    )
+    assert main(slowdown_argv(tmp_path, figure_2_tests(), out)) == 0
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def colour_pixels(png: Path, colour: str) -> int:
+    image = mpimg.imread(png)[..., :3]
+    return int((np.abs(image - np.array(to_rgb(colour))) <= 0.01).all(axis=-1).sum())
+
+
+def test_an_undecided_collective_is_not_drawn_as_a_pass(tmp_path: Path) -> None:
+    """At 80 B a competitor's test is undecided: its cell has the undecided class and colour,
+    read back from the PNG, and 800 B, where every test holds, the pass colour."""
+    tests = figure_2_tests()
+    undecided = (tests["msg_size"] == "80") & (tests["guideline"] == "MPINPC-HIER")
+    tests.loc[undecided, "verdict"] = "undecided"
+    write_slowdown(tests, KEYS, tmp_path / "slowdown.csv")
+    table = read_slowdown(tmp_path / "slowdown.csv")
+    classes = overview_classes(table, undecided_cells(tests))
+    assert classes.tolist() == ["medium", "undecided", NO_VIOLATION, "high", NO_VIOLATION]
+    out = tmp_path / "slowdown.png"
+    assert main(slowdown_argv(tmp_path, tests, out)) == 0
+    assert CLASS_COLOURS["undecided"] != CLASS_COLOURS[NO_VIOLATION]
+    # one undecided cell, two passing ones: cells are far larger than the legend's patches
+    cell = colour_pixels(out, CLASS_COLOURS["undecided"])
+    assert cell > 2000
+    assert colour_pixels(out, CLASS_COLOURS[NO_VIOLATION]) > 1.5 * cell
+    assert main(slowdown_argv(tmp_path, figure_2_tests(), tmp_path / "holds.png")) == 0
+    assert colour_pixels(tmp_path / "holds.png", CLASS_COLOURS["undecided"]) < cell / 10
 
 
 def test_overview_plot_refuses_a_table_without_figure_2_columns(tmp_path: Path) -> None:
@@ -136,9 +180,7 @@ def test_overview_plot_refuses_a_table_without_figure_2_columns(tmp_path: Path) 
     bad.write_text("mpi,op\nopenmpi,bcast\n")
     err = io.StringIO()
     with redirect_stderr(err):
-        assert (
-            main(["slowdown-plot", "--slowdown", str(bad), "--out", str(tmp_path / "x.png")]) == 2
-        )
+        assert main(slowdown_argv(tmp_path, figure_2_tests(), tmp_path / "x.png")) == 2
     assert f"{bad}: column 'collective' missing" in err.getvalue()
 
 
@@ -148,8 +190,7 @@ def test_overview_plot_refuses_an_unknown_severity(tmp_path: Path) -> None:
     table.write_text(table.read_text().replace(",medium\n", ",mild\n"))
     err = io.StringIO()
     with redirect_stderr(err):
-        argv = ["slowdown-plot", "--slowdown", str(table), "--out", str(tmp_path / "x.png")]
-        assert main(argv) == 2
+        assert main(slowdown_argv(tmp_path, figure_2_tests(), tmp_path / "x.png")) == 2
     assert f"{table}: severity 'mild': one of low, medium" in err.getvalue()
 
 

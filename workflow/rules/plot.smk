@@ -12,6 +12,7 @@ rule plot:
         timings=f"{RESULTS}/timings.parquet",
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
         options=analysis_options(),
+        plot_options=options_record("plots", config["plots"]),
     output:
         report(
             directory(PLOTS),
@@ -27,9 +28,12 @@ rule plot:
         "../envs/analysis.yaml"
     params:
         analysis=as_json(config["analysis"]),
+        plots=as_json(config["plots"]),
+        campaign=config["campaign"],
     shell:
         "python -m mpiguide plot --timings {input.timings:q} --tests {input.tests:q}"
-        " --analysis-json {params.analysis:q} --outdir {output:q} 2> {log:q}"
+        " --analysis-json {params.analysis:q} --plots-json {params.plots:q}"
+        " --campaign {params.campaign:q} --outdir {output:q} 2> {log:q}"
 
 
 # Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs

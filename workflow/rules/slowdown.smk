@@ -1,5 +1,6 @@
 # MPINPC's overview (Hunold 2023, Figure 3): collectives by message size, coloured by the
-# severity of their slowdown in slowdown.csv. An analysis output: re-made when the verdicts are.
+# severity of their slowdown in slowdown.csv, an undecided one apart from a pass (tests.csv).
+# An analysis output: re-made when the verdicts are.
 
 SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
 
@@ -7,6 +8,8 @@ SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
 rule slowdown_overview:
     input:
         slowdown=GUIDELINE_OUTPUTS[SLOWDOWN_CSV],
+        tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+        decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
     output:
         report(
             SLOWDOWN_OVERVIEW,
@@ -18,8 +21,11 @@ rule slowdown_overview:
         f"{RESULTS}/logs/slowdown_overview.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        campaign=config["campaign"],
     shell:
-        "python -m mpiguide slowdown-plot --slowdown {input.slowdown:q} --out {output:q}"
+        "python -m mpiguide slowdown-plot --slowdown {input.slowdown:q} --tests {input.tests:q}"
+        " --decided-with {input.decided_with:q} --campaign {params.campaign:q} --out {output:q}"
         " 2> {log:q}"
 
 

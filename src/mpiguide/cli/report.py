@@ -31,14 +31,20 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import MODEL_CATALOGUE
 from mpiguide.core.paths import COST_FILES, LIBRARY_TABLE_FILES, REPORT_TABLE_FILES
 
+# What a figure pasted alone into a slide names first.
+CAMPAIGN_NAME = Option("--campaign", "the campaign's name, for the figures' titles (default: none)",
+                       settings={"metavar": "NAME"})  # fmt: skip
+
 
 def plot(args: argparse.Namespace) -> None:
     from mpiguide.analysis.analysis_types import AnalysisOptions
-    from mpiguide.reports.plots import plot
+    from mpiguide.reports.plots import PlotOptions, plot
 
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
-    plot(args.timings, args.tests, options, args.outdir)
+    plots = PlotOptions.from_mapping(parse_json(args.plots_json, "--plots-json", dict),
+                                     "--plots-json")  # fmt: skip
+    plot(args.timings, args.tests, options, args.outdir, plots, args.campaign or "")
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -108,10 +114,15 @@ def cost(args: argparse.Namespace) -> None:
 
 
 def slowdown_plot(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.analysis_types import AnalysisOptions
     from mpiguide.analysis.slowdown import read_slowdown
-    from mpiguide.reports.slowdown_plot import plot_overview
+    from mpiguide.reports.figure_style import provenance
+    from mpiguide.reports.slowdown_plot import plot_overview, read_verdicts, undecided_cells
 
-    plot_overview(read_slowdown(args.slowdown), args.out)
+    options = AnalysisOptions.read_record(args.decided_with)
+    undecided = undecided_cells(read_verdicts(args.tests))
+    plot_overview(read_slowdown(args.slowdown), undecided, args.out,
+                  provenance(args.campaign or "", options))  # fmt: skip
 
 
 def partners(args: argparse.Namespace) -> None:
@@ -127,10 +138,14 @@ def partners(args: argparse.Namespace) -> None:
 
 # The reports of a campaign's verdicts and runs, in the order --help lists them.
 CAMPAIGN_REPORTS = (
-    Command("plot", "plot violated groups and the overview heatmap", plot, (
+    Command("plot", "plot every group per guideline and deployment, the groups `plots` selects,"
+            " and the overview heatmap", plot, (
         TIMINGS,
         TESTS,
         ANALYSIS_JSON,
+        Option("--plots-json", "the campaign's plots: {focus, max}, as JSON (default: {}, the"
+               " schema's defaults)", settings={"default": "{}", "metavar": "JSON"}),
+        CAMPAIGN_NAME,
         OUTDIR,
     )),
     Command("fit", "fit latency models to the run medians", fit, (
@@ -223,6 +238,10 @@ OVERVIEWS = (
         (
             Option("--slowdown", "slowdown.csv (written by `mpiguide check`)", Role.READS,
                    {"type": existing_file, "required": True, "metavar": "CSV"}),
+            TESTS.but(help="tests.csv (written by `mpiguide check`): its undecided tests are"
+                      " not drawn as passes"),
+            DECIDED_WITH,
+            CAMPAIGN_NAME,
             OUT.but(help="the PNG file to write", metavar="PNG"),
         ),
     ),

@@ -109,10 +109,14 @@ COST_FILES = (COST_CSV, CAMPAIGN_COST_CSV, COST_RST)
 # Kulkarni's Table 2 layout, long (.csv) and wide (.md).
 LIBRARY_TABLE_FILES = ("library_table.csv", "library_table.md")
 
-# plots/: `overview/<guideline>-group<NNNN>-<verdict>.png`,
-# `focus/<guideline>-group<NNNN>-<verdict>.png` (for violated and undecided groups) and
-# `heatmap.png` (`<guideline>` made safe for a file name).
+# plots/: `overview/<guideline>-group<NNNN>-<verdict>.png` and
+# `focus/<guideline>-group<NNNN>-<verdict>.png` (for the groups the campaign's `plots.focus`
+# selects), `forest/<mpi>/<nodes>x<ppn>/<guideline>.png` (every group of a guideline in one
+# deployment; `all` for the deployment where the varied parameter is a process count) and
+# `heatmap.png` (each part made safe for a file name).
 GROUP_PLOT_KINDS = ("overview", "focus")
+FOREST = "forest"
+ALL_DEPLOYMENTS = "all"
 HEATMAP = "heatmap"
 PLOT_SUFFIX = ".png"
 
@@ -128,16 +132,30 @@ def group_plot_name(guideline: str, group: int, verdict: str) -> str:
     return safe_name(guideline, f"group{group:04d}", verdict) + PLOT_SUFFIX
 
 
+def forest_plot_path(guideline: str, mpi: str, deployment: str) -> str:
+    """`forest/<mpi>/<deployment>/<guideline>.png` below plots/: a guideline's groups in one
+    deployment (`deployment_name(...)`, or ALL_DEPLOYMENTS)."""
+    return f"{FOREST}/{safe_name(mpi)}/{safe_name(deployment)}/{safe_name(guideline)}{PLOT_SUFFIX}"
+
+
 def labels_of_plot(name: str) -> dict[str, str]:
     """Labels of a plot below plots/, its suffix removed (`overview/GL4-group0003-violated`,
-    `heatmap`): the guideline, the kind of plot, the group and its verdict (`all` for the
-    heatmap)."""
+    `forest/openmpi/1x2/GL4`, `heatmap`): the guideline, the kind of plot, the deployment, the
+    group and its verdict (`all` where the plot shows several)."""
+    parts = name.split("/")
+    if parts[0] == FOREST and len(parts) == 4:
+        _, mpi, deployment, guideline = parts
+        return {"guideline": guideline, "plot": FOREST, "deployment": f"{mpi} {deployment}",
+                "group": "all", "verdict": "all"}  # fmt: skip
     kind, _, stem = name.rpartition("/")
-    guideline, _, group_verdict = stem.rpartition("-group")
     if not kind:
-        return {"guideline": "all", "plot": stem, "group": "all", "verdict": "all"}
+        return {"guideline": "all", "plot": stem, "deployment": "all", "group": "all",
+                "verdict": "all"}  # fmt: skip
+    guideline, _, group_verdict = stem.rpartition("-group")
     group, _, verdict = group_verdict.partition("-")
-    return {"guideline": guideline, "plot": kind, "group": group, "verdict": verdict}
+    # the group's deployment is in its title: a name holds only guideline, group and verdict
+    return {"guideline": guideline, "plot": kind, "deployment": "", "group": group,
+            "verdict": verdict}  # fmt: skip
 
 
 # Every campaign's results are below results/<campaign>/ in the directory the workflow runs in.

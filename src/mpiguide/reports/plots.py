@@ -1,5 +1,7 @@
-"""Plots of the verdicts: per violated or undecided group an overview and a focus plot; one
-heatmap.
+"""Plots of the verdicts: per guideline and deployment a forest plot of every group
+(reports/forest.py); overview and focus plots of the groups the campaign's `plots:` selects; one
+heatmap. Every figure marks violated, undecided and holding apart (reports/figure_style.py) and
+says under it which campaign and thresholds it shows.
 
 - overview/<guideline>-group<NNNN>-<verdict>.png: median of run medians of both sides against the
   varied parameter (log scales), violated points circled, undecided ones boxed.
@@ -8,7 +10,7 @@ heatmap.
   normalised to lhs's median of run medians; the title gives the verdict's effect with its
   confidence bounds and the test that decided.
 - heatmap.png: median effect ratio per guideline and operation by varied value, each cell marked
-  with the verdict of its tests.
+  and framed with the verdict of its tests.
 
 The two sides are named by what tells them apart (the operations, or e.g. `reorder=1`), message
 sizes in bytes (`8 B`, `1 KiB`).
@@ -16,8 +18,10 @@ sizes in bytes (`8 B`, `1 KiB`).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -29,34 +33,90 @@ import pandas as pd
 import pyarrow.parquet as pq
 import seaborn as sns
 from matplotlib.colors import LogNorm
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOptions
-from mpiguide.analysis.pairing import LINKED_KEYS, PAIR_SEPARATOR, lhs_side, split_pair
+from mpiguide.analysis.pairing import PAIR_SEPARATOR, lhs_side, split_pair
 from mpiguide.analysis.tables import effect_ratio, parameter_columns
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
-from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import STATUS, VALID
-from mpiguide.core.errors import DataError
+from mpiguide.core.errors import ConfigError, DataError
+from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.paths import HEATMAP, PLOT_SUFFIX, deployment_name, group_plot_name
+from mpiguide.core.strict_yaml import load_package_yaml
+from mpiguide.reports.figure_style import (
+    MSG_SIZE,
+    SIDES,
+    VERDICT_COLOURS,
+    VERDICT_LEGEND,
+    below_drawn,
+    group_keys,
+    number_text,
+    provenance,
+    save_figure,
+    side_labels,
+    value_label,
+    varied_keys,
+    with_provenance,
+)
+from mpiguide.reports.forest import forest_plots
 
 NUMERIC_COLUMNS = (
     "group", "lhs_exp_id", "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs",
     "violation_ratio", "ratio_low", "ratio_high", "p_value", "p_adjusted", "hl_ratio", "hl_low",
     "hl_high",
 )  # fmt: skip
-TEXT_COLUMNS = ("guideline", "violated", "test", "verdict", "group_verdict")
-SIDES = ("lhs", "rhs")
+TEXT_COLUMNS = ("guideline", "relation", "violated", "test", "verdict", "group_verdict")
 SIDE_COLOURS = {"lhs": "tab:red", "rhs": "tab:blue"}
-# Groups that get overview and focus plots: a reader must see what is undecided, not only what
-# is violated; holding groups are summarised by the heatmap.
-PLOTTED_VERDICTS = (VIOLATED, UNDECIDED)
 # The heatmap's mark under a cell's ratio; a holding cell has none.
 CELL_MARKS = {VIOLATED: "✗", UNDECIDED: "?", HOLDS: ""}
 # Ratios the heatmap's colour bar may label inside its range, rounder ones first.
 RATIO_TICKS = (1.0, 2.0, 0.5, 4.0, 0.25, 1.5, 0.67, 1.25, 0.8, 1.1, 0.9, 1.05, 0.95)
-MSG_SIZE = "msg_size"  # bytes (docs/architecture.md, the operation table)
+NO_FOCUS = "none"
+# The group verdicts each `plots.focus` selects, the most telling first.
+FOCUS_VERDICTS = {VIOLATED: (VIOLATED,), UNDECIDED: (VIOLATED, UNDECIDED), NO_FOCUS: ()}
+
+
+def plots_schema() -> dict[str, Any]:
+    return load_package_yaml(CONFIG_SCHEMA)["properties"]["plots"]["properties"]
+
+
+@dataclass(frozen=True)
+class PlotOptions:
+    """The campaign's `plots:` options, `focus` and `max`; every default is the schema's."""
+
+    focus: str
+    max: int
+
+    @classmethod
+    def from_mapping(cls, plots: Mapping[str, Any], source: str) -> PlotOptions:
+        """Options from the config's `plots:` block, defaults for missing keys."""
+        schema = plots_schema()
+        unknown = set(plots) - set(schema)
+        if unknown:
+            raise ConfigError(
+                f"{source}: plots.{sorted(unknown)[0]} is not an option; allowed: "
+                f"{', '.join(schema)}"
+            )
+        options = cls(**{key: plots.get(key, spec["default"]) for key, spec in schema.items()})
+        if options.focus not in FOCUS_VERDICTS:
+            raise ConfigError(
+                f"{source}: plots.focus is {options.focus!r}; allowed: {', '.join(FOCUS_VERDICTS)}"
+            )
+        maximum = schema["max"]["maximum"]
+        if (
+            not isinstance(options.max, int)
+            or isinstance(options.max, bool)
+            or not (0 <= options.max <= maximum)
+        ):
+            raise ConfigError(f"{source}: plots.max is {options.max!r}; allowed: 0 to {maximum}")
+        return options
+
+    @property
+    def verdicts(self) -> tuple[str, ...]:
+        """The group verdicts that get overview and focus plots."""
+        return FOCUS_VERDICTS[self.focus]
 
 
 def read_tests(tests_csv: Path) -> pd.DataFrame:
@@ -85,45 +145,6 @@ def read_tests(tests_csv: Path) -> pd.DataFrame:
     return tests
 
 
-def size_label(size: float) -> str:
-    """A message size in bytes as people write it: `8 B`, `1 KiB`, `1.5 MiB`."""
-    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if size >= factor:
-            return f"{size / factor:.4g} {unit}"
-    return f"{size:.4g} B"
-
-
-def value_label(key: str, value: object) -> str:
-    """A parameter's value for an axis or a title: sizes with their unit, others as they are."""
-    if key == MSG_SIZE:
-        number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
-        if pd.notna(number):
-            return size_label(float(number))
-    return str(value)
-
-
-def _number(value: float) -> str:
-    return "n/a" if pd.isna(value) else f"{value:.3g}"
-
-
-def side_labels(test: pd.Series, keys: list[str], exclude: Collection[str] = ()) -> tuple[str, str]:
-    """What tells a test's two sides apart, as two legend labels: the operations, or `key=value`
-    of the other keys where lhs and rhs differ (`reorder=1`, `msg_size=1 KiB`). A key that
-    applies to one side only (`ordering` = `|LINEAR`) is left out unless nothing else differs;
-    `lhs`/`rhs` when even that is the same."""
-    differing = [
-        key for key in keys if key not in exclude and PAIR_SEPARATOR in str(test[key])
-    ]  # fmt: skip
-    both_sides = [key for key in differing if all(split_pair(str(test[key])))]
-    labels: list[list[str]] = [[], []]
-    for key in both_sides or differing:
-        for index, value in enumerate(split_pair(str(test[key]))):
-            shown = value_label(key, value) if value else "n/a"
-            labels[index].append(shown if key == "op" else f"{key}={shown}")
-    lhs, rhs = (" ".join(parts) or side for parts, side in zip(labels, SIDES, strict=True))
-    return (f"{lhs} (lhs)", f"{rhs} (rhs)") if lhs == rhs else (lhs, rhs)
-
-
 def _x_values(values: pd.Series) -> tuple[pd.Series, bool]:
     """The lhs side of the varied parameter, as numbers when all of them are numbers."""
     lhs = lhs_side(values)
@@ -131,45 +152,24 @@ def _x_values(values: pd.Series) -> tuple[pd.Series, bool]:
     return (numbers, True) if numbers.notna().all() else (lhs, False)
 
 
-def _varied_keys(varied: str) -> tuple[str, ...]:
-    return (varied, *LINKED_KEYS.get(varied, ()))
-
-
-def _pair_labels(key: str, cell: str) -> list[str]:
-    return [value_label(key, value) if value else "n/a" for value in split_pair(cell)]
+def deployment_of(test: pd.Series, varied: str) -> str:
+    """The mpi entry and deployment a test's group is in (the mpi entry alone where the varied
+    parameter is a process count)."""
+    if varied in PROCESS_COUNT_KEYS:
+        return str(test["mpi"])
+    return f"{test['mpi']} {deployment_name(test['nodes'], test['ppn'])}"
 
 
 def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     """Title of a group: guideline, its verdict, deployment and the keys where lhs and rhs
     differ."""
     first = group.iloc[0]
-    deployment = (
-        first["mpi"]
-        if varied in PROCESS_COUNT_KEYS
-        else f"{first['mpi']} {deployment_name(first['nodes'], first['ppn'])}"
-    )
-    differing = [
-        f"{key}: {' vs '.join(_pair_labels(key, first[key]))}"
-        for key in keys
-        if key not in _varied_keys(varied) and PAIR_SEPARATOR in first[key]
-    ]  # fmt: skip
-    fixed = [
-        f"{key}={value_label(key, first[key])}"
-        for key in keys
-        if key not in (varied, *DEPLOYMENT_KEYS, *PROCESS_COUNT_KEYS)
-        and first[key]
-        and PAIR_SEPARATOR not in first[key]
-    ]
+    deployment = deployment_of(first, varied)
+    differing, fixed = group_keys(first, keys, varied)
     return (
         f"{first['guideline']} group {first['group']} ({deployment}): "
         f"{first['group_verdict']}; {'; '.join(differing)}\n" + " ".join(fixed)
     )
-
-
-def save_figure(figure: plt.Figure, path: Path) -> None:
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, format="png", dpi=100, bbox_inches="tight")
-    plt.close(figure)
 
 
 def _label_x_axis(axes: plt.Axes, frame: pd.DataFrame, varied: str, numeric: bool) -> None:
@@ -184,31 +184,33 @@ def _label_x_axis(axes: plt.Axes, frame: pd.DataFrame, varied: str, numeric: boo
                     rotation=45 if len(values) > 6 else 0)  # fmt: skip
 
 
-def overview_plot(group: pd.DataFrame, keys: list[str], varied: str, path: Path) -> None:
+def overview_plot(
+    group: pd.DataFrame, keys: list[str], varied: str, footer: str, path: Path
+) -> None:
     x, numeric = _x_values(group[varied])
     frame = group.assign(_x=x).sort_values("_x")
-    names = side_labels(frame.iloc[0], keys, exclude=_varied_keys(varied))
+    names = side_labels(frame.iloc[0], keys, exclude=varied_keys(varied))
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for side, name in zip(SIDES, names, strict=True):
         axes.plot(frame["_x"], frame[f"median_{side}"], marker="o", label=name,
                   color=SIDE_COLOURS[side])  # fmt: skip
-    violated = frame.loc[frame["verdict"] == VIOLATED]
-    if len(violated):
-        axes.scatter(violated["_x"], violated["median_lhs"], s=160, facecolors="none",
-                     edgecolors="black", linewidths=1.5, label="violated", zorder=3)  # fmt: skip
-    undecided = frame.loc[frame["verdict"] == UNDECIDED]
-    if len(undecided):
-        axes.scatter(undecided["_x"], undecided["median_lhs"], s=160, marker="s",
-                     facecolors="none", edgecolors="grey", linewidths=1.2, linestyles="--",
-                     label="undecided", zorder=3)  # fmt: skip
+    # every verdict in the legend, so that an unmarked point reads as a holding one
+    for verdict, marker, style in ((VIOLATED, "o", "-"), (UNDECIDED, "s", "--")):
+        marked = frame.loc[frame["verdict"] == verdict]
+        axes.scatter(marked["_x"], marked["median_lhs"], s=160, marker=marker,
+                     facecolors="none", edgecolors=VERDICT_COLOURS[verdict], linewidths=1.8,
+                     linestyles=style, label=VERDICT_LEGEND[verdict], zorder=3)  # fmt: skip
+    axes.plot([], [], linestyle="none", label=f"unmarked: {VERDICT_LEGEND[HOLDS]}")
     axes.set_yscale("log")
     if numeric and (frame["_x"] > 0).all():
         # process counts and sizes on log2 (both are mostly powers of two), as Parker's figures
         axes.set_xscale("log", base=2)
     _label_x_axis(axes, frame, varied, numeric)
     axes.set_ylabel("median of run medians [s]")
-    axes.set_title(_describe_group(frame, keys, varied), fontsize=8)
-    axes.legend(fontsize=8)
+    axes.set_title(with_provenance(footer, _describe_group(frame, keys, varied)), fontsize=8,
+                   color=VERDICT_COLOURS[frame["group_verdict"].iloc[0]])  # fmt: skip
+    # beside the axes: searching for the best place inside costs more than the drawing
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save_figure(figure, path)
 
 
@@ -239,11 +241,12 @@ def focus_plot(
     keys: list[str],
     varied: str,
     confidence: float,
+    footer: str,
     path: Path,
 ) -> None:
     """Box plots per run of the repetitions of one test, normalised to lhs's median; the title
-    gives the verdict, its effect with bounds and the test that decided, and the Hodges-Lehmann
-    reading as a second one."""
+    gives the verdict (in its colour), its effect with bounds and the test that decided, and the
+    Hodges-Lehmann reading as a second one."""
     names = dict(zip(SIDES, side_labels(test, keys), strict=True))
     normalised = repetitions.assign(
         time=repetitions["time_s"] / test["median_lhs"], side=repetitions["side"].map(names)
@@ -257,18 +260,19 @@ def focus_plot(
                  linewidth=0.8, linestyle="--")  # fmt: skip
     axes.set_ylabel("time / median of lhs run medians")
     _clip_outliers(axes, normalised)
-    axes.legend(title=None, fontsize=8)
+    axes.legend(title=None, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     level = f"{100 * confidence:g} %"
     at = value_label(varied, test[varied])
     axes.set_title(
-        f"{test['guideline']} group {test['group']} at {varied}={at}:"
+        f"{footer}\n{test['guideline']} group {test['group']} at {varied}={at}:"
         f" {test['verdict']} (group {test['group_verdict']})\n"
-        f"violation_ratio {_number(test['violation_ratio'])}, one-sided {level} bounds "
-        f"[{_number(test['ratio_low'])}, {_number(test['ratio_high'])}]; "
-        f"{test['test']}, p = {_number(test['p_adjusted'])}\n"
-        f"Hodges-Lehmann reading (not used by the verdict): {_number(test['hl_ratio'])} "
-        f"[{_number(test['hl_low'])}, {_number(test['hl_high'])}]",
+        f"violation_ratio {number_text(test['violation_ratio'])}, one-sided {level} bounds "
+        f"[{number_text(test['ratio_low'])}, {number_text(test['ratio_high'])}]; "
+        f"{test['test']}, p = {number_text(test['p_adjusted'])}\n"
+        f"Hodges-Lehmann reading (not used by the verdict): {number_text(test['hl_ratio'])} "
+        f"[{number_text(test['hl_low'])}, {number_text(test['hl_high'])}]",
         fontsize=8,
+        color=VERDICT_COLOURS[test["verdict"]],
     )  # fmt: skip
     save_figure(figure, path)
 
@@ -317,7 +321,7 @@ def heatmap_cells(
 def cell_annotations(ratios: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
     """Each cell's text: its median ratio, under it the mark of its verdict (none where all
     tests hold)."""
-    text = (ratios.map(_number) + "\n" + marks.fillna("")).map(str.strip)
+    text = (ratios.map(number_text) + "\n" + marks.fillna("")).map(str.strip)
     return text.where(ratios.notna(), "")
 
 
@@ -333,13 +337,15 @@ def ratio_ticks(reach: float) -> list[float]:
     return sorted(chosen)
 
 
-def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
+def heatmap(tests: pd.DataFrame, varied: str, footer: str, path: Path) -> None:
     """Median effect ratio per (guideline, operations) and varied value, coloured on a log scale
-    symmetric about 1 with the colour bar in ratio units; each cell marked with its verdict."""
+    symmetric about 1 with the colour bar in ratio units; each cell marked with its verdict and
+    framed in its colour where it does not hold."""
     figure, axes = plt.subplots(figsize=(8, 1.5 + 0.35 * max(1, tests["guideline"].nunique())))
     if tests.empty:
         axes.text(0.5, 0.5, "no tests", ha="center", va="center")
         axes.set_axis_off()
+        axes.set_title(footer, fontsize=8)
         save_figure(figure, path)
         return
     table, cells, marks = heatmap_cells(tests, varied)
@@ -358,19 +364,35 @@ def heatmap(tests: pd.DataFrame, varied: str, path: Path) -> None:
     colour_bar.ax.yaxis.set_minor_locator(NullLocator())
     colour_bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     for (i, j), verdict in np.ndenumerate(cells.to_numpy(dtype=object)):
-        if verdict == UNDECIDED:
-            axes.add_patch(Rectangle((j, i), 1, 1, fill=False, hatch="//", edgecolor="darkgrey",
-                                     linewidth=0))  # fmt: skip
+        if verdict in (VIOLATED, UNDECIDED):
+            # the frame, not the fill, carries the verdict: the fill is the ratio's colour
+            axes.add_patch(Rectangle((j + 0.04, i + 0.04), 0.92, 0.92, fill=False,
+                                     edgecolor=VERDICT_COLOURS[verdict], linewidth=2.5,
+                                     linestyle="-" if verdict == VIOLATED else "--"))  # fmt: skip
     axes.set_xticklabels([value_label(varied, value) for value in table.columns],
                          rotation=45 if table.shape[1] > 6 else 0)  # fmt: skip
     axes.set_xlabel(f"{varied} (lhs)")
     axes.set_ylabel("guideline, operations")
     axes.set_title(
-        "effect ratio v (approx: max(v, 1/v)), median over a cell's tests\n"
-        "✗ k/n: violated (k of the cell's n tests are)   ? k/n: undecided, hatched (none "
-        "violated, k undecided)   unmarked: all hold",
+        with_provenance(
+            footer,
+            "effect ratio v (approx: max(v, 1/v)), median over a cell's tests; the mark and "
+            "frame, not the colour, give the verdict",
+        ),
         fontsize=8,
     )
+    figure.legend(
+        handles=[
+            Patch(fill=False, edgecolor=VERDICT_COLOURS[VIOLATED], linewidth=2.5,
+                  label=f"✗ k/n: {VIOLATED} (k of the cell's n tests are)"),
+            Patch(fill=False, edgecolor=VERDICT_COLOURS[UNDECIDED], linewidth=2.5,
+                  linestyle="--", label=f"? k/n: {VERDICT_LEGEND[UNDECIDED]} (none violated, "
+                  "k undecided)"),
+            Patch(fill=False, edgecolor="none", label=f"unframed: all {HOLDS}"),
+        ],
+        loc="upper left", bbox_to_anchor=(0.01, below_drawn(figure)), fontsize=7,
+        frameon=False,
+    )  # fmt: skip
     save_figure(figure, path)
 
 
@@ -426,14 +448,32 @@ def _side_repetitions(test: pd.Series, timings: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def focus_tests(tests: pd.DataFrame, plot_options: PlotOptions) -> pd.DataFrame:
+    """The focus of each group `plot_options` selects, at most `plots.max` of them: its test
+    farthest from its relation among those whose verdict is the group's (a violated test of a
+    violated group, an undecided one of an undecided group); violated groups first, then the
+    farthest from their relation."""
+    verdicts = list(plot_options.verdicts)
+    groups = tests.loc[tests["group_verdict"].isin(verdicts)]
+    focus = groups.loc[groups["verdict"] == groups["group_verdict"]]
+    focus = focus.sort_values("_effect", ascending=False).drop_duplicates(["guideline", "group"])
+    rank = focus["group_verdict"].map(verdicts.index)
+    focus = focus.assign(_rank=rank).sort_values(["_rank", "_effect"], ascending=[True, False])
+    return focus.head(plot_options.max).drop(columns="_rank")
+
+
 def plot(
     timings_parquet: str | Path,
     tests_csv: str | Path,
     options: AnalysisOptions,
     outdir: str | Path,
+    plot_options: PlotOptions | None = None,
+    campaign: str = "",
 ) -> None:
-    """Write overview/, focus/ (violated and undecided groups) and heatmap.png into outdir."""
+    """Write forest/ (every group), overview/ and focus/ (the groups `plot_options` selects)
+    and heatmap.png into outdir."""
     timings_parquet, outdir = Path(timings_parquet), Path(outdir)
+    plot_options = plot_options or PlotOptions.from_mapping({}, "plots")
     if not timings_parquet.is_file():
         raise DataError(f"{timings_parquet}: no such file (written by `mpiguide aggregate`)")
     tests = read_tests(Path(tests_csv))
@@ -441,24 +481,23 @@ def plot(
         _check_experiments(timings_parquet, tests, Path(tests_csv))
     for sub in ("overview", "focus"):
         (outdir / sub).mkdir(parents=True, exist_ok=True)
+    heatmap_path = outdir / (HEATMAP + PLOT_SUFFIX)
     if tests.empty:
-        heatmap(tests, options.varied, outdir / (HEATMAP + PLOT_SUFFIX))
+        heatmap(tests, options.varied, provenance(campaign, options), heatmap_path)
         return
     keys = parameter_columns(tests)
     if options.varied not in keys:
         raise DataError(f"{tests_csv}: no column for analysis.varied {options.varied!r}")
     tests = tests.assign(_effect=effect_ratio(tests))
-    groups = tests.loc[tests["group_verdict"].isin(PLOTTED_VERDICTS)]
-    # the focus of a group: its test farthest from its relation among those whose verdict is
-    # the group's (a violated test of a violated group, an undecided one of an undecided group)
-    focus = groups.loc[groups["verdict"] == groups["group_verdict"]]
-    focus = focus.sort_values("_effect", ascending=False).drop_duplicates(["guideline", "group"])
+    forest_plots(tests, keys, options, campaign, outdir)
+    focus = focus_tests(tests, plot_options)
     timings = _repetitions(timings_parquet, focus) if len(focus) else None
-    for (guideline, group_id), group in groups.groupby(["guideline", "group"], sort=True):
-        name = group_plot_name(guideline, int(group_id), group["group_verdict"].iloc[0])
-        overview_plot(group, keys, options.varied, outdir / "overview" / name)
     for _, test in focus.iterrows():
         name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
+        footer = provenance(campaign, options, deployment_of(test, options.varied))
+        group = tests.loc[(tests["guideline"] == test["guideline"])
+                          & (tests["group"] == test["group"])]  # fmt: skip
+        overview_plot(group, keys, options.varied, footer, outdir / "overview" / name)
         focus_plot(test, _side_repetitions(test, timings), keys, options.varied,
-                   options.confidence, outdir / "focus" / name)  # fmt: skip
-    heatmap(tests, options.varied, outdir / (HEATMAP + PLOT_SUFFIX))
+                   options.confidence, footer, outdir / "focus" / name)  # fmt: skip
+    heatmap(tests, options.varied, provenance(campaign, options), heatmap_path)

@@ -1,0 +1,148 @@
+"""What every figure of the verdicts shares: one colour and marker per verdict (undecided is
+its own category, never drawn as a pass), their legend, the footer that says which campaign,
+library, deployment and thresholds a figure shows, so that it stands alone on a slide, and how
+figures write what they show: message sizes in bytes (`8 B`, `1 KiB`), the two sides of a test
+named by what tells them apart, a group by the keys its sides differ in and those it fixes."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display; must precede pyplot
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOptions
+from mpiguide.analysis.pairing import LINKED_KEYS, PAIR_SEPARATOR, split_pair
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
+from mpiguide.core.atomic import atomic_path
+
+VERDICTS = (VIOLATED, UNDECIDED, HOLDS)
+# Red for a violation, purple for "these runs cannot tell", green for a pass: purple is in
+# neither the heatmap's red-blue ratio scale nor the slowdown overview's green-to-red severities.
+VERDICT_COLOURS = {VIOLATED: "#d62728", UNDECIDED: "#7b3294", HOLDS: "#1a9850"}
+# Shapes as well as colours, for readers and printers that lose the colour.
+VERDICT_MARKERS = {VIOLATED: "X", UNDECIDED: "D", HOLDS: "o"}
+VERDICT_LEGEND = {
+    VIOLATED: "violated",
+    UNDECIDED: "undecided (these runs cannot tell)",
+    HOLDS: "holds",
+}
+
+
+def verdict_handles(verdicts: tuple[str, ...] = VERDICTS) -> list[Line2D]:
+    """Legend entries of the verdict marks, every verdict whether or not a figure has one."""
+    return [
+        Line2D([], [], linestyle="none", marker=VERDICT_MARKERS[verdict], markersize=7,
+               color=VERDICT_COLOURS[verdict], label=VERDICT_LEGEND[verdict])
+        for verdict in verdicts
+    ]  # fmt: skip
+
+
+def thresholds(options: AnalysisOptions) -> str:
+    """The options every verdict of a figure was decided with."""
+    return (
+        f"p_thres {options.p_thres:g} ({options.correction} correction), v_thres "
+        f"{options.v_thres:g}, confidence {options.confidence:g}, test {options.test}"
+    )
+
+
+def provenance(campaign: str, options: AnalysisOptions, where: str = "") -> str:
+    """`campaign X · openmpi 1x2 · p_thres ...`: what a figure pasted alone must say."""
+    parts = [f"campaign {campaign}" if campaign else "", where, thresholds(options)]
+    return " · ".join(part for part in parts if part)
+
+
+def below_drawn(figure: plt.Figure, gap_inches: float = 0.08) -> float:
+    """A height, in figure coordinates, just under everything the figure draws so far (tick
+    labels, axis labels): saved with a tight bounding box, the file grows to hold what goes
+    there. It lays the figure out once more: for a figure or two, not for each of many."""
+    drawn = figure.get_tightbbox()  # inches
+    return float((drawn.y0 - gap_inches) / figure.get_size_inches()[1])
+
+
+def with_provenance(provenance_line: str, title: str) -> str:
+    """A figure's title under its provenance line: inside the title, the layout that keeps the
+    title clear of the axes keeps it clear too."""
+    return f"{provenance_line}\n{title}" if provenance_line else title
+
+
+def save_figure(figure: plt.Figure, path: Path) -> None:
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format="png", dpi=100, bbox_inches="tight")
+    plt.close(figure)
+
+
+SIDES = ("lhs", "rhs")
+MSG_SIZE = "msg_size"  # bytes (docs/architecture.md, the operation table)
+
+
+def size_label(size: float) -> str:
+    """A message size in bytes as people write it: `8 B`, `1 KiB`, `1.5 MiB`."""
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= factor:
+            return f"{size / factor:.4g} {unit}"
+    return f"{size:.4g} B"
+
+
+def value_label(key: str, value: object) -> str:
+    """A parameter's value for an axis or a title: sizes with their unit, others as they are."""
+    if key == MSG_SIZE:
+        number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+        if pd.notna(number):
+            return size_label(float(number))
+    return str(value)
+
+
+def number_text(value: float) -> str:
+    return "n/a" if pd.isna(value) else f"{value:.3g}"
+
+
+def side_labels(test: pd.Series, keys: list[str], exclude: Collection[str] = ()) -> tuple[str, str]:
+    """What tells a test's two sides apart, as two legend labels: the operations, or `key=value`
+    of the other keys where lhs and rhs differ (`reorder=1`, `msg_size=1 KiB`). A key that
+    applies to one side only (`ordering` = `|LINEAR`) is left out unless nothing else differs;
+    `lhs`/`rhs` when even that is the same."""
+    differing = [
+        key for key in keys if key not in exclude and PAIR_SEPARATOR in str(test[key])
+    ]  # fmt: skip
+    both_sides = [key for key in differing if all(split_pair(str(test[key])))]
+    labels: list[list[str]] = [[], []]
+    for key in both_sides or differing:
+        for index, value in enumerate(split_pair(str(test[key]))):
+            shown = value_label(key, value) if value else "n/a"
+            labels[index].append(shown if key == "op" else f"{key}={shown}")
+    lhs, rhs = (" ".join(parts) or side for parts, side in zip(labels, SIDES, strict=True))
+    return (f"{lhs} (lhs)", f"{rhs} (rhs)") if lhs == rhs else (lhs, rhs)
+
+
+def varied_keys(varied: str) -> tuple[str, ...]:
+    """The varied parameter and the keys that vary with it."""
+    return (varied, *LINKED_KEYS.get(varied, ()))
+
+
+def pair_labels(key: str, cell: str) -> list[str]:
+    return [value_label(key, value) if value else "n/a" for value in split_pair(cell)]
+
+
+def group_keys(test: pd.Series, keys: list[str], varied: str) -> tuple[list[str], list[str]]:
+    """A group's description from one of its tests: the keys where lhs and rhs differ
+    (`op: a vs b`) and the fixed ones (`ndim=2`), the varied and deployment keys left out."""
+    differing = [
+        f"{key}: {' vs '.join(pair_labels(key, test[key]))}"
+        for key in keys
+        if key not in varied_keys(varied) and PAIR_SEPARATOR in test[key]
+    ]  # fmt: skip
+    fixed = [
+        f"{key}={value_label(key, test[key])}"
+        for key in keys
+        if key not in (varied, *DEPLOYMENT_KEYS, *PROCESS_COUNT_KEYS)
+        and test[key]
+        and PAIR_SEPARATOR not in test[key]
+    ]
+    return differing, fixed
