@@ -28,8 +28,8 @@ from mpiguide.analysis.guidelines import read_medians, with_nprocs
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import safe_name
+from mpiguide.reports.figure_style import save_figure
 from mpiguide.reports.models import Model, Selection, load_models, resolve_models
-from mpiguide.reports.plots import save_figure
 
 MICROSECONDS = 1e6
 CONFIDENCE = 0.95

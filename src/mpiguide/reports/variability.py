@@ -36,7 +36,8 @@ from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import BLOCK, BLOCK_ATTEMPT_COLUMN, INTERFERENCE_COLUMNS
 from mpiguide.core.paths import deployment_name, safe_name
 from mpiguide.core.values import canonical_value
-from mpiguide.reports.plots import read_repetitions, read_tests, save_figure
+from mpiguide.reports.figure_style import save_figure
+from mpiguide.reports.plots import read_repetitions, read_tests
 
 EXPERIMENT_KEYS = [*DEPLOYMENT_KEYS, "exp_id"]
 RUN_KEYS = [*DEPLOYMENT_KEYS, "run"]
