@@ -159,8 +159,10 @@ def violated_undecided(tests: pd.DataFrame) -> pd.DataFrame:
     shown = shown[columns].reset_index(drop=True)
     if "runs_needed" in shown:
         # A person reads this table: a number of runs out of reach is said in words.
-        runs = np.fmin(*(pd.to_numeric(shown.get(side, ""), errors="coerce")
-                         for side in ("n_lhs", "n_rhs")))  # fmt: skip
+        # runs per side (unknown without the n_ columns: the text then says no more)
+        unknown = pd.Series(np.nan, index=shown.index)
+        runs = np.fmin(*(pd.to_numeric(shown[side], errors="coerce") if side in shown
+                         else unknown for side in ("n_lhs", "n_rhs")))  # fmt: skip
         shown["runs_needed"] = [
             runs_needed_text(needed, have, verdict)
             for needed, have, verdict in zip(
