@@ -61,6 +61,8 @@ Row = Mapping[Hashable, Any]
 # Figures that belong to no guideline (the heatmap, slowdown.png): a section of their own.
 CAMPAIGN_WIDE = ""
 
+# The verdicts' tints are those of the figures' marks (reports.figure_style.VERDICT_COLOURS:
+# red, purple, green), lightened for a table cell, so a verdict has one colour everywhere.
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 78em;
        padding: 0 1em; color: #1a1a1a; }
@@ -73,7 +75,7 @@ thead th { background: #f0f0f0; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .scroll { overflow-x: auto; }
 .violated { background: #f8d0cc; color: #7a1208; font-weight: 600; }
-.undecided { background: #fff0b3; color: #5c4400; }
+.undecided { background: #e9d8f2; color: #4b1a63; }
 .holds { background: #d8efd4; color: #17481a; }
 .made, .source { color: #555; font-size: 0.9em; }
 .notice { border-left: 4px solid #888; background: #f5f5f5; padding: 0.5em 0.8em; }
