@@ -1,7 +1,7 @@
 # Glue between Snakemake and the package: the campaign checked once (mpiguide.campaign.config),
 # campaign constants, wildcard constraints, and the thin input and params functions of the rules.
-# Everything here is evaluated at parse time, before any job starts, and writes nothing: a bad
-# config stops the workflow with one message naming the file and key, never a traceback.
+# Evaluated at parse time, before any job starts; it writes only the option records (and, at
+# `remeasure`, moves runs aside). A bad config stops with one message naming file and key.
 
 import json
 import os
