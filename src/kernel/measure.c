@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithm/algorithm.h"
 #include "check.h"
 #include "heap.h"
 #include "ops/op_table.h"
@@ -17,24 +18,41 @@ static void *reduce_to_root(const void *local, int n, MPI_Datatype type, size_t 
     return result;
 }
 
+/* Whether the repetition loop calls the collective itself: MPI_Barrier (sync barrier) and
+   MPI_Bcast (the budget's decision, the round-time start). An algorithm forced for it is then
+   applied around each call of the op only, so that the loop's own calls stay the library's
+   choice. */
+static int loop_calls(const char *collective)
+{
+    return strcmp(collective, "barrier") == 0 || strcmp(collective, "bcast") == 0;
+}
+
 /* Repetitions outside the measurement: whatever they time or report is dropped. */
 static void warm_up(struct op_context *ctx, const struct operation *op,
-                    const struct sync_method *sync, struct sync_state *sync_state, int count)
+                    const struct sync_method *sync, struct sync_state *sync_state, int count,
+                    const struct algorithm_set *algorithms, int per_call)
 {
     for (int i = 0; i < count; i++) {
         if (op->before_sync)
             op->before_sync(ctx);
         (void)sync->begin(sync_state);
+        if (per_call)
+            algorithm_apply(algorithms, ctx->exp);
         op->run(ctx);
+        if (per_call)
+            algorithm_restore(algorithms, ctx->exp);
         (void)sync->end(sync_state);
         if (op->after_run)
             op->after_run(ctx);
     }
 }
 
-void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct measurement *m)
+void measure_run(struct op_context *ctx, struct sync_state *sync_state,
+                 const struct algorithm_set *algorithms, struct measurement *m)
 {
     const struct experiment *exp = ctx->exp;
+    const char *forced = algorithm_forced(exp);
+    const int per_call = forced && loop_calls(forced);
     const struct operation *op = &operation_table[exp->op];
     const struct sync_method *sync = sync_method_get(exp->sync);
     /* A chunk's share of the budget is its share of the repetitions. */
@@ -59,8 +77,11 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
         sync->prepare(sync_state, sync->clock);
     /* Before the page-fault counts and the budget's clock: what the library does on its first
        calls (pages it touches, connections it opens) is paid here, not by the timed
-       repetitions. Without warmup and interleave it runs none: measured as it always was. */
-    warm_up(ctx, op, sync, sync_state, warmup_reps(exp));
+       repetitions. Without warmup and interleave it runs none: measured as it always was. A
+       forced algorithm applies from the first warm-up repetition to the last timed one. */
+    if (!per_call)
+        algorithm_apply(algorithms, exp);
+    warm_up(ctx, op, sync, sync_state, warmup_reps(exp), algorithms, per_call);
     struct heap_counters before, after;
     heap_counters_read(&before);
     const double start = MPI_Wtime();
@@ -69,9 +90,13 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
         if (op->before_sync)
             op->before_sync(ctx);
         enum rep_status began = sync->begin(sync_state);
+        if (per_call)
+            algorithm_apply(algorithms, exp);
         const double t0 = MPI_Wtime();
         op->run(ctx);
         const double t1 = MPI_Wtime();
+        if (per_call)
+            algorithm_restore(algorithms, exp);
         enum rep_status ended = sync->end(sync_state);
         dt[done] = t1 - t0;
         if (t_start) {
@@ -90,6 +115,9 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
         }
     }
     heap_counters_read(&after);
+    /* Before the reductions of the results: they are the library's choice again. */
+    if (!per_call)
+        algorithm_restore(algorithms, exp);
     memset(m, 0, sizeof *m);
     m->reps = done;
     /* Reduced after the loop, never inside it: the counts cost no time that is measured. */
@@ -137,7 +165,8 @@ void measurement_free(struct measurement *m)
     memset(m, 0, sizeof *m);
 }
 
-unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm)
+unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
+                                  const struct algorithm_set *algorithms)
 {
     const struct operation *op = &operation_table[ctx->exp->op];
     if (op->fill)
@@ -146,7 +175,9 @@ unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm)
         op->before_sync(ctx);
         MPI_CHECK(MPI_Barrier(sync_comm));
     }
+    algorithm_apply(algorithms, ctx->exp);
     op->run(ctx);
+    algorithm_restore(algorithms, ctx->exp);
     if (op->after_run)
         op->after_run(ctx);
     unsigned long long wrong = op->check ? op->check(ctx) : 0, total = 0;
