@@ -12,6 +12,8 @@
      (the pml monitoring component's pvars are not registered in this build);
    - MPICH: the value of MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM when the call starts (its
      algorithm functions are internal to libmpich).
+   MPICH: the kernel's own MPI_Bcast calls (any other datatype) are recorded as own_bcast with
+   that value too.
    At MPI_Finalize each rank writes one line per call to $FINGERPRINT_DIR/rank<R>.tsv:
    collective, count, invocations, elements, cvar, function (-1 or -: not observed). */
 #define _GNU_SOURCE
@@ -172,14 +174,15 @@ ALLGATHER(basic_linear)
 ALLGATHER(two_procs)
 #endif
 
-static struct call *begin(const char *collective, int count)
+/* A call recorded as `collective`, with the cvar of `algorithm_of`. */
+static struct call *begin(const char *collective, const char *algorithm_of, int count)
 {
     if (ncalls == MAX_CALLS) {
         fprintf(stderr, "algorithm_fingerprint: more than %d calls\n", MAX_CALLS);
         PMPI_Abort(MPI_COMM_WORLD, 3);
     }
     struct call *call = &calls[ncalls++];
-    *call = (struct call){collective, count, -1, -1, algorithm_cvar(collective), "-"};
+    *call = (struct call){collective, count, -1, -1, algorithm_cvar(algorithm_of), "-"};
     invocations = elements = 0;
     entered = NULL;
     return call;
@@ -215,7 +218,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 {
     if (!marked(datatype, op))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    struct call *call = begin("allreduce", count);
+    struct call *call = begin("allreduce", "allreduce", count);
     int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, counted(datatype, op), comm);
     end(call, datatype == MPI_FLOAT && op == MPI_SUM);
     return rc;
@@ -226,7 +229,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 {
     if (!marked(datatype, op))
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    struct call *call = begin("reduce", count);
+    struct call *call = begin("reduce", "reduce", count);
     int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, counted(datatype, op), root, comm);
     end(call, datatype == MPI_FLOAT && op == MPI_SUM);
     return rc;
@@ -234,9 +237,14 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (datatype != MPI_FLOAT)
+    if (datatype != MPI_FLOAT) {
+        /* The kernel's own: MPICH's choice must be its own (cvar 0) there. */
+#if defined(MPICH_VERSION)
+        end(begin("own_bcast", "bcast", count), 0);
+#endif
         return PMPI_Bcast(buffer, count, datatype, root, comm);
-    struct call *call = begin("bcast", count);
+    }
+    struct call *call = begin("bcast", "bcast", count);
     int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
     end(call, 0);
     return rc;
@@ -247,7 +255,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     if (sendtype != MPI_FLOAT)
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    struct call *call = begin("allgather", sendcount);
+    struct call *call = begin("allgather", "allgather", sendcount);
     int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     end(call, 0);
     return rc;

@@ -348,3 +348,53 @@ def test_an_unusable_choice_is_the_librarys_error_never_a_fallback(
     assert "algorithm 'reduce_scatter_allgather' of allreduce forced" in result.stderr
     assert "User set collective algorithm is not usable" in result.stderr
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_the_kernels_own_broadcasts_keep_the_librarys_choice(
+    kernel_for: Callable[[str], Kernel],
+    fingerprint_library: Callable[[str], Path],
+    tmp_path: Path,
+) -> None:
+    """MPICH's choice is global, and the repetition loop broadcasts too (the max_time budget's
+    decision, the round-time start): a forced MPI_Bcast is written around the op's calls only,
+    so every broadcast of the kernel's own sees MPICH's own choice (0) and every call of the
+    experiment the forced one."""
+    kernel = kernel_for("mpich")
+    values = list_algorithms(kernel)["bcast"]
+    rows = [
+        experiment(0, "bcast", BASE_COUNT, "float", "scatter_ring_allgather")
+        | {"max_time": 100, "sync": "hca3_roundtime"},
+        experiment(1, "bcast", BASE_COUNT + 16, "float", "binomial") | {"max_time": 100},
+        experiment(2, "allreduce", BASE_COUNT, "float", "recursive_doubling")
+        | {"max_time": 100, "sync": "barrier"},
+    ]
+    fingerprints = run_fingerprinted(kernel, fingerprint_library("mpich"), rows, tmp_path / "run")
+    own = {key: fp for key, fp in fingerprints.items() if key[0] == "own_bcast"}
+    assert own and all(observed[2] == "0" for fp in own.values() for observed in fp)
+    assert {o[2] for o in fingerprints["bcast", BASE_COUNT]} == {
+        str(values["scatter_ring_allgather"])
+    }
+    assert {o[2] for o in fingerprints["bcast", BASE_COUNT + 16]} == {str(values["binomial"])}
+
+
+def test_a_topologys_communicator_runs_the_forced_algorithm(
+    kernel_for: Callable[[str], Kernel],
+    fingerprint_library: Callable[[str], Path],
+    tmp_path: Path,
+) -> None:
+    """Open MPI: an experiment on a topology runs on a duplicate of the topology's communicator
+    made under the algorithm (its neighbours and rank order kept); beside it, one without an
+    algorithm runs the library's choice on the topology's own."""
+    topology = {"topology": "cart", "ndim": 2, "reorder": 1}
+    rows = [
+        experiment(0, "bcast", BASE_COUNT, "float", "chain") | topology,
+        experiment(1, "bcast", BASE_COUNT + 16, "float") | topology,
+        experiment(2, "allgather", BASE_COUNT // 4, "float", "ring") | topology,
+    ]
+    fingerprints = run_fingerprinted(
+        kernel_for("openmpi"), fingerprint_library("openmpi"), rows, tmp_path / "run"
+    )
+    functions = {key: {o[3] for o in fp} for key, fp in fingerprints.items()}
+    assert functions["bcast", BASE_COUNT] == {"ompi_coll_base_bcast_intra_chain"}
+    assert functions["bcast", BASE_COUNT + 16] != {"ompi_coll_base_bcast_intra_chain"}
+    assert functions["allgather", BASE_COUNT // 4] == {"ompi_coll_base_allgather_intra_ring"}
