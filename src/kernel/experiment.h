@@ -57,8 +57,9 @@ struct experiment {
     int interleave, chunk;
     /* Untimed repetitions before the timed ones (docs/kernel.md, "The measurement"). */
     int warmup;
-    /* The library's own algorithm for the op's collective (docs/kernel.md, "Algorithms"): its
-       name and the value of its MPI_T control variable; "" and 0: the library chooses. */
+    /* The library's own algorithm for the op's collective (docs/kernel.md, "Algorithms per
+       experiment"): its name and the value of its MPI_T control variable; "" and 0: the
+       library chooses. */
     char algorithm[ALGORITHM_NAME_MAX + 1];
     int algorithm_value;
     int group; /* the experiment's index among the input's distinct exp_ids (set by validation) */

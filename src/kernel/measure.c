@@ -165,8 +165,31 @@ void measurement_free(struct measurement *m)
     memset(m, 0, sizeof *m);
 }
 
-unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
-                                  const struct algorithm_set *algorithms)
+/* After the --verify run of a forced algorithm: whether its call failed on some rank (each
+   failing rank says why). Collective over sync_comm. */
+static int forced_call_failed(const struct op_context *ctx, MPI_Comm sync_comm)
+{
+    const struct experiment *exp = ctx->exp;
+    const int failed = ctx->call_error != MPI_SUCCESS;
+    int any = 0;
+    if (failed) {
+        char text[MPI_MAX_ERROR_STRING];
+        int length = 0, world_rank;
+        if (MPI_Error_string(ctx->call_error, text, &length) != MPI_SUCCESS)
+            snprintf(text, sizeof text, "MPI error code %d", ctx->call_error);
+        MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+        fprintf(stderr,
+                "mpiguide-bench: --verify failed: exp_id %lld (line %lld) op %s: algorithm '%s' "
+                "of %s forced: rank %d: the library refused the call: %s\n",
+                (long long)exp->exp_id, (long long)exp->line, operation_table[exp->op].name,
+                exp->algorithm, algorithm_forced(exp), world_rank, text);
+    }
+    MPI_CHECK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, sync_comm));
+    return any;
+}
+
+int measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
+                   const struct algorithm_set *algorithms)
 {
     const struct operation *op = &operation_table[ctx->exp->op];
     if (op->fill)
@@ -175,9 +198,15 @@ unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
         op->before_sync(ctx);
         MPI_CHECK(MPI_Barrier(sync_comm));
     }
+    const int forced = algorithm_forced(ctx->exp) != NULL;
+    ctx->keep_call_error = forced;
+    ctx->call_error = MPI_SUCCESS;
     algorithm_apply(algorithms, ctx->exp);
     op->run(ctx);
     algorithm_restore(algorithms, ctx->exp);
+    ctx->keep_call_error = 0;
+    if (forced && forced_call_failed(ctx, sync_comm))
+        return -1;
     if (op->after_run)
         op->after_run(ctx);
     unsigned long long wrong = op->check ? op->check(ctx) : 0, total = 0;
@@ -195,5 +224,5 @@ unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
         fprintf(stderr, ": expected 0x%02x, got 0x%02x\n", m->expected, m->got);
     }
     MPI_CHECK(MPI_Allreduce(&wrong, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, sync_comm));
-    return total;
+    return total == 0 ? 0 : -1;
 }

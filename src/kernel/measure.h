@@ -34,9 +34,10 @@ void measure_run(struct op_context *ctx, struct sync_state *sync,
                  const struct algorithm_set *algorithms, struct measurement *m);
 void measurement_free(struct measurement *m);
 
-/* Runs the operation once on patterned data and checks what every rank received. Returns the
-   number of wrong bytes over all ranks; ranks with wrong bytes report the first on stderr. */
-unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
-                                  const struct algorithm_set *algorithms);
+/* Runs the operation once on patterned data and checks what every rank received. Returns 0, or
+   -1 when some rank received a wrong byte (each reports its first on stderr) or the library
+   refused the call of a forced algorithm (each refusing rank says why). */
+int measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
+                   const struct algorithm_set *algorithms);
 
 #endif

@@ -1,6 +1,7 @@
-"""A collective's algorithm chosen per experiment (docs/kernel.md, "Algorithms"), proven with real
-ranks and without timing: what each call of the op did inside the library is recorded by a PMPI
-library preloaded into the kernel (algorithm_fingerprint.c, built here with the matching mpicc):
+"""A collective's algorithm chosen per experiment (docs/kernel.md, "Algorithms per experiment"),
+proven with real ranks and without timing: what each call of the op did inside the library is
+recorded by a PMPI library preloaded into the kernel (algorithm_fingerprint.c, built here with
+the matching mpicc):
 
 - Open MPI: the coll/base algorithm function coll/tuned entered (ompi_coll_base_bcast_intra_*,
   ompi_coll_base_allgather_intra_*: one per algorithm), and for reductions a user-defined sum
@@ -335,18 +336,31 @@ def test_dynamic_rules_turned_off_by_the_user_are_an_error(
     assert "OMPI_MCA_coll_tuned_use_dynamic_rules=0" in stderr
 
 
+@pytest.mark.parametrize("verify", [True, False])
 def test_an_unusable_choice_is_the_librarys_error_never_a_fallback(
-    kernel_for: Callable[[str], Kernel], tmp_path: Path
+    kernel_for: Callable[[str], Kernel], tmp_path: Path, verify: bool
 ) -> None:
     """MPICH's reduce_scatter_allgather needs a count of at least the power of two below the
     communicator's size: with one element the forced choice fails (the library's check lies in
-    that algorithm's own branch), where a silent fallback would have measured another."""
+    that algorithm's own branch), where a silent fallback would have measured another. Under
+    --verify the kernel reports it like wrong data (exit 1, every rank finalises); without, the
+    failed call ends the job."""
     row = experiment(0, "allreduce", 1, "float", "reduce_scatter_allgather")
     infile = write_input(tmp_path / "in.csv", [row])
-    result = kernel_for("mpich").run(2, "--verify", infile, tmp_path / "out.csv")
-    assert result.returncode != 0
-    assert "algorithm 'reduce_scatter_allgather' of allreduce forced" in result.stderr
+    options = ["--verify"] if verify else []
+    result = kernel_for("mpich").run(2, *options, infile, tmp_path / "out.csv")
+    assert result.returncode == 1
     assert "User set collective algorithm is not usable" in result.stderr
+    if verify:
+        assert (
+            "--verify failed: exp_id 0 (line 2) op allreduce: algorithm "
+            "'reduce_scatter_allgather' of allreduce forced: rank 0: the library refused the call"
+        ) in result.stderr
+        assert "MPI_Abort" not in result.stderr
+    else:
+        assert "(exp_id 0, algorithm 'reduce_scatter_allgather' of allreduce forced)" in (
+            result.stderr
+        )
     assert not (tmp_path / "out.csv").exists()
 
 

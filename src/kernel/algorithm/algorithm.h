@@ -1,8 +1,8 @@
 /* The library's own algorithm of a collective, chosen per experiment (docs/kernel.md,
-   "Algorithms"): names checked against what the library reports through MPI_T, and the switch
-   itself, by a communicator created under the algorithm (Open MPI) or by control variables
-   written around the experiment's repetitions (MPICH). The kernel's own communicators and
-   collectives never run under a chosen algorithm. */
+   "Algorithms per experiment"): names checked against what the library reports through MPI_T,
+   and the switch itself, by a communicator created under the algorithm (Open MPI) or by control
+   variables written around the experiment's repetitions (MPICH). The kernel's own communicators
+   and collectives never run under a chosen algorithm. */
 #ifndef MPIGUIDE_ALGORITHM_H
 #define MPIGUIDE_ALGORITHM_H
 

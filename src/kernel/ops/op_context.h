@@ -59,6 +59,10 @@ struct op_context {
     size_t send_elems, result_first;
     int result_lo, result_hi;
     void *state;                     /* op-private, owned by the op's free callback */
+    /* Set by the --verify run of a forced algorithm: the op's one MPI call (ops_collective.c)
+       leaves its error code in call_error instead of ending the job, so that a choice the
+       library refuses is reported like wrong data. */
+    int keep_call_error, call_error;
     struct mismatch mismatch;        /* set by the check callback */
 };
 
