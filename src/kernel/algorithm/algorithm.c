@@ -74,7 +74,8 @@ int algorithm_find(const char *collective, const char *name, int *value, char *e
 int algorithm_list(FILE *out)
 {
     char error[256] = "";
-    if (library_ready(error, sizeof error) != 0) {
+    if (!library_switches) {
+        library_before_init(error, sizeof error);
         fail_say("%s", error);
         return -1;
     }

@@ -26,6 +26,8 @@ extern const char library_reserved[];
    algorithm); 0: the library reads the control variable at every call (it is written around
    the experiment's repetitions). */
 extern const int library_per_communicator;
+/* 1 for a library whose algorithms the kernel can choose; 0 for any other. */
+extern const int library_switches;
 
 /* Before MPI_Init, on every rank, when the input chooses algorithms: what the library needs
    set in the environment. Returns 0, or -1 with the reason in error. */

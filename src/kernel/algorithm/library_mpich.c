@@ -23,6 +23,7 @@ const char library_mechanism[] =
     "MPIR_CVAR_COLLECTIVE_FALLBACK=error";
 const char library_reserved[] = "auto";
 const int library_per_communicator = 0;
+const int library_switches = 1;
 
 #define DEVICE "MPIR_CVAR_DEVICE_COLLECTIVES"
 #define FALLBACK "MPIR_CVAR_COLLECTIVE_FALLBACK"

@@ -23,6 +23,7 @@ const char library_mechanism[] =
     "it, the variable written back";
 const char library_reserved[] = "ignore";
 const int library_per_communicator = 1;
+const int library_switches = 1;
 
 /* Whether an MCA parameter's text says "off" (Open MPI reads booleans as 0/1, false/true,
    no/yes, disabled/enabled). */

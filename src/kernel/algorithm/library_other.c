@@ -10,6 +10,7 @@ const char library_name[] = "this MPI library";
 const char library_mechanism[] = "none";
 const char library_reserved[] = "";
 const int library_per_communicator = 0;
+const int library_switches = 0;
 
 int library_before_init(char *error, size_t size)
 {
