@@ -8,16 +8,6 @@
 #include "ops/op_buffers.h"
 #include "ops/op_verify.h"
 
-/* The op's one MPI call: a failure ends the job (as MPI_CHECK), unless the context keeps it. */
-#define OP_CALL(ctx, call)                                                                     \
-    do {                                                                                       \
-        const int op_call_rc_ = (call);                                                        \
-        if (op_call_rc_ != MPI_SUCCESS && (ctx)->keep_call_error)                              \
-            (ctx)->call_error = op_call_rc_;                                                   \
-        else if (op_call_rc_ != MPI_SUCCESS)                                                   \
-            fail_mpi(#call, __FILE__, __LINE__, op_call_rc_);                                  \
-    } while (0)
-
 static const int any_receiver = PATTERN_ANY_RECEIVER;
 static const int first_block = 0;
 
