@@ -349,7 +349,8 @@ def test_an_unusable_choice_is_the_librarys_error_never_a_fallback(
     infile = write_input(tmp_path / "in.csv", [row])
     options = ["--verify"] if verify else []
     result = kernel_for("mpich").run(2, *options, infile, tmp_path / "out.csv")
-    assert result.returncode == 1
+    # An abort's status is what the launcher makes of it; --verify's failure is the kernel's 1.
+    assert result.returncode == 1 if verify else result.returncode != 0
     assert "User set collective algorithm is not usable" in result.stderr
     if verify:
         assert (
