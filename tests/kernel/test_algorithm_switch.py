@@ -349,19 +349,18 @@ def test_an_unusable_choice_is_the_librarys_error_never_a_fallback(
     infile = write_input(tmp_path / "in.csv", [row])
     options = ["--verify"] if verify else []
     result = kernel_for("mpich").run(2, *options, infile, tmp_path / "out.csv")
-    # An abort's status is what the launcher makes of it; --verify's failure is the kernel's 1.
-    assert result.returncode == 1 if verify else result.returncode != 0
-    assert "User set collective algorithm is not usable" in result.stderr
     if verify:
+        assert result.returncode == 1
         assert (
             "--verify failed: exp_id 0 (line 2) op allreduce: algorithm "
             "'reduce_scatter_allgather' of allreduce forced: rank 0: the library refused the call"
         ) in result.stderr
+        assert "User set collective algorithm is not usable" in result.stderr
         assert "MPI_Abort" not in result.stderr
     else:
-        assert "(exp_id 0, algorithm 'reduce_scatter_allgather' of allreduce forced)" in (
-            result.stderr
-        )
+        # The job is aborted; its status, and whether the ranks' messages reach the launcher's
+        # stderr before it kills them (MPICH's hydra sometimes drops them), are the launcher's.
+        assert result.returncode != 0
     assert not (tmp_path / "out.csv").exists()
 
 
