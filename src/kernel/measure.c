@@ -18,15 +18,6 @@ static void *reduce_to_root(const void *local, int n, MPI_Datatype type, size_t 
     return result;
 }
 
-/* Whether the repetition loop calls the collective itself: MPI_Barrier (sync barrier) and
-   MPI_Bcast (the budget's decision, the round-time start). An algorithm forced for it is then
-   applied around each call of the op only, so that the loop's own calls stay the library's
-   choice. */
-static int loop_calls(const char *collective)
-{
-    return strcmp(collective, "barrier") == 0 || strcmp(collective, "bcast") == 0;
-}
-
 /* Repetitions outside the measurement: whatever they time or report is dropped. */
 static void warm_up(struct op_context *ctx, const struct operation *op,
                     const struct sync_method *sync, struct sync_state *sync_state, int count,
@@ -51,14 +42,16 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state,
                  const struct algorithm_set *algorithms, struct measurement *m)
 {
     const struct experiment *exp = ctx->exp;
-    const char *forced = algorithm_forced(exp);
-    const int per_call = forced && loop_calls(forced);
     const struct operation *op = &operation_table[exp->op];
     const struct sync_method *sync = sync_method_get(exp->sync);
     /* A chunk's share of the budget is its share of the repetitions. */
     const int reps = chunk_reps(exp);
     const double budget = exp->max_time * ((double)reps / exp->nrep); /* exact for one */
     const int budgeted = budget > 0;
+    /* A forced algorithm applies to the op's calls only: when the loop calls collectives itself
+       (the synchronisation, the budget's MPI_Bcast), it is applied around each call of the op,
+       outside the timed window, and otherwise once around all the repetitions (algorithm.h). */
+    const int per_call = algorithm_forced(exp) && (budgeted || sync->calls_collectives);
     const MPI_Comm sync_comm = sync_state->comm;
     const int sync_rank = sync_state->rank;
     double *dt = xmalloc((size_t)reps * sizeof *dt);
@@ -77,8 +70,7 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state,
         sync->prepare(sync_state, sync->clock);
     /* Before the page-fault counts and the budget's clock: what the library does on its first
        calls (pages it touches, connections it opens) is paid here, not by the timed
-       repetitions. Without warmup and interleave it runs none: measured as it always was. A
-       forced algorithm applies from the first warm-up repetition to the last timed one. */
+       repetitions. Without warmup and interleave it runs none: measured as it always was. */
     if (!per_call)
         algorithm_apply(algorithms, exp);
     warm_up(ctx, op, sync, sync_state, warmup_reps(exp), algorithms, per_call);

@@ -10,12 +10,13 @@
      first: MPI_Bcast and MPI_Allgather, whose algorithms leave nothing else to count, through
      wrappers of the exported ompi_coll_base_bcast_intra_* and ompi_coll_base_allgather_intra_*
      (the pml monitoring component's pvars are not registered in this build);
-   - MPICH: the value of MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM when the call starts (its
-     algorithm functions are internal to libmpich).
+   - MPICH: the values of MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM and of
+     MPIR_CVAR_DEVICE_COLLECTIVES when the call starts (its algorithm functions are internal to
+     libmpich).
    MPICH: the kernel's own MPI_Bcast calls (any other datatype) are recorded as own_bcast with
    that value too.
    At MPI_Finalize each rank writes one line per call to $FINGERPRINT_DIR/rank<R>.tsv:
-   collective, count, invocations, elements, cvar, function (-1 or -: not observed). */
+   collective, count, invocations, elements, cvar, function, device (-1 or -: not observed). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ struct call {
     int count;
     long long invocations, elements, cvar;
     const char *function;
+    long long device;
 };
 
 static struct call calls[MAX_CALLS];
@@ -69,15 +71,10 @@ static void start_tool(void)
 }
 #endif
 
-/* MPICH: the collective's algorithm cvar now; -1 elsewhere. */
-static long long algorithm_cvar(const char *collective)
+/* MPICH: the value of the cvar `name` now; -1 elsewhere. */
+static long long cvar_value(const char *name)
 {
 #if defined(MPICH_VERSION)
-    char name[128];
-    int n = snprintf(name, sizeof name, "MPIR_CVAR_");
-    for (const char *c = collective; *c; c++)
-        name[n++] = (char)toupper((unsigned char)*c);
-    snprintf(name + n, sizeof name - (size_t)n, "_INTRA_ALGORITHM");
     start_tool();
     int index, count, value;
     MPI_T_cvar_handle handle;
@@ -87,9 +84,20 @@ static long long algorithm_cvar(const char *collective)
     check(MPI_T_cvar_handle_free(&handle), "MPI_T_cvar_handle_free");
     return value;
 #else
-    (void)collective;
+    (void)name;
     return -1;
 #endif
+}
+
+/* MPICH: the collective's algorithm cvar now; -1 elsewhere. */
+static long long algorithm_cvar(const char *collective)
+{
+    char name[128];
+    int n = snprintf(name, sizeof name, "MPIR_CVAR_");
+    for (const char *c = collective; *c; c++)
+        name[n++] = (char)toupper((unsigned char)*c);
+    snprintf(name + n, sizeof name - (size_t)n, "_INTRA_ALGORITHM");
+    return cvar_value(name);
 }
 
 /* Open MPI: the first coll/base algorithm function entered during the current call. */
@@ -182,7 +190,8 @@ static struct call *begin(const char *collective, const char *algorithm_of, int 
         PMPI_Abort(MPI_COMM_WORLD, 3);
     }
     struct call *call = &calls[ncalls++];
-    *call = (struct call){collective, count, -1, -1, algorithm_cvar(algorithm_of), "-"};
+    *call = (struct call){collective, count, -1, -1, algorithm_cvar(algorithm_of), "-",
+                          cvar_value("MPIR_CVAR_DEVICE_COLLECTIVES")};
     invocations = elements = 0;
     entered = NULL;
     return call;
@@ -275,8 +284,9 @@ int MPI_Finalize(void)
             PMPI_Abort(MPI_COMM_WORLD, 3);
         }
         for (int i = 0; i < ncalls; i++)
-            fprintf(out, "%s\t%d\t%lld\t%lld\t%lld\t%s\n", calls[i].collective, calls[i].count,
-                    calls[i].invocations, calls[i].elements, calls[i].cvar, calls[i].function);
+            fprintf(out, "%s\t%d\t%lld\t%lld\t%lld\t%s\t%lld\n", calls[i].collective,
+                    calls[i].count, calls[i].invocations, calls[i].elements, calls[i].cvar,
+                    calls[i].function, calls[i].device);
         if (fclose(out) != 0) {
             fprintf(stderr, "algorithm_fingerprint: cannot write %s\n", path);
             PMPI_Abort(MPI_COMM_WORLD, 3);

@@ -145,7 +145,7 @@ def shape(fingerprint: Fingerprint, count: int) -> tuple[tuple[str, ...], ...]:
     per element of the call, the function entered."""
     return tuple(
         (invocations, "-" if elements == "-1" else f"{int(elements) / count:g}", function)
-        for invocations, elements, _, function in fingerprint
+        for invocations, elements, _, function, _ in fingerprint
     )
 
 
@@ -370,9 +370,9 @@ def test_the_kernels_own_broadcasts_keep_the_librarys_choice(
     tmp_path: Path,
 ) -> None:
     """MPICH's choice is global, and the repetition loop broadcasts too (the max_time budget's
-    decision, the round-time start): a forced MPI_Bcast is written around the op's calls only,
-    so every broadcast of the kernel's own sees MPICH's own choice (0) and every call of the
-    experiment the forced one."""
+    decision, the round-time start): a forced algorithm is written around the op's calls only,
+    so every broadcast of the kernel's own sees MPICH's own choice (0) and the launch's device
+    setting, and every call of the experiment the forced ones."""
     kernel = kernel_for("mpich")
     values = list_algorithms(kernel)["bcast"]
     rows = [
@@ -381,10 +381,14 @@ def test_the_kernels_own_broadcasts_keep_the_librarys_choice(
         experiment(1, "bcast", BASE_COUNT + 16, "float", "binomial") | {"max_time": 100},
         experiment(2, "allreduce", BASE_COUNT, "float", "recursive_doubling")
         | {"max_time": 100, "sync": "barrier"},
+        experiment(3, "bcast", BASE_COUNT + 32, "float") | {"max_time": 100},
     ]
     fingerprints = run_fingerprinted(kernel, fingerprint_library("mpich"), rows, tmp_path / "run")
+    (launch_device,) = {o[4] for o in fingerprints["bcast", BASE_COUNT + 32]}
     own = {key: fp for key, fp in fingerprints.items() if key[0] == "own_bcast"}
-    assert own and all(observed[2] == "0" for fp in own.values() for observed in fp)
+    assert own
+    assert {(o[2], o[4]) for fp in own.values() for o in fp} == {("0", launch_device)}
+    assert {o[4] for o in fingerprints["allreduce", BASE_COUNT]} != {launch_device}
     assert {o[2] for o in fingerprints["bcast", BASE_COUNT]} == {
         str(values["scatter_ring_allgather"])
     }

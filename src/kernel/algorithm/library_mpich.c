@@ -1,9 +1,10 @@
 /* MPICH: MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM is an int whose values are the positions of the
    choices its description lists ("auto - Internal algorithm selection ...", then one line per
-   algorithm), with no MPI_T enumeration: the names are read from the description. MPIR_<Collective>_impl reads it at every call; the
-   device may choose first unless MPIR_CVAR_DEVICE_COLLECTIVES is none, and a choice that cannot
-   serve the call's arguments falls back silently unless MPIR_CVAR_COLLECTIVE_FALLBACK is
-   error. All three are global: written around an experiment's repetitions only. */
+   algorithm), with no MPI_T enumeration: the names are read from the description.
+   MPIR_<Collective>_impl reads it at every call; the device may choose first unless
+   MPIR_CVAR_DEVICE_COLLECTIVES is none, and a choice that cannot serve the call's arguments
+   falls back silently unless MPIR_CVAR_COLLECTIVE_FALLBACK is error. All three are global:
+   written around an experiment's repetitions only. */
 #include "algorithm/library.h"
 
 #if defined(MPICH_VERSION)
