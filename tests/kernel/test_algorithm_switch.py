@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from kernel_files import write_input
+from kernel_files import operations, write_input
 
 from mpi_support import MPI_LIBRARIES
 
@@ -240,6 +240,7 @@ def test_list_algorithms_is_what_the_library_reports(
     }[mpi]  # fmt: skip
     assert table["allreduce"] == expected
     assert {"allreduce", "reduce", "bcast", "allgather", "alltoall", "barrier"} <= set(table)
+    assert set(table) <= {op["algorithm_of"] for op in operations()} - {"none"}
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
