@@ -9,12 +9,13 @@
    - Open MPI: the algorithm function of coll/base that coll/tuned (a plugin of its own) entered
      first: MPI_Bcast and MPI_Allgather, whose algorithms leave nothing else to count, through
      wrappers of the exported ompi_coll_base_bcast_intra_* and ompi_coll_base_allgather_intra_*
-     (the pml monitoring component's pvars are not registered in this build);
+     (the pml monitoring component's per-peer pvars, which would count the messages, are
+     registered and then invalid in Open MPI 4.1.4 here: MPI_T_ERR_INVALID_NAME);
    - MPICH: the values of MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM and of
      MPIR_CVAR_DEVICE_COLLECTIVES when the call starts (its algorithm functions are internal to
      libmpich).
    MPICH: the kernel's own MPI_Bcast calls (any other datatype) are recorded as own_bcast with
-   that value too.
+   those values too.
    At MPI_Finalize each rank writes one line per call to $FINGERPRINT_DIR/rank<R>.tsv:
    collective, count, invocations, elements, cvar, function, device (-1 or -: not observed). */
 #define _GNU_SOURCE
