@@ -7,6 +7,9 @@
 
 #define KERNEL_VERSION "0.1.0"
 
+/* The longest name of a library's algorithm an input cell may hold (bytes). */
+#define ALGORITHM_NAME_MAX 63
+
 enum dtype { DTYPE_CHAR, DTYPE_INT, DTYPE_FLOAT, DTYPE_DOUBLE, DTYPE_COUNT };
 enum topology_kind { TOPO_NONE, TOPO_CART, TOPO_VONNEUMANN, TOPO_MOORE, TOPO_FULL, TOPO_COUNT };
 enum ordering { ORDER_NONE, ORDER_FMAJ, ORDER_LMAJ, ORDER_RAND, ORDER_LINEAR, ORDER_COUNT };
@@ -54,6 +57,11 @@ struct experiment {
     int interleave, chunk;
     /* Untimed repetitions before the timed ones (docs/kernel.md, "The measurement"). */
     int warmup;
+    /* The library's own algorithm for the op's collective (docs/kernel.md, "Algorithms per
+       experiment"): its name and the value of its MPI_T control variable; "" and 0: the
+       library chooses. */
+    char algorithm[ALGORITHM_NAME_MAX + 1];
+    int algorithm_value;
     int group; /* the experiment's index among the input's distinct exp_ids (set by validation) */
 };
 

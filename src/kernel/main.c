@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include "algorithm/algorithm.h"
 #include "check.h"
 #include "heap.h"
 #include "io/input.h"
@@ -26,6 +27,7 @@ static const char usage_text[] =
     "usage: mpiguide-bench [options] INPUT.csv OUTPUT.csv   (started by mpirun/srun)\n"
     "       mpiguide-bench --dump-topology [options] INPUT.csv\n"
     "       mpiguide-bench --list-ops | --list-params | --list-limits\n"
+    "       mpiguide-bench --list-algorithms   (MPI started: a singleton or under the launcher)\n"
     "options:\n"
     "  --nprocs N       fail unless MPI_COMM_WORLD has N ranks\n"
     "  --verify         run every experiment once on patterned data and check it first\n"
@@ -37,10 +39,12 @@ static const char usage_text[] =
     "  --list-ops       print the operation table (TSV) and exit\n"
     "  --list-params    print the input's columns, defaults and applicability (TSV) and exit\n"
     "  --list-limits    print the kernel's limits on its command line and input (TSV) and exit\n"
+    "  --list-algorithms  print the library's algorithms of each collective (TSV) and exit\n"
     "  --help           print this text\n";
 
 struct options {
-    int nprocs, node_size, verify, dump_topology, list_ops, list_params, list_limits, help;
+    int nprocs, node_size, verify, dump_topology, list_ops, list_params, list_limits,
+        list_algorithms, help;
     enum heap_setting heap;
     const char *input, *output;
     char error[2 * PATH_MAX + 256]; /* room for the two paths a message may name */
@@ -85,6 +89,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
         {"list-ops", no_argument, &opt->list_ops, 1},
         {"list-params", no_argument, &opt->list_params, 1},
         {"list-limits", no_argument, &opt->list_limits, 1},
+        {"list-algorithms", no_argument, &opt->list_algorithms, 1},
         {"help", no_argument, &opt->help, 1},
         {NULL, 0, NULL, 0},
     };
@@ -142,7 +147,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
             return -1;
         }
     }
-    if (opt->list_ops || opt->list_params || opt->list_limits || opt->help)
+    if (opt->list_ops || opt->list_params || opt->list_limits || opt->list_algorithms ||
+        opt->help)
         return 0;
     int wanted = opt->dump_topology ? 1 : 2;
     if (npositional != wanted) {
@@ -295,23 +301,30 @@ static void dump_topologies(const struct experiment *exps, size_t count, MPI_Com
    from first_rep. Returns the repetitions done, or -1 if --verify failed. */
 static int run_experiment(const struct experiment *exp, int first_rep, const struct options *opt,
                           MPI_Comm world, struct sync_state *sync, const struct node_info *node,
-                          struct output *out)
+                          const struct algorithm_set *algorithms, struct output *out)
 {
-    fail_context("%s:%lld (exp_id %lld)", opt->input, (long long)exp->line, (long long)exp->exp_id);
+    if (algorithm_forced(exp))
+        fail_context("%s:%lld (exp_id %lld, algorithm '%s' of %s forced)", opt->input,
+                     (long long)exp->line, (long long)exp->exp_id, exp->algorithm,
+                     algorithm_forced(exp));
+    else
+        fail_context("%s:%lld (exp_id %lld)", opt->input, (long long)exp->line,
+                     (long long)exp->exp_id);
     struct topology topo;
     const struct topology *topo_used = NULL;
-    MPI_Comm comm = world;
+    MPI_Comm comm = world, own_comm;
     if (exp->topology != TOPO_NONE) {
         topology_create(exp, world, node, &topo);
         topo_used = &topo;
         comm = topo.comm;
     }
+    comm = algorithm_comm(algorithms, exp, comm, &own_comm);
     struct op_context ctx;
     op_context_create(&ctx, exp, comm, world, topo_used, node);
     int done = -1;
-    if (!opt->verify || measure_verify(&ctx, sync->comm) == 0) {
+    if (!opt->verify || measure_verify(&ctx, sync->comm, algorithms) == 0) {
         struct measurement m;
-        measure_run(&ctx, sync, &m);
+        measure_run(&ctx, sync, algorithms, &m);
         m.first_rep = first_rep;
         done = m.reps;
         struct locality loc;
@@ -327,6 +340,8 @@ static int run_experiment(const struct experiment *exp, int first_rep, const str
         measurement_free(&m);
     }
     op_context_free(&ctx);
+    if (own_comm != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Comm_free(&own_comm));
     if (topo_used)
         topology_free(&topo);
     return done;
@@ -375,8 +390,14 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     sync_state_init(&sync, sync_comm);
     int rc = EXIT_OK;
 
+    struct algorithm_set algorithms = {0};
     if (opt->dump_topology) {
         dump_topologies(exps, count, world, node);
+        goto done;
+    }
+    /* After world and sync: the kernel's own communicators keep the library's choice. */
+    if (algorithm_set_create(&algorithms, exps, count, world) != 0) {
+        rc = EXIT_BAD_INPUT;
         goto done;
     }
     char **hosts = node_hosts(node);
@@ -389,7 +410,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
                                 .node_size_option = opt->node_size, .hosts = hosts,
                                 .verify = opt->verify, .heap = opt->heap,
                                 .status_columns = needs_status_columns(exps, count),
-                                .ranks = placements};
+                                .ranks = placements, .algorithms = &algorithms};
         status = output_open(&out, opt->output, &info);
         for (int n = 0; n < node->node_count; n++)
             free(hosts[n]);
@@ -406,7 +427,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     int *reps_so_far = xcalloc(count, sizeof *reps_so_far);
     for (size_t i = 0; i < count; i++) {
         int reps = run_experiment(&exps[i], reps_so_far[exps[i].group], opt, world, &sync, node,
-                                  &out);
+                                  &algorithms, &out);
         if (reps < 0) {
             rc = EXIT_RUNTIME;
             break;
@@ -424,6 +445,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     remove_on_abort(0, NULL);
     remove_on_abort(1, NULL);
 done:
+    algorithm_set_free(&algorithms);
     MPI_CHECK(MPI_Comm_free(&sync_comm));
     MPI_CHECK(MPI_Comm_free(&world));
     return rc;
@@ -451,6 +473,12 @@ int main(int argc, char **argv)
     /* Before MPI_Init: the library's own allocations, from its first, follow the setting. */
     char heap_error[256] = "";
     int heap_status = parsed == 0 ? heap_apply(opt.heap, heap_error, sizeof heap_error) : 0;
+    /* Likewise what the library needs to switch algorithms (read at its start): every rank
+       that can read the input looks whether it names one. */
+    char algorithm_error[512] = "";
+    int algorithm_status = parsed == 0 && opt.input && input_names_algorithm(opt.input)
+                               ? algorithm_before_init(algorithm_error, sizeof algorithm_error)
+                               : 0;
     MPI_CHECK(MPI_Init(&argc, &argv));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
@@ -470,6 +498,14 @@ int main(int argc, char **argv)
         if (rank == 0)
             fail_say("%s", heap_error);
         rc = EXIT_RUNTIME;
+    } else if (opt.list_algorithms) {
+        if (rank == 0 && algorithm_list(stdout) != 0)
+            rc = EXIT_RUNTIME;
+        rc = agree(rc);
+    } else if (agree(algorithm_status) != 0) {
+        if (rank == 0)
+            fail_say("%s: %s", opt.input, algorithm_error);
+        rc = EXIT_BAD_INPUT;
     } else if (opt.nprocs && opt.nprocs != size) {
         if (rank == 0)
             fail_say("--nprocs %d, but MPI_COMM_WORLD has %d rank%s (is the launcher that of the "
@@ -492,6 +528,7 @@ int main(int argc, char **argv)
         node_info_free(&node);
     }
     free(exps);
+    algorithm_end();
     MPI_CHECK(MPI_Finalize());
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithm/algorithm.h"
 #include "check.h"
 #include "heap.h"
 #include "ops/op_table.h"
@@ -19,20 +20,26 @@ static void *reduce_to_root(const void *local, int n, MPI_Datatype type, size_t 
 
 /* Repetitions outside the measurement: whatever they time or report is dropped. */
 static void warm_up(struct op_context *ctx, const struct operation *op,
-                    const struct sync_method *sync, struct sync_state *sync_state, int count)
+                    const struct sync_method *sync, struct sync_state *sync_state, int count,
+                    const struct algorithm_set *algorithms, int per_call)
 {
     for (int i = 0; i < count; i++) {
         if (op->before_sync)
             op->before_sync(ctx);
         (void)sync->begin(sync_state);
+        if (per_call)
+            algorithm_apply(algorithms, ctx->exp);
         op->run(ctx);
+        if (per_call)
+            algorithm_restore(algorithms, ctx->exp);
         (void)sync->end(sync_state);
         if (op->after_run)
             op->after_run(ctx);
     }
 }
 
-void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct measurement *m)
+void measure_run(struct op_context *ctx, struct sync_state *sync_state,
+                 const struct algorithm_set *algorithms, struct measurement *m)
 {
     const struct experiment *exp = ctx->exp;
     const struct operation *op = &operation_table[exp->op];
@@ -41,6 +48,10 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
     const int reps = chunk_reps(exp);
     const double budget = exp->max_time * ((double)reps / exp->nrep); /* exact for one */
     const int budgeted = budget > 0;
+    /* A forced algorithm applies to the op's calls only: when the loop calls collectives itself
+       (the synchronisation, the budget's MPI_Bcast), it is applied around each call of the op,
+       outside the timed window, and otherwise once around all the repetitions (algorithm.h). */
+    const int per_call = algorithm_forced(exp) && (budgeted || sync->calls_collectives);
     const MPI_Comm sync_comm = sync_state->comm;
     const int sync_rank = sync_state->rank;
     double *dt = xmalloc((size_t)reps * sizeof *dt);
@@ -60,7 +71,9 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
     /* Before the page-fault counts and the budget's clock: what the library does on its first
        calls (pages it touches, connections it opens) is paid here, not by the timed
        repetitions. Without warmup and interleave it runs none: measured as it always was. */
-    warm_up(ctx, op, sync, sync_state, warmup_reps(exp));
+    if (!per_call)
+        algorithm_apply(algorithms, exp);
+    warm_up(ctx, op, sync, sync_state, warmup_reps(exp), algorithms, per_call);
     struct heap_counters before, after;
     heap_counters_read(&before);
     const double start = MPI_Wtime();
@@ -69,9 +82,13 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
         if (op->before_sync)
             op->before_sync(ctx);
         enum rep_status began = sync->begin(sync_state);
+        if (per_call)
+            algorithm_apply(algorithms, exp);
         const double t0 = MPI_Wtime();
         op->run(ctx);
         const double t1 = MPI_Wtime();
+        if (per_call)
+            algorithm_restore(algorithms, exp);
         enum rep_status ended = sync->end(sync_state);
         dt[done] = t1 - t0;
         if (t_start) {
@@ -90,6 +107,9 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state, struct m
         }
     }
     heap_counters_read(&after);
+    /* Before the reductions of the results: they are the library's choice again. */
+    if (!per_call)
+        algorithm_restore(algorithms, exp);
     memset(m, 0, sizeof *m);
     m->reps = done;
     /* Reduced after the loop, never inside it: the counts cost no time that is measured. */
@@ -137,7 +157,31 @@ void measurement_free(struct measurement *m)
     memset(m, 0, sizeof *m);
 }
 
-unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm)
+/* After the --verify run of a forced algorithm: whether its call failed on some rank (each
+   failing rank says why). Collective over sync_comm. */
+static int forced_call_failed(const struct op_context *ctx, MPI_Comm sync_comm)
+{
+    const struct experiment *exp = ctx->exp;
+    const int failed = ctx->call_error != MPI_SUCCESS;
+    int any = 0;
+    if (failed) {
+        char text[MPI_MAX_ERROR_STRING];
+        int length = 0, world_rank;
+        if (MPI_Error_string(ctx->call_error, text, &length) != MPI_SUCCESS)
+            snprintf(text, sizeof text, "MPI error code %d", ctx->call_error);
+        MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+        fprintf(stderr,
+                "mpiguide-bench: --verify failed: exp_id %lld (line %lld) op %s: algorithm '%s' "
+                "of %s forced: rank %d: the library refused the call: %s\n",
+                (long long)exp->exp_id, (long long)exp->line, operation_table[exp->op].name,
+                exp->algorithm, algorithm_forced(exp), world_rank, text);
+    }
+    MPI_CHECK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, sync_comm));
+    return any;
+}
+
+int measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
+                   const struct algorithm_set *algorithms)
 {
     const struct operation *op = &operation_table[ctx->exp->op];
     if (op->fill)
@@ -146,7 +190,15 @@ unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm)
         op->before_sync(ctx);
         MPI_CHECK(MPI_Barrier(sync_comm));
     }
+    const int forced = algorithm_forced(ctx->exp) != NULL;
+    ctx->keep_call_error = forced;
+    ctx->call_error = MPI_SUCCESS;
+    algorithm_apply(algorithms, ctx->exp);
     op->run(ctx);
+    algorithm_restore(algorithms, ctx->exp);
+    ctx->keep_call_error = 0;
+    if (forced && forced_call_failed(ctx, sync_comm))
+        return -1;
     if (op->after_run)
         op->after_run(ctx);
     unsigned long long wrong = op->check ? op->check(ctx) : 0, total = 0;
@@ -164,5 +216,5 @@ unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm)
         fprintf(stderr, ": expected 0x%02x, got 0x%02x\n", m->expected, m->got);
     }
     MPI_CHECK(MPI_Allreduce(&wrong, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, sync_comm));
-    return total;
+    return total == 0 ? 0 : -1;
 }

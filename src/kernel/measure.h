@@ -2,6 +2,7 @@
 #ifndef MPIGUIDE_MEASURE_H
 #define MPIGUIDE_MEASURE_H
 
+#include "algorithm/algorithm.h"
 #include "ops/op_context.h"
 #include "sync/sync.h"
 
@@ -26,12 +27,17 @@ struct measurement {
    (outside the timed region) whether the chunk's share of the budget (max_time x its
    repetitions / nrep) is spent, and broadcasts it. Page faults are counted from just before the
    first timed repetition to just after the last, and reduced after the loop. first_rep is 0:
-   the caller numbers the chunk. */
-void measure_run(struct op_context *ctx, struct sync_state *sync, struct measurement *m);
+   the caller numbers the chunk. An algorithm the experiment forces applies to the op's calls of
+   the warm-up and timed repetitions, never to the loop's own collectives or the reductions
+   after it (algorithm.h). */
+void measure_run(struct op_context *ctx, struct sync_state *sync,
+                 const struct algorithm_set *algorithms, struct measurement *m);
 void measurement_free(struct measurement *m);
 
-/* Runs the operation once on patterned data and checks what every rank received. Returns the
-   number of wrong bytes over all ranks; ranks with wrong bytes report the first on stderr. */
-unsigned long long measure_verify(struct op_context *ctx, MPI_Comm sync_comm);
+/* Runs the operation once on patterned data and checks what every rank received. Returns 0, or
+   -1 when some rank received a wrong byte (each reports its first on stderr) or the library
+   refused the call of a forced algorithm (each refusing rank says why). */
+int measure_verify(struct op_context *ctx, MPI_Comm sync_comm,
+                   const struct algorithm_set *algorithms);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithm/algorithm.h"
 #include "check.h"
 #include "io/sha256.h"
 #include "kernel_limits.h"
@@ -18,20 +19,21 @@
 enum column {
     COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
     COL_NFIN, COL_RADIUS, COL_ORDERING, COL_CONSTRUCTOR, COL_REORDER, COL_ROOT, COL_SYNC,
-    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_INTERLEAVE, COL_WARMUP, COL_CHUNK,
-    COL_COUNT
+    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_INTERLEAVE, COL_WARMUP, COL_ALGORITHM,
+    COL_CHUNK, COL_COUNT
 };
 
-/* When a column applies (docs/architecture.md, "Parameter applicability"); the first four depend
-   on the op, the others on the topology. */
+/* When a column applies (docs/architecture.md, "Parameter applicability"); the first five
+   depend on the op, the others on the topology. */
 enum applicability {
     APPLIES_ALWAYS, APPLIES_MOVES_DATA, APPLIES_ROOT, APPLIES_NONBLOCKING, APPLIES_COUNTS,
-    APPLIES_GRID, APPLIES_STENCIL, APPLIES_STENCIL_OR_FULL, APPLIES_TOPOLOGY, APPLIES_KIND_COUNT
+    APPLIES_ALGORITHM_OF, APPLIES_GRID, APPLIES_STENCIL, APPLIES_STENCIL_OR_FULL,
+    APPLIES_TOPOLOGY, APPLIES_KIND_COUNT
 };
 
 static const char *const applicability_names[APPLIES_KIND_COUNT] = {
-    "always", "moves_data", "root", "nonblocking", "counts", "grid", "stencil", "stencil_or_full",
-    "topology",
+    "always", "moves_data", "root", "nonblocking", "counts", "algorithm_of", "grid", "stencil",
+    "stencil_or_full", "topology",
 };
 
 /* A column of the input: its name, the text an empty cell stands for ("" when the column is
@@ -64,6 +66,8 @@ static const struct column_spec columns[COL_COUNT] = {
     [COL_COUNTS] = {"counts", "equal", APPLIES_COUNTS},
     [COL_INTERLEAVE] = {"interleave", "1", APPLIES_ALWAYS},
     [COL_WARMUP] = {"warmup", "0", APPLIES_ALWAYS},
+    /* Empty: the library's own choice. */
+    [COL_ALGORITHM] = {"algorithm", "", APPLIES_ALGORITHM_OF},
     /* Not a grid parameter: the planner numbers the rows of an interleaved experiment. */
     [COL_CHUNK] = {"chunk", "0", APPLIES_ALWAYS},
 };
@@ -182,6 +186,8 @@ static int column_applies(enum column col, const struct operation *op, enum topo
         return operation_has(op, OP_NONBLOCKING);
     case APPLIES_COUNTS:
         return operation_has(op, OP_COUNTS);
+    case APPLIES_ALGORITHM_OF:
+        return op->algorithm_of != NULL;
     case APPLIES_GRID:
         return is_grid(t);
     case APPLIES_STENCIL:
@@ -201,7 +207,7 @@ static int applies_by_op(enum column col)
 {
     const enum applicability kind = columns[col].applies;
     return kind == APPLIES_MOVES_DATA || kind == APPLIES_ROOT || kind == APPLIES_NONBLOCKING ||
-           kind == APPLIES_COUNTS;
+           kind == APPLIES_COUNTS || kind == APPLIES_ALGORITHM_OF;
 }
 
 static int ordering_fits(enum ordering o, enum topology_kind t)
@@ -409,6 +415,25 @@ static int parse_measurement(const struct source *at, const row_cells cells,
     return 0;
 }
 
+/* algorithm: a name of the library's own, checked against what it reports through MPI_T
+   (applicability was checked with the op). */
+static int parse_algorithm(const struct source *at, const row_cells cells,
+                           struct experiment *exp)
+{
+    if (!cell_given(cells, COL_ALGORITHM))
+        return 0;
+    const char *name = cells[COL_ALGORITHM];
+    if (strlen(name) > ALGORITHM_NAME_MAX)
+        return reject(at, "column 'algorithm': '%s' is longer than %d bytes", name,
+                      ALGORITHM_NAME_MAX);
+    char message[1024];
+    if (algorithm_find(operation_table[exp->op].algorithm_of, name, &exp->algorithm_value,
+                       message, sizeof message) != 0)
+        return reject(at, "%s", message);
+    memcpy(exp->algorithm, name, strlen(name) + 1);
+    return 0;
+}
+
 /* Sizes the kernel must be able to hold in memory and address with int. */
 static int check_limits(const struct source *at, const struct run_shape *run,
                         const struct experiment *exp)
@@ -447,7 +472,8 @@ static int parse_row(const struct source *at, const row_cells cells, const struc
     exp->line = at->line;
     if (parse_identity(at, cells, exp) ||
         parse_operation_parameters(at, cells, run->nprocs, exp) ||
-        parse_measurement(at, cells, exp) || parse_topology_parameters(at, cells, exp))
+        parse_measurement(at, cells, exp) || parse_topology_parameters(at, cells, exp) ||
+        parse_algorithm(at, cells, exp))
         return -1;
     return check_limits(at, run, exp);
 }
@@ -674,6 +700,35 @@ done:
     *out = exps;
     *count = n;
     return 0;
+}
+
+int input_names_algorithm(const char *path)
+{
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return 0;
+    char *line = NULL;
+    size_t capacity = 0;
+    int column = -1, names = 0;
+    ssize_t length = getline(&line, &capacity, file);
+    if (length > 0) {
+        chomp(line, (size_t)length);
+        char *header = strncmp(line, "\xEF\xBB\xBF", 3) == 0 ? line + 3 : line;
+        char *fields[COL_COUNT + 1];
+        const int n = split(header, fields, COL_COUNT + 1);
+        for (int i = 0; i < n && i <= COL_COUNT; i++)
+            if (strcmp(fields[i], columns[COL_ALGORITHM].name) == 0)
+                column = i;
+    }
+    while (column >= 0 && !names && (length = getline(&line, &capacity, file)) > 0) {
+        chomp(line, (size_t)length);
+        char *fields[COL_COUNT + 1];
+        const int n = split(line, fields, COL_COUNT + 1);
+        names = column < n && column <= COL_COUNT && fields[column][0] != '\0';
+    }
+    free(line);
+    fclose(file);
+    return names;
 }
 
 int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,

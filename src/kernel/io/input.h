@@ -20,6 +20,10 @@ struct run_shape {
 int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,
                size_t *count, char digest_hex[65]);
 
+/* Whether some row of the file names an algorithm (column algorithm not empty): read before
+   MPI_Init, without validating anything. 0 also when the file cannot be read. */
+int input_names_algorithm(const char *path);
+
 /* Writes the input's columns as TSV (--list-params): a header row `param default applies`, then
    one row per column in the grid's order with the text an empty cell stands for ("" when the
    column is required or its default depends on the topology) and when the column applies. */

@@ -121,6 +121,7 @@ static void write_head(FILE *json, const struct run_info *info)
     fputs(flag && *global ? "true" : "false", json);
     fprintf(json, ",\n  \"verify\": %s,\n  ", info->verify ? "true" : "false");
     heap_write_json(json, info->heap);
+    algorithm_write_json(json, info->algorithms);
     json_env(json, "slurm_job_id", "SLURM_JOB_ID");
     json_env(json, "slurm_job_nodelist", "SLURM_JOB_NODELIST");
     fprintf(json, ",\n  \"start_time\": \"%s\",\n  \"experiments\": [", now);
@@ -215,9 +216,14 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
     if (exp->interleave > 1)
         fprintf(json, "\"interleave\": %d, \"chunk\": %d, \"first_rep\": %d, ",
                 exp->interleave, exp->chunk, m->first_rep);
-    /* Likewise an experiment without warm-up repetitions. */
+    /* Likewise an experiment without warm-up repetitions, or without a forced algorithm. */
     if (exp->warmup > 0)
         fprintf(json, "\"warmup\": %d, ", exp->warmup);
+    if (exp->algorithm[0]) {
+        fputs("\"algorithm\": ", json);
+        json_string(json, exp->algorithm);
+        fprintf(json, ", \"algorithm_value\": %d, ", exp->algorithm_value);
+    }
     fputs("\"dims\": ", json);
     if (topo && topo->ndims > 0) {
         fputc('[', json);

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "algorithm/algorithm.h"
 #include "buffers.h"
 #include "experiment.h"
 #include "heap.h"
@@ -35,6 +36,7 @@ struct run_info {
     enum heap_setting heap; /* --heap, applied before MPI_Init */
     int status_columns; /* OUTPUT.csv has the columns status and global_s */
     const struct rank_placement *ranks; /* host and CPU affinity of each rank */
+    const struct algorithm_set *algorithms; /* the algorithms the experiments force */
 };
 
 /* OUTPUT.json beside OUTPUT.csv: the .csv suffix replaced, or .json appended (malloc'ed). */

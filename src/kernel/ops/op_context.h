@@ -9,6 +9,7 @@
 
 #include "buffers.h"
 #include "experiment.h"
+#include "fail.h"
 #include "pattern.h"
 #include "topology/node.h"
 #include "topology/topology.h"
@@ -59,8 +60,23 @@ struct op_context {
     size_t send_elems, result_first;
     int result_lo, result_hi;
     void *state;                     /* op-private, owned by the op's free callback */
+    /* Set by the --verify run of a forced algorithm: the op's one MPI call (ops_collective.c)
+       leaves its error code in call_error instead of ending the job, so that a choice the
+       library refuses is reported like wrong data. */
+    int keep_call_error, call_error;
     struct mismatch mismatch;        /* set by the check callback */
 };
+
+/* The one MPI call of an op with an algorithm_of (op_table.h): a failure ends the job, as
+   MPI_CHECK, unless the context keeps its code (keep_call_error). */
+#define OP_CALL(ctx, call)                                                                     \
+    do {                                                                                       \
+        const int op_call_rc_ = (call);                                                        \
+        if (op_call_rc_ != MPI_SUCCESS && (ctx)->keep_call_error)                              \
+            (ctx)->call_error = op_call_rc_;                                                   \
+        else if (op_call_rc_ != MPI_SUCCESS)                                                   \
+            fail_mpi(#call, __FILE__, __LINE__, op_call_rc_);                                  \
+    } while (0)
 
 /* MPI type of a dtype: char is MPI_UNSIGNED_CHAR, so sums wrap modulo 256. */
 MPI_Datatype dtype_mpi(enum dtype d);

@@ -28,6 +28,11 @@ struct operation {
     const char *family;
     enum msg_semantics msg_size;
     unsigned flags;
+    /* The MPI collective the op's measured call is, lower case without MPI_ ("allreduce"),
+       when the op is exactly one call of that blocking collective on the experiment's
+       communicator: the library's algorithm for it can be chosen (column algorithm). NULL
+       for every other op. */
+    const char *algorithm_of;
     /* Allocates buffers/state for one experiment (untimed). NULL: no buffers. */
     void (*setup)(struct op_context *ctx);
     /* The timed operation, one repetition. */
@@ -56,6 +61,8 @@ int operation_find(const char *name);
    columns. */
 void operations_list(FILE *out);
 const char *msg_semantics_name(enum msg_semantics m);
+/* The op's algorithm_of, "none" when it has none (column algorithm_of of --list-ops). */
+const char *operation_algorithm_of(const struct operation *op);
 int operation_has(const struct operation *op, unsigned flag);
 
 #endif

@@ -37,13 +37,16 @@ const struct operation operation_table[] = {
     NEIGHBOR(ineighbor_alltoallv, NB, neighbor_exchange_setup),
     NEIGHBOR(ineighbor_alltoallw, NB, neighbor_exchange_setup),
 #undef NEIGHBOR
-    {.name = "barrier", .family = "collective", .msg_size = MSG_NONE, .run = barrier_run},
+    {.name = "barrier", .family = "collective", .msg_size = MSG_NONE, .algorithm_of = "barrier",
+     .run = barrier_run},
 #define COLLECTIVE(op, msg, op_flags, op_setup)                                                 \
     {.name = #op, .family = "collective", .msg_size = msg, .flags = op_flags,                    \
-     .setup = op_setup, .run = op##_run, .fill = op_fill_blocks, .check = op_check_blocks}
+     .algorithm_of = #op, .setup = op_setup, .run = op##_run, .fill = op_fill_blocks,            \
+     .check = op_check_blocks}
 #define REDUCTION(op, msg, op_flags, op_setup)                                                  \
     {.name = #op, .family = "collective", .msg_size = msg, .flags = OP_REDUCTION | (op_flags),   \
-     .setup = op_setup, .run = op##_run, .fill = op_fill_reduction, .check = op_check_reduction}
+     .algorithm_of = #op, .setup = op_setup, .run = op##_run, .fill = op_fill_reduction,         \
+     .check = op_check_reduction}
     COLLECTIVE(bcast, MSG_BUFFER, OP_ROOT, bcast_setup),
     COLLECTIVE(scatter, MSG_PER_PROCESS, OP_ROOT, scatter_setup),
     COLLECTIVE(scatterv, MSG_PER_PROCESS, OP_ROOT | OP_COUNTS, scatter_setup),
@@ -179,17 +182,23 @@ const char *msg_semantics_name(enum msg_semantics m)
     return names[m];
 }
 
+const char *operation_algorithm_of(const struct operation *op)
+{
+    return op->algorithm_of ? op->algorithm_of : "none";
+}
+
 void operations_list(FILE *out)
 {
-    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\tcounts\tnode_vectors\n",
+    fputs("op\tfamily\tmsg_size\troot\twork\ttopology\treduction\tcounts\tnode_vectors\t"
+          "algorithm_of\n",
           out);
     for (size_t i = 0; i < operation_count; i++) {
         const struct operation *op = &operation_table[i];
-        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\n", op->name, op->family,
+        fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\n", op->name, op->family,
                 msg_semantics_name(op->msg_size), operation_has(op, OP_ROOT),
                 operation_has(op, OP_NONBLOCKING),
                 operation_has(op, OP_TOPOLOGY_REQUIRED) ? "required" : "optional",
                 operation_has(op, OP_REDUCTION), operation_has(op, OP_COUNTS),
-                operation_has(op, OP_NODE_VECTORS));
+                operation_has(op, OP_NODE_VECTORS), operation_algorithm_of(op));
     }
 }

@@ -30,7 +30,7 @@ static const int *own_count(const struct op_context *ctx)
 
 void barrier_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Barrier(ctx->comm));
+    OP_CALL(ctx, MPI_Barrier(ctx->comm));
 }
 
 /* One buffer of msg_size bytes, the root's content reaches everyone. */
@@ -45,7 +45,7 @@ void bcast_setup(struct op_context *ctx)
 
 void bcast_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Bcast(ctx->recvbuf, ctx->count, ctx->dtype, ctx->root, ctx->comm));
+    OP_CALL(ctx, MPI_Bcast(ctx->recvbuf, ctx->count, ctx->dtype, ctx->root, ctx->comm));
 }
 
 void scatter_setup(struct op_context *ctx)
@@ -58,14 +58,14 @@ void scatter_setup(struct op_context *ctx)
 
 void scatter_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Scatter(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
-                          ctx->dtype, ctx->root, ctx->comm));
+    OP_CALL(ctx, MPI_Scatter(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
+                             ctx->dtype, ctx->root, ctx->comm));
 }
 
 void scatterv_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Scatterv(ctx->sendbuf, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
-                           ctx->counts[ctx->rank], ctx->dtype, ctx->root, ctx->comm));
+    OP_CALL(ctx, MPI_Scatterv(ctx->sendbuf, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
+                              ctx->counts[ctx->rank], ctx->dtype, ctx->root, ctx->comm));
 }
 
 void gather_setup(struct op_context *ctx)
@@ -78,14 +78,14 @@ void gather_setup(struct op_context *ctx)
 
 void gather_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
-                         ctx->dtype, ctx->root, ctx->comm));
+    OP_CALL(ctx, MPI_Gather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
+                            ctx->dtype, ctx->root, ctx->comm));
 }
 
 void gatherv_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Gatherv(ctx->sendbuf, ctx->counts[ctx->rank], ctx->dtype, ctx->recvbuf,
-                          ctx->counts, ctx->displs, ctx->dtype, ctx->root, ctx->comm));
+    OP_CALL(ctx, MPI_Gatherv(ctx->sendbuf, ctx->counts[ctx->rank], ctx->dtype, ctx->recvbuf,
+                             ctx->counts, ctx->displs, ctx->dtype, ctx->root, ctx->comm));
 }
 
 void allgather_setup(struct op_context *ctx)
@@ -97,14 +97,14 @@ void allgather_setup(struct op_context *ctx)
 
 void allgather_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Allgather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
-                            ctx->dtype, ctx->comm));
+    OP_CALL(ctx, MPI_Allgather(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
+                               ctx->dtype, ctx->comm));
 }
 
 void allgatherv_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Allgatherv(ctx->sendbuf, ctx->counts[ctx->rank], ctx->dtype, ctx->recvbuf,
-                             ctx->counts, ctx->displs, ctx->dtype, ctx->comm));
+    OP_CALL(ctx, MPI_Allgatherv(ctx->sendbuf, ctx->counts[ctx->rank], ctx->dtype, ctx->recvbuf,
+                                ctx->counts, ctx->displs, ctx->dtype, ctx->comm));
 }
 
 /* Rank i sends counts[j] elements to rank j, so it receives counts[i] from everyone. */
@@ -117,20 +117,20 @@ void alltoall_setup(struct op_context *ctx)
 
 void alltoall_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Alltoall(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
-                           ctx->dtype, ctx->comm));
+    OP_CALL(ctx, MPI_Alltoall(ctx->sendbuf, ctx->count, ctx->dtype, ctx->recvbuf, ctx->count,
+                              ctx->dtype, ctx->comm));
 }
 
 void alltoallv_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Alltoallv(ctx->sendbuf, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
-                            ctx->own_counts, ctx->own_displs, ctx->dtype, ctx->comm));
+    OP_CALL(ctx, MPI_Alltoallv(ctx->sendbuf, ctx->counts, ctx->displs, ctx->dtype, ctx->recvbuf,
+                               ctx->own_counts, ctx->own_displs, ctx->dtype, ctx->comm));
 }
 
 void alltoallw_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Alltoallw(ctx->sendbuf, ctx->counts, ctx->byte_displs, ctx->types,
-                            ctx->recvbuf, ctx->counts, ctx->byte_displs, ctx->types, ctx->comm));
+    OP_CALL(ctx, MPI_Alltoallw(ctx->sendbuf, ctx->counts, ctx->byte_displs, ctx->types,
+                               ctx->recvbuf, ctx->counts, ctx->byte_displs, ctx->types, ctx->comm));
 }
 
 /* Reductions: msg_size bytes of dtype per process (the buffer), summed. */
@@ -143,8 +143,8 @@ void reduce_setup(struct op_context *ctx)
 
 void reduce_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Reduce(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM, ctx->root,
-                         ctx->comm));
+    OP_CALL(ctx, MPI_Reduce(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM, ctx->root,
+                            ctx->comm));
 }
 
 void allreduce_setup(struct op_context *ctx)
@@ -155,8 +155,8 @@ void allreduce_setup(struct op_context *ctx)
 
 void allreduce_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Allreduce(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
-                            ctx->comm));
+    OP_CALL(ctx, MPI_Allreduce(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
+                               ctx->comm));
 }
 
 /* msg_size bytes of result per process (counts[i] elements for rank i under a count
@@ -170,14 +170,14 @@ void reduce_scatter_setup(struct op_context *ctx)
 
 void reduce_scatter_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Reduce_scatter(ctx->sendbuf, ctx->recvbuf, ctx->counts, ctx->dtype, MPI_SUM,
-                                 ctx->comm));
+    OP_CALL(ctx, MPI_Reduce_scatter(ctx->sendbuf, ctx->recvbuf, ctx->counts, ctx->dtype, MPI_SUM,
+                                    ctx->comm));
 }
 
 void reduce_scatter_block_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Reduce_scatter_block(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype,
-                                       MPI_SUM, ctx->comm));
+    OP_CALL(ctx, MPI_Reduce_scatter_block(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype,
+                                          MPI_SUM, ctx->comm));
 }
 
 void scan_setup(struct op_context *ctx)
@@ -188,7 +188,7 @@ void scan_setup(struct op_context *ctx)
 
 void scan_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Scan(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM, ctx->comm));
+    OP_CALL(ctx, MPI_Scan(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM, ctx->comm));
 }
 
 /* Rank 0's exscan result is undefined: the empty range 0 .. -1 leaves it unchecked. */
@@ -200,6 +200,6 @@ void exscan_setup(struct op_context *ctx)
 
 void exscan_run(struct op_context *ctx)
 {
-    MPI_CHECK(MPI_Exscan(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
-                         ctx->comm));
+    OP_CALL(ctx, MPI_Exscan(ctx->sendbuf, ctx->recvbuf, ctx->count, ctx->dtype, MPI_SUM,
+                            ctx->comm));
 }

@@ -107,11 +107,11 @@ static enum rep_status roundtime_begin(struct sync_state *state)
 }
 
 static const struct sync_method methods[SYNC_COUNT] = {
-    [SYNC_DISSEMINATION] = {"dissemination", CLOCK_NONE, NULL, dissemination, dissemination},
-    [SYNC_BARRIER] = {"barrier", CLOCK_NONE, NULL, mpi_barrier, mpi_barrier},
-    [SYNC_HCA3_ROUNDTIME] = {"hca3_roundtime", CLOCK_HCA3, roundtime_prepare, roundtime_begin,
-                             nothing_after},
-    [SYNC_JK_ROUNDTIME] = {"jk_roundtime", CLOCK_JK, roundtime_prepare, roundtime_begin,
+    [SYNC_DISSEMINATION] = {"dissemination", CLOCK_NONE, NULL, 0, dissemination, dissemination},
+    [SYNC_BARRIER] = {"barrier", CLOCK_NONE, NULL, 1, mpi_barrier, mpi_barrier},
+    [SYNC_HCA3_ROUNDTIME] = {"hca3_roundtime", CLOCK_HCA3, roundtime_prepare, 1,
+                             roundtime_begin, nothing_after},
+    [SYNC_JK_ROUNDTIME] = {"jk_roundtime", CLOCK_JK, roundtime_prepare, 1, roundtime_begin,
                            nothing_after},
 };
 

@@ -28,6 +28,9 @@ struct sync_method {
     enum clock_algorithm clock;
     /* Optional, collective, untimed: once per experiment before its first repetition. */
     void (*prepare)(struct sync_state *state, enum clock_algorithm clock);
+    /* Whether begin or end calls an MPI collective (MPI_Barrier, MPI_Bcast): a setting of the
+       library's collectives made for the op's calls must not reach them. */
+    int calls_collectives;
     /* Called right before t0 and right after the repetition's time is taken. */
     enum rep_status (*begin)(struct sync_state *state);
     enum rep_status (*end)(struct sync_state *state);
