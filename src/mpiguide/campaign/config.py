@@ -45,7 +45,7 @@ from mpiguide.tune.sweep import (
     algorithm_settings,
     tune_libraries,
     verify_campaign,
-    with_algorithm_entries,
+    with_algorithm_sweeps,
 )
 
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
@@ -481,13 +481,13 @@ def scaled_campaign(
 
 
 def expanded_campaign(config: dict[str, Any], source: str, start: Path) -> dict[str, Any]:
-    """The scaled config with an mpi entry and a guideline per algorithm its entries sweep
-    (mpiguide.tune.sweep; the installed libraries are asked which they offer), or at
-    `verify: true` the campaign that re-measures it with the tuning found below `start`'s
-    results/<campaign>/tuning/ applied."""
+    """The scaled config with the algorithms its entries sweep as experiments and a guideline
+    per algorithm (mpiguide.tune.sweep; the installed libraries are asked which they offer); at
+    `verify: true` that of the campaign that re-measures it with the tuning found below
+    `start`'s results/<campaign>/tuning/."""
     if config["verify"]:
-        return verify_campaign(config, source, start / RESULTS_ROOT)
-    return with_algorithm_entries(config, algorithm_settings(config, source))
+        config = verify_campaign(config, source, start / RESULTS_ROOT)
+    return with_algorithm_sweeps(config, algorithm_settings(config, source), source)
 
 
 def checked_campaign(

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 PARAMETERS = (
     "op", "msg_size", "dtype", "nrep", "work", "topology", "ndim", "nfin", "radius",
     "ordering", "constructor", "reorder", "root", "sync", "max_time", "buffer_offset", "counts",
-    "interleave", "warmup",
+    "interleave", "warmup", "algorithm",
 )  # fmt: skip
 COLUMNS = ("exp_id", *PARAMETERS)
 # The kernel's input columns: the grid's, and the chunk of an interleaved experiment a row
@@ -66,7 +66,7 @@ BY_TOPOLOGY = {"ordering": ORDERINGS, "constructor": CONSTRUCTORS}
 DEFAULTS: dict[str, Any] = {
     "dtype": "char", "work": 0, "root": 0, "sync": "dissemination", "max_time": 0.0,
     "reorder": 0, "radius": 1, "nfin": 0, "topology": "none", "buffer_offset": 0,
-    "counts": "equal", "interleave": 1, "warmup": 0,
+    "counts": "equal", "interleave": 1, "warmup": 0, "algorithm": "",
 }  # fmt: skip
 APPLIES_WHEN = {
     "msg_size": "the op moves data (msg_size is not 'none' in operations.tsv)",
@@ -84,6 +84,10 @@ APPLIES_WHEN = {
     ),
     "reorder": "topology is not none",
     "counts": "the op is a v-operation (counts is 1 in operations.tsv)",
+    "algorithm": (
+        "the op's MPI collective has library algorithms (algorithm_of is not none in "
+        "operations.tsv)"
+    ),
 }
 MAX_BLOCK_PRODUCT = 200_000
 # Combinations of all blocks together: bounds validation time however many blocks
@@ -111,6 +115,8 @@ def applies(parameter: str, op: Operation, topology: str) -> bool:
             return topology != "none"
         case "counts":
             return op.counts
+        case "algorithm":
+            return op.algorithm_of != "none"
     return True
 
 

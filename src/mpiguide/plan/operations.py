@@ -24,6 +24,7 @@ COLUMNS = (
     "reduction",
     "counts",
     "node_vectors",
+    "algorithm_of",
 )
 MSG_SIZE_KINDS = frozenset({"none", "per_neighbor", "per_process", "per_pair", "buffer"})
 TOPOLOGY_NEEDS = frozenset({"required", "optional"})
@@ -45,6 +46,9 @@ class Operation:
     # a node leader holds the per-process vectors of every rank of its node (OP_NODE_VECTORS):
     # one buffer holds node size x the op's blocks
     node_vectors: bool
+    # the MPI collective the op's measured call is, whose library algorithms the `algorithm`
+    # parameter chooses; "none" for an op that is not one call of a blocking collective
+    algorithm_of: str
 
     @property
     def has_msg_size(self) -> bool:
@@ -70,6 +74,7 @@ def _parse_row(row: dict[str, str], where: str) -> Operation:
         reduction=FLAGS[choice("reduction", FLAGS)],
         counts=FLAGS[choice("counts", FLAGS)],
         node_vectors=FLAGS[choice("node_vectors", FLAGS)],
+        algorithm_of=row["algorithm_of"],
     )
 
 
