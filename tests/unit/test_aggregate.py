@@ -492,7 +492,7 @@ def test_the_algorithm_column_only_where_some_experiment_names_one(tmp_path: Pat
     plain, swept = tmp_path / "plain.csv", tmp_path / "swept.csv"
     block = {"op": ["allreduce", "allreduce_as_reduce_bcast"], "msg_size": 8}
     write_grid(build_grid({"nrep": 3, "experiments": [block]}), plain)
-    write_grid(build_grid({"nrep": 3, "experiments": [block, {**block, "op": "allreduce",
-                                                             "algorithm": "ring"}]}), swept)  # fmt: skip
+    ring = {**block, "op": "allreduce", "algorithm": "ring"}
+    write_grid(build_grid({"nrep": 3, "experiments": [block, ring]}), swept)
     assert "algorithm" not in read_grid(plain).column_names
     assert read_grid(swept)["algorithm"].to_pylist() == [None, "ring", None]

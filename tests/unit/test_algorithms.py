@@ -15,6 +15,7 @@ from mpiguide.campaign.config import check_campaign
 from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+from mpiguide.plan.grid import expand
 from mpiguide.tune.library_algorithms import (
     Choices,
     installed_choices,
@@ -22,7 +23,6 @@ from mpiguide.tune.library_algorithms import (
     parse_ompi_info,
     settings_of,
 )
-from mpiguide.plan.grid import expand
 from mpiguide.tune.sweep import (
     SETTINGS_KEY,
     algorithm_settings,
