@@ -73,7 +73,7 @@ def test_algo_tests_pair_the_librarys_choice_with_the_algorithm_in_the_same_laun
     algo = tests[tests["guideline"] == "ALGO.openmpi.allreduce.ring"]
     assert sorted(zip(algo["lhs_exp_id"], algo["rhs_exp_id"], strict=True)) == [(0, 1), (2, 3)]
     assert set(algo[TEST_COLUMN]) == {PAIRED_T}
-    assert set(algo["algorithm"]) == {"|ring"}
+    assert set(algo["algorithm"]) == {"library-default|ring"}
     assert set(algo["verdict"]) == {"violated"}
 
 
@@ -84,4 +84,25 @@ def test_the_other_guidelines_are_evaluated_under_every_algorithm() -> None:
     mockup = tests[tests["guideline"] == "TGT-ALLREDUCE-AS-REDUCE-BCAST"]
     pairs = sorted(zip(mockup["lhs_exp_id"], mockup["rhs_exp_id"], strict=True))
     assert pairs == [(0, 4), (1, 4), (2, 5), (3, 5)]
-    assert sorted(mockup["algorithm"]) == ["", "", "ring|", "ring|"]
+    assert sorted(mockup["algorithm"]) == ["library-default|"] * 2 + ["ring|"] * 2
+
+
+def test_the_librarys_choice_pairs_only_with_itself() -> None:
+    """Two entries compared on the same op: the library's choice of one with that of the other,
+    ring with ring, never the library's choice with a forced algorithm (as an empty cell of a
+    parameter that does not apply would)."""
+    medians = pd.concat(
+        [_medians({}, 0.01, seed=1), _medians({}, 0.01, seed=2).assign(mpi="other")]
+    )
+    medians["mpi"] = medians["mpi"].astype("category")
+    lhs, rhs = {"mpi": "openmpi", "op": "allreduce"}, {"mpi": "other", "op": "allreduce"}
+    entries = resolve(
+        [{"id": "E", "source": "t", "text": "t", "relation": "le", "lhs": lhs, "rhs": rhs}],
+        {},
+        "t.yaml",
+    )
+    tests = evaluate(medians, entries, AnalysisOptions.with_defaults(), "t")
+    assert sorted(zip(tests["lhs_exp_id"], tests["rhs_exp_id"], strict=True)) == [
+        (0, 0), (1, 1), (2, 2), (3, 3),
+    ]  # fmt: skip
+    assert sorted(set(tests["algorithm"])) == ["library-default", "ring"]

@@ -190,7 +190,11 @@ def test_a_sweep_adds_experiments_and_guidelines_to_the_entry_not_entries(ompi: 
     guideline = expanded["guidelines"][0]
     assert guideline["id"] == "ALGO.openmpi.allreduce.ring"
     assert guideline["relation"] == "le"
-    assert guideline["lhs"] == {"mpi": "openmpi", "op": ["allreduce"], "algorithm": ""}
+    assert guideline["lhs"] == {
+        "mpi": "openmpi",
+        "op": ["allreduce"],
+        "algorithm": "library-default",
+    }
     assert guideline["rhs"] == {"mpi": "openmpi", "op": ["allreduce"], "algorithm": "ring"}
     # the added guidelines and experiments pass the campaign's own checks
     check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)

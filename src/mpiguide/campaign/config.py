@@ -34,9 +34,10 @@ from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.core.strict_yaml import load_yaml
-from mpiguide.core.values import canonical_value
+from mpiguide.core.values import LIBRARY_CHOICE, canonical_value
 from mpiguide.plan.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
+from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.limits import kernel_limits
 from mpiguide.plan.operations import load_operations
 from mpiguide.reports.models import Model, load_models, resolve_models
@@ -262,6 +263,7 @@ class _Measured:
     def __init__(self, config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
         self.experiments = [
             {p: None if row[p] is None else canonical_value(row[p]) for p in PARAMETERS}
+            | ({ALGORITHM: LIBRARY_CHOICE} if row[ALGORITHM] == "" else {})
             for row in rows
         ]
         self.deployments = [

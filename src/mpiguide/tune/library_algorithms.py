@@ -32,9 +32,6 @@ INFO_ARGUMENTS = {
     "mpich": (),
 }
 ALL = "all"
-# How tuning.md names the library's own choice (not "default": Open MPI's allgatherv has an
-# algorithm of that name).
-DEFAULT = "library-default"
 INFO_TIMEOUT_S = 60
 GUIDELINE_PREFIX = "ALGO"
 GUIDELINE_SOURCE = (

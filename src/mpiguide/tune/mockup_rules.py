@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from mpiguide.analysis.pairing import split_pair
+from mpiguide.core.values import LIBRARY_CHOICE
 from mpiguide.plan.inputs import ALGORITHM
 
 # The mock-ups libmpiguide-tune can run, by the collective each replaces: a copy of the table of
@@ -88,6 +90,12 @@ class NotReplaced:
     reason: str
 
 
+def library_chosen(algorithm: pd.Series) -> pd.Series:
+    """Per test (tests.csv's `algorithm` cells): whether neither side forces an algorithm."""
+    cells = algorithm.fillna("").astype(str)
+    return cells.map(lambda cell: all(side in ("", LIBRARY_CHOICE) for side in split_pair(cell)))
+
+
 def mockup_tests(tests: pd.DataFrame) -> pd.DataFrame:
     """The tests of a collective against its own mock-up within one entry and deployment, with
     columns entry, collective, mockup, ranks, msg_size (ints) besides tests.csv's."""
@@ -103,7 +111,7 @@ def mockup_tests(tests: pd.DataFrame) -> pd.DataFrame:
             single &= ~tests[column].astype(str).str.contains("|", regex=False)
     if ALGORITHM in tests.columns:
         # the library's own choice, what a call of the application runs, not a forced algorithm
-        single &= tests[ALGORITHM].fillna("").astype(str) == ""
+        single &= library_chosen(tests[ALGORITHM])
     mine = (
         (tests["relation"] == "le")
         & single

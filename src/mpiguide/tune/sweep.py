@@ -4,13 +4,14 @@
 `algorithms: {allreduce: all}` in entry `openmpi` (with `library: openmpi`) gives every experiment
 of an op that calls MPI_Allreduce (operations.tsv's `algorithm_of`) a sibling per algorithm the
 installed library offers, the same experiment with `algorithm` naming it: the kernel runs it in the
-same launch, in the same shuffled order, as the library's own choice (`algorithm` empty). No entry
-and no launch is added. Each setting brings the guideline `ALGO.<entry>.<op>.<algorithm>`: within
-the entry, the op with the library's choice is not slower than with that algorithm (relation le),
-paired by every other parameter, so a violation is an algorithm of the library's own that beats
-its choice, with the paired test's bounds. The campaign's other guidelines pair an op with an
-algorithm against one without (a mock-up) as any parameter that applies to one side only: they
-are evaluated under every algorithm.
+same launch, in the same shuffled order, as the library's own choice (`algorithm` empty, named
+`library-default` where guidelines select and pair it). No entry and no launch is added. Each
+setting brings the guideline `ALGO.<entry>.<op>.<algorithm>`: within the entry, the op with the
+library's choice is not slower than with that algorithm (relation le), paired by every other
+parameter, so a violation is an algorithm of the library's own that beats its choice, with the
+paired test's bounds. The campaign's other guidelines pair an op with an algorithm against one
+without (a mock-up) as any parameter that applies to one side only: they are evaluated under
+every algorithm.
 
 The grid is the campaign's, run by every entry: when one entry sweeps, every entry sweeps the same
 library's same algorithms (the kernel refuses a name its library does not list).
@@ -33,6 +34,7 @@ from mpiguide.core.paths import (
     TUNING_TREE,
     mockup_tuning_name,
 )
+from mpiguide.core.values import LIBRARY_CHOICE
 from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, applies, expand
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
@@ -165,7 +167,7 @@ def _guideline(setting: AlgorithmSetting, ops: Sequence[str]) -> dict[str, Any]:
             f"{setting.library} algorithm {setting.algorithm.name}, in the same launches"
         ),
         "relation": "le",
-        "lhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: ""},
+        "lhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: LIBRARY_CHOICE},
         "rhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: setting.algorithm.name},
     }
 

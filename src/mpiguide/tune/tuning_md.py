@@ -11,7 +11,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.core.paths import ALGORITHMS_CSV
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.tune.choose import Choice, Untunable
-from mpiguide.tune.mockup_rules import NotReplaced, Replacement
+from mpiguide.tune.mockup_rules import NotReplaced, Replacement, library_chosen
 
 
 def _ratio(choice: Choice) -> str:
@@ -26,7 +26,7 @@ def other_violations(
     under a forced algorithm is not what an application runs)."""
     other = ~tests["guideline"].isin(algo_ids) & ~tests.index.isin(mockups.index)
     if ALGORITHM in tests.columns:
-        other &= tests[ALGORITHM].fillna("").astype(str) == ""
+        other &= library_chosen(tests[ALGORITHM])
     return tests[other & (tests["verdict"] == "violated")]
 
 
