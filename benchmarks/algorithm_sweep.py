@@ -40,6 +40,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from mpiguide.core.values import canonical_value
 from mpiguide.tune.choose import chosen_algorithms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,6 +100,10 @@ def across_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
     return bench
 
 
+def _twin_budget(budget: float) -> float:
+    return NULL_BUDGET_S if not budget else budget + NULL_MARGIN_S
+
+
 def within_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
     """The campaign for this checkout; the null control is a twin of every experiment of the
     swept collectives, differing only in a time budget never reached."""
@@ -112,7 +117,7 @@ def within_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
         if not ops:
             continue
         budget = block.get("max_time", 0)
-        twin_budget = NULL_BUDGET_S if not budget else budget + NULL_MARGIN_S
+        twin_budget = _twin_budget(budget)
         twins.append({**copy.deepcopy(block), "op": ops, "max_time": twin_budget})
         budgets.add((budget, twin_budget))
     bench["experiments"] = [*bench["experiments"], *twins]
@@ -171,29 +176,38 @@ def _share(tests: pd.DataFrame, verdicts: tuple[str, ...]) -> str:
     return f"{100 * count / len(tests):.1f} % ({count}/{len(tests)})"
 
 
-def rules_of(path: Path) -> list[str]:
-    if not path.is_file():
-        return []
-    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
-    return [line for line in lines if line]
+def rules_collectives(path: Path) -> int:
+    """The collectives an Open MPI rules file tunes (its first number)."""
+    words = " ".join(line.split("#", 1)[0] for line in path.read_text().splitlines()).split()
+    return int(words[0]) if words else 0
 
 
-def summary(results: Path, way: str) -> dict[str, str]:
+def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
     tests = pd.read_csv(results / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
     algo = tests[tests["guideline"].str.startswith("ALGO.")]
+    if way == "within":
+        # the null control's twin experiments are swept too: their ALGO tests are not counted
+        twins = {
+            canonical_value(_twin_budget(block.get("max_time", 0)))
+            for block in config["experiments"]
+        }
+        algo = algo[~algo["max_time"].isin(twins)]
     null = tests[tests["guideline"].str.startswith("NULL-")]
     seconds, launches = kernel_seconds(results)
     tuning = results / "tuning"
     chosen = chosen_algorithms(pd.read_csv(tuning / "algorithms.csv"))
-    rules = [rule for path in tuning.glob("*.ompi-rules.conf") for rule in rules_of(path)]
-    twins = "1 twin entry" if way == "across" else "twin experiments of the swept collectives"
+    rules = sum(rules_collectives(path) for path in tuning.glob("*.ompi-rules.conf"))
+    control = "1 twin entry" if way == "across" else "twin experiments of the swept collectives"
     return {
         "ALGO tests decided": _share(algo, DECIDED),
         "ALGO violated": _share(algo, ("violated",)),
-        "kernel time": f"{seconds:.0f} s in {launches} launches (null control: {twins})",
+        "kernel time": (
+            f"{seconds:.0f} s in {launches} launches (to the second per launch; null control: "
+            f"{control})"
+        ),
         "tune chose": "; ".join(f"{op}: {', '.join(names)}" for (_, op), names in chosen.items())
         or "nothing",
-        "rules file": f"{len(rules)} line(s)" + (f": {' | '.join(rules[:6])}" if rules else ""),
+        "rules file": f"{rules} collective(s) with rules",
         "null control flagged": _share(null, ("violated",)),
     }
 
@@ -222,7 +236,7 @@ def main() -> None:
             print(f"{name}, {way} ({commits[way][:12]}): {args.runs} runs", flush=True)
             results = run_tune(project, builders[way](config, args.runs), args.cores, args.dry_run)
             if not args.dry_run:
-                table[(name, way)] = summary(results, way)
+                table[(name, way)] = summary(config, results, way)
     for (name, way), rows in table.items():
         print(f"\n{name}, {way} launches, {args.runs} runs")
         for key, value in rows.items():
