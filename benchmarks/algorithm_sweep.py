@@ -194,6 +194,9 @@ def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
         algo = algo[~algo["max_time"].isin(twins)]
     null = tests[tests["guideline"].str.startswith("NULL-")]
     seconds, launches = kernel_seconds(results)
+    repetitions = float(
+        pd.read_parquet(results / "timings.parquet", columns=["time_s"]).sum().iloc[0]
+    )
     tuning = results / "tuning"
     chosen = chosen_algorithms(pd.read_csv(tuning / "algorithms.csv"))
     rules = sum(rules_collectives(path) for path in tuning.glob("*.ompi-rules.conf"))
@@ -205,6 +208,7 @@ def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
             f"{seconds:.0f} s in {launches} launches (to the second per launch; null control: "
             f"{control})"
         ),
+        "repetitions' time": f"{repetitions:.3f} s (the sum of timings.parquet's time_s)",
         "tune chose": "; ".join(f"{op}: {', '.join(names)}" for (_, op), names in chosen.items())
         or "nothing",
         "rules file": f"{rules} collective(s) with rules",
