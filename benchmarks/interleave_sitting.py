@@ -1,13 +1,13 @@
 """The self-test with `interleave: 1` and `interleave: 5` in one sitting, in blocked order.
 
-Prints, does not assert. Measures config/campaigns/selftest.yaml (K = 1) and
-config/campaigns/selftest-interleave.yaml (K = 5) block by block: block 0 of one, block 0 of the
-other, block 1 of the other, block 1 of the one, … (the order alternates per block, so neither
-campaign always runs first after a pause), so that both see the same state of the machine over
-the sitting instead of one campaign measured after the other. Then each campaign's analysis and
-self-test run (no new measurements), and the table docs/selftest.md shows is printed: the
-within-launch rows of both `selftest.csv`, side by side, and the spread of the per-run
-log-ratios of the null comparisons.
+Prints, does not assert. Measures config/campaigns/selftest-back-to-back.yaml (K = 1) and
+config/campaigns/selftest.yaml (K = 5, the campaign default) block by block: block 0 of one,
+block 0 of the other, block 1 of the other, block 1 of the one, … (the order alternates per
+block, so neither campaign always runs first after a pause), so that both see the same state
+of the machine over the sitting instead of one campaign measured after the other. Then each
+campaign's analysis and self-test run (no new measurements), and the table docs/selftest.md
+shows is printed: the within-launch rows of both `selftest.csv`, side by side, and the spread
+of the per-run log-ratios of the null comparisons.
 
 Run it alone on the machine (no builds or tests beside it), with the venv's Python:
 `.venv/bin/python benchmarks/interleave_sitting.py [--runs 30] [--suffix s10]`. The results
@@ -31,12 +31,12 @@ from mpiguide.core.paths import BLOCK_RECORD_SUFFIX, BLOCKS_TREE, block_path
 
 REPO = Path(__file__).resolve().parents[1]
 CAMPAIGNS = {
-    1: REPO / "config" / "campaigns" / "selftest.yaml",
-    5: REPO / "config" / "campaigns" / "selftest-interleave.yaml",
+    1: REPO / "config" / "campaigns" / "selftest-back-to-back.yaml",
+    5: REPO / "config" / "campaigns" / "selftest.yaml",
 }
 DEPLOYMENT = (1, 2)
 # The within-launch rows docs/selftest.md compares.
-ROWS = [(0, 10), (0, 30), (5, 10), (10, 5), (10, 10), (10, 20), (20, 10)]
+ROWS = [(0, 5), (0, 10), (0, 30), (5, 5), (5, 10), (10, 5), (10, 10), (10, 20), (20, 10), (20, 30)]
 
 
 def load() -> str:

@@ -1,6 +1,7 @@
 """The self-test's variants are the campaign of selftest.yaml but for their name and one key:
-selftest-interleave.yaml `interleave: 5`, so that the two measure the comparisons within a
-launch side by side (docs/selftest.md#interleaved-repetitions-within-a-launch);
+selftest-back-to-back.yaml `interleave: 1` (the self-test interleaves by the campaign default),
+so that the two measure the comparisons within a launch side by side
+(docs/selftest.md#interleaved-repetitions-within-a-launch);
 selftest-adaptive.yaml `runs: {min: 5, max: 30, step: 5}`, the adaptive campaign against the
 fixed one."""
 
@@ -15,26 +16,26 @@ from mpiguide.plan.grid import expand
 
 CAMPAIGNS = Path(__file__).resolve().parents[2] / "config" / "campaigns"
 SELFTEST = CAMPAIGNS / "selftest.yaml"
-INTERLEAVED = CAMPAIGNS / "selftest-interleave.yaml"
+BACK_TO_BACK = CAMPAIGNS / "selftest-back-to-back.yaml"
 ADAPTIVE = CAMPAIGNS / "selftest-adaptive.yaml"
 
 
-def test_the_interleaved_selftest_is_the_selftest_with_interleave_5() -> None:
+def test_the_back_to_back_selftest_is_the_selftest_with_interleave_1() -> None:
     plain = yaml.safe_load(SELFTEST.read_text())
-    interleaved = yaml.safe_load(INTERLEAVED.read_text())
-    assert interleaved["campaign"] == "selftest-interleave"
-    assert [block.pop("interleave") for block in interleaved["experiments"]] == [5] * len(
-        plain["experiments"]
-    )
-    interleaved["campaign"] = plain["campaign"]
-    assert interleaved == plain
+    back_to_back = yaml.safe_load(BACK_TO_BACK.read_text())
+    assert back_to_back.pop("campaign") == "selftest-back-to-back"
+    assert back_to_back.pop("interleave") == 1
+    assert "interleave" not in plain
+    plain.pop("campaign")
+    assert back_to_back == plain
 
 
-def test_the_interleaved_selftest_validates_and_interleaves_every_experiment() -> None:
-    config = load_campaign(INTERLEAVED)
-    rows = expand(config, str(INTERLEAVED))
-    assert len(rows) == len(expand(load_campaign(SELFTEST), str(SELFTEST)))
-    assert {row["interleave"] for row in rows} == {5}
+def test_the_selftest_interleaves_by_default_and_its_copy_does_not() -> None:
+    interleaved = expand(load_campaign(SELFTEST), str(SELFTEST))
+    back_to_back = expand(load_campaign(BACK_TO_BACK), str(BACK_TO_BACK))
+    assert len(interleaved) == len(back_to_back)
+    assert {row["interleave"] for row in interleaved} == {5}
+    assert {row["interleave"] for row in back_to_back} == {1}
 
 
 def test_the_adaptive_selftest_is_the_selftest_with_runs_5_to_30() -> None:

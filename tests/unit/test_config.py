@@ -292,7 +292,11 @@ def test_the_workflow_checks_its_config_once_into_a_campaign(tmp_path: Path) -> 
     assert campaign.results == "results/t"
     assert (campaign.blocking, campaign.launch_key, campaign.looks.count) == ("none", "launcher", 1)
     assert campaign.kernel_binary("openmpi") == "results/t/build/openmpi/mpiguide-bench"
-    assert campaign.grid_spec() == {"nrep": 50, "experiments": MINIMAL["experiments"]}
+    assert campaign.grid_spec() == {
+        "nrep": 50,
+        "experiments": MINIMAL["experiments"],
+        "interleave": 5,
+    }
 
 
 def test_the_workflow_reads_its_config_files_again_strictly(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.sequential import Looks
 from mpiguide.campaign.launch import quoted_launcher
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
-from mpiguide.plan.grid import GRID_KEYS
+from mpiguide.plan.grid import DEFAULTS, GRID_KEYS, INTERLEAVE_KEY
 from mpiguide.tune.sweep import kernel_entry
 
 # Which key of an mpi entry starts its runs, by `launch:` (in the workflow: by the executor,
@@ -84,5 +84,12 @@ class Campaign:
         }
 
     def grid_spec(self) -> dict[str, Any]:
-        """Only the keys that define the grid: editing anything else never re-plans."""
-        return {key: self.config[key] for key in GRID_KEYS}
+        """Only the keys that define the grid: editing anything else never re-plans. The
+        campaign's interleave only where it is not the kernel's default: a campaign that pins
+        `interleave: 1` keeps the spec, and so the records, its runs were planned with before
+        the key existed."""
+        spec = {key: self.config[key] for key in GRID_KEYS}
+        interleave = self.config.get(INTERLEAVE_KEY, DEFAULTS["interleave"])
+        if interleave != DEFAULTS["interleave"]:
+            spec[INTERLEAVE_KEY] = interleave
+        return spec

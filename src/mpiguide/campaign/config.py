@@ -35,7 +35,7 @@ from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.core.values import LIBRARY_CHOICE, canonical_value
-from mpiguide.plan.grid import GRID_KEYS, PARAMETERS, STENCIL_TOPOLOGIES, expand
+from mpiguide.plan.grid import GRID_KEYS, INTERLEAVE_KEY, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.limits import kernel_limits
@@ -115,15 +115,19 @@ def _check_runs(config: Mapping[str, Any], options: AnalysisOptions, source: str
 
 
 def validate_grid_spec(spec: Any, source: str) -> None:
-    """Validate the grid keys of a config (GRID_KEYS) against their part of the schema."""
+    """Validate the grid keys of a config (GRID_KEYS, and the campaign's interleave where the
+    spec gives it: Campaign.grid_spec) against their part of the schema."""
     schema = load_schema()
+    # Without its default: a spec without the key means the kernel's default.
+    interleave = {k: v for k, v in schema["properties"][INTERLEAVE_KEY].items() if k != "default"}
     spec_schema = {
         "$schema": schema["$schema"],
         "$defs": schema["$defs"],
         "type": "object",
         "additionalProperties": False,
         "required": list(GRID_KEYS),
-        "properties": {key: schema["properties"][key] for key in GRID_KEYS},
+        "properties": {key: schema["properties"][key] for key in GRID_KEYS}
+        | {INTERLEAVE_KEY: interleave},
     }
     validate_schema(spec, spec_schema, source)
 

@@ -94,6 +94,10 @@ MAX_BLOCK_PRODUCT = 200_000
 # (docs/bad_inputs.md).
 MAX_CAMPAIGN_PRODUCT = 500_000
 GRID_KEYS = ("nrep", "experiments")  # the config keys that define the grid
+# The campaign's interleave (the schema's default), for the blocks that do not set theirs. A grid
+# spec without it means the kernel's default, 1: how every grid was planned before the key
+# existed (mpiguide.campaign.checked.Campaign.grid_spec).
+INTERLEAVE_KEY = "interleave"
 
 
 def applies(parameter: str, op: Operation, topology: str) -> bool:
@@ -145,11 +149,14 @@ def _normalise(parameter: str, value: Any) -> Any:
 class _Block:
     """One experiments block with its given value lists."""
 
-    def __init__(self, block: Mapping[str, Any], index: int, nrep: int, source: str) -> None:
+    def __init__(
+        self, block: Mapping[str, Any], index: int, nrep: int, interleave: int, source: str
+    ) -> None:
         self.block = block
         self.path = f"{source}: experiments[{index}]"
         self.size = 0  # combinations, once expanded
         self.nrep = _normalise("nrep", nrep)
+        self.interleave = _normalise("interleave", interleave)
         self.given = {
             p: [_normalise(p, v) for v in (block[p] if isinstance(block[p], list) else [block[p]])]
             for p in PARAMETERS
@@ -273,6 +280,9 @@ class _Block:
                 return None
             else:
                 row[p] = self.default(p, op, topology)
+        if "interleave" not in chosen:
+            # The campaign's interleave, bounded by the row's own repetitions.
+            row["interleave"] = min(self.interleave, row["nrep"])
         return row
 
     def _check_all_used(
@@ -341,7 +351,13 @@ def expand(config: Mapping[str, Any], source: str = "config") -> list[dict[str, 
     blocks: Sequence[Mapping[str, Any]] = config["experiments"]
     combinations = 0
     for index, block in enumerate(blocks):
-        expanding = _Block(block, index, config["nrep"], source)
+        expanding = _Block(
+            block,
+            index,
+            config["nrep"],
+            config.get(INTERLEAVE_KEY, DEFAULTS["interleave"]),
+            source,
+        )
         for row in expanding.expand(operations, combinations):
             unique.setdefault(tuple(row[p] for p in PARAMETERS), row)
         combinations += expanding.size

@@ -35,7 +35,7 @@ from mpiguide.core.paths import (
     mockup_tuning_name,
 )
 from mpiguide.core.values import LIBRARY_CHOICE
-from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, applies, expand
+from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, INTERLEAVE_KEY, applies, expand
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS
@@ -172,9 +172,7 @@ def _guideline(setting: AlgorithmSetting, ops: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _swept_block(
-    block: Mapping[str, Any], op: str, names: Sequence[str], nrep: int
-) -> dict[str, Any]:
+def _swept_block(block: Mapping[str, Any], op: str, names: Sequence[str]) -> dict[str, Any]:
     """The block's experiments of `op` again, each with `algorithm` naming one of `names`: the
     block's keys that can apply to `op` on one of the block's topologies, `op`, `algorithm`."""
     operation = load_operations()[op]
@@ -207,9 +205,10 @@ def swept_experiments(
                 f"set it for {', '.join(swept)}; leave it out of this block"
             )
         # a block's `where` may drop every experiment of an op
-        kept = {row["op"] for row in expand({"nrep": config["nrep"], "experiments": [block]})}
+        alone = {key: config[key] for key in ("nrep", INTERLEAVE_KEY) if key in config}
+        kept = {row["op"] for row in expand({**alone, "experiments": [block]})}
         added += [
-            _swept_block(block, op, sweep[operations[op].algorithm_of], config["nrep"])
+            _swept_block(block, op, sweep[operations[op].algorithm_of])
             for op in swept
             if op in kept
         ]
