@@ -107,11 +107,11 @@ def test_every_listed_mpich_algorithm_is_one_mpich_accepts(
             {"exp_id": index, "op": setting.op, "msg_size": size, "nrep": 2}
             for index, size in enumerate((8, 4096))
         ]
-        infile = write_input(tmp_path / f"{setting.entry}.csv", rows)
+        infile = write_input(tmp_path / f"{setting.name}.csv", rows)
         done = kernel.run(
-            2, "--verify", infile, tmp_path / f"{setting.entry}.out.csv", env=setting.env()
+            2, "--verify", infile, tmp_path / f"{setting.name}.out.csv", env=setting.env()
         )
-        assert done.returncode == 0, f"{setting.entry}: {setting.env()}\n{done.stderr}"
+        assert done.returncode == 0, f"{setting.name}: {setting.env()}\n{done.stderr}"
     unknown = {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "no_such_algorithm"}
     infile = write_input(
         tmp_path / "unknown.csv", [{"exp_id": 0, "op": "allreduce", "msg_size": 8}]

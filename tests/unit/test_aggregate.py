@@ -481,3 +481,18 @@ def test_a_chunk_missing_twice_or_of_another_plan_is_refused(interleaved, edit, 
     _edit_provenances(raw[:1], lambda _, provenance: edit(provenance["experiments"]))
     with pytest.raises(DataError, match=rf"run00\.json: {message}"):
         run_aggregate(root, raw)
+
+
+def test_the_algorithm_column_only_where_some_experiment_names_one(tmp_path: Path) -> None:
+    """A grid whose experiments all run the library's own choice gives tables without the
+    column `algorithm`, as before the parameter existed; one algorithm keeps it."""
+    from mpiguide.plan.grid import build_grid, write_grid
+    from mpiguide.store.aggregate import read_grid
+
+    plain, swept = tmp_path / "plain.csv", tmp_path / "swept.csv"
+    block = {"op": ["allreduce", "allreduce_as_reduce_bcast"], "msg_size": 8}
+    write_grid(build_grid({"nrep": 3, "experiments": [block]}), plain)
+    ring = {**block, "op": "allreduce", "algorithm": "ring"}
+    write_grid(build_grid({"nrep": 3, "experiments": [block, ring]}), swept)
+    assert "algorithm" not in read_grid(plain).column_names
+    assert read_grid(swept)["algorithm"].to_pylist() == [None, "ring", None]

@@ -1,5 +1,6 @@
 """A library's own algorithms as a campaign factor: listing them from what the installed library
-prints, checking a config's `algorithms:` against them, and the entries and guidelines they add."""
+prints, checking a config's `algorithms:` against them, and the experiments and guidelines they
+add to the entry (no entry, no launch)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from mpiguide.campaign.config import check_campaign
 from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+from mpiguide.plan.grid import expand
 from mpiguide.tune.library_algorithms import (
     Choices,
     installed_choices,
@@ -22,16 +24,17 @@ from mpiguide.tune.library_algorithms import (
     settings_of,
 )
 from mpiguide.tune.sweep import (
-    SETTING_KEY,
+    SETTINGS_KEY,
     algorithm_settings,
     kernel_entry,
     setting_marks,
     settings_from_marks,
     settings_in,
     tune_libraries,
+    tuned_algorithms_csv,
     tuned_pairs,
     verify_campaign,
-    with_algorithm_entries,
+    with_algorithm_sweeps,
 )
 
 LISTINGS = Path(__file__).parent / "algorithm_listings"
@@ -86,7 +89,7 @@ def test_settings_select_by_name_or_number_and_set_the_environment(
     ompi: Choices, mpich: Choices
 ) -> None:
     chosen = settings_of("openmpi", {"allreduce": ["ring", 3]}, ompi, "mpi.openmpi.algorithms")
-    assert [s.entry for s in chosen] == [
+    assert [s.name for s in chosen] == [
         "openmpi.allreduce.ring",
         "openmpi.allreduce.recursive_doubling",
     ]
@@ -142,6 +145,7 @@ CONFIG: dict[str, Any] = {
         }
     },
     "deployments": [{"nodes": 1, "ppn": 2}],
+    "nrep": 10,
     "experiments": [{"op": ["allreduce", "allreduce_as_reduce_bcast"], "msg_size": [8, 1024]}],
     "guidelines": [],
 }
@@ -165,36 +169,64 @@ def _listing(ompi: Choices) -> Any:
     return discover
 
 
-def test_an_entry_per_setting_with_its_guideline_and_the_base_kernel(ompi: Choices) -> None:
+def test_a_sweep_adds_experiments_and_guidelines_to_the_entry_not_entries(ompi: Choices) -> None:
     config = _config()
     discover = _listing(ompi)
-    expanded = with_algorithm_entries(config, algorithm_settings(config, SOURCE, discover))
+    expanded = with_algorithm_sweeps(config, algorithm_settings(config, SOURCE, discover))
     assert discover.calls == [("openmpi", "ompi_info", "c.yaml: mpi.openmpi.info")]
-    assert list(expanded["mpi"]) == [
-        "openmpi",
-        "openmpi.allreduce.ring",
-        "openmpi.allreduce.recursive_doubling",
-    ]
-    ring = expanded["mpi"]["openmpi.allreduce.ring"]
-    assert ring["env"] == {
-        "OMPI_MCA_mpi_yield_when_idle": "1",
-        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-        "OMPI_MCA_coll_tuned_allreduce_algorithm": "4",
-    }
-    assert "algorithms" not in ring
-    assert kernel_entry(expanded, "openmpi.allreduce.ring") == "openmpi"
+    assert list(expanded["mpi"]) == ["openmpi"]
+    assert expanded["mpi"]["openmpi"]["env"] == {"OMPI_MCA_mpi_yield_when_idle": "1"}
     assert kernel_entry(expanded, "openmpi") == "openmpi"
+    # the allreduce experiments again, each with an algorithm; the mock-up takes none
+    assert expanded["experiments"][1] == {
+        "op": "allreduce", "msg_size": [8, 1024], "algorithm": ["ring", "recursive_doubling"],
+    }  # fmt: skip
+    rows = expand(expanded)
+    assert {(r["op"], r["algorithm"] or "") for r in rows} == {
+        ("allreduce", ""), ("allreduce", "ring"), ("allreduce", "recursive_doubling"),
+        ("allreduce_as_reduce_bcast", ""),
+    }  # fmt: skip
+    assert len(rows) == 2 * 3 + 2
     guideline = expanded["guidelines"][0]
     assert guideline["id"] == "ALGO.openmpi.allreduce.ring"
     assert guideline["relation"] == "le"
-    assert guideline["lhs"] == {"mpi": "openmpi", "op": "allreduce"}
-    assert guideline["rhs"] == {"mpi": "openmpi.allreduce.ring", "op": "allreduce"}
-    # the added guidelines and entries pass the campaign's own checks
+    assert guideline["lhs"] == {
+        "mpi": "openmpi",
+        "op": ["allreduce"],
+        "algorithm": "library-default",
+    }
+    assert guideline["rhs"] == {"mpi": "openmpi", "op": ["allreduce"], "algorithm": "ring"}
+    # the added guidelines and experiments pass the campaign's own checks
     check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
-    assert config["mpi"].keys() == {"openmpi"}  # not modified
+    assert config["experiments"] == CONFIG["experiments"]  # not modified
     settings = settings_in(expanded)
-    assert settings["openmpi.allreduce.ring"].algorithm.number == 4
+    assert list(settings) == [
+        "ALGO.openmpi.allreduce.ring",
+        "ALGO.openmpi.allreduce.recursive_doubling",
+    ]
+    assert settings["ALGO.openmpi.allreduce.ring"].algorithm.number == 4
     assert settings_from_marks(setting_marks(expanded)) == settings
+
+
+def test_a_swept_block_keeps_what_applies_to_the_swept_op(ompi: Choices) -> None:
+    """`root` applies to bcast only: the allreduce copy leaves it out; an op the block's `where`
+    drops gets no copy; a block that names an algorithm itself is refused."""
+    config = _config(algorithms={"allreduce": ["ring"], "bcast": ["binomial"]})
+    config["experiments"] = [
+        {"op": ["bcast", "allreduce"], "msg_size": [8, 64], "root": [0, 1]},
+        {"op": ["bcast", "allreduce"], "msg_size": 8, "where": "op == 'allreduce'"},
+    ]
+    expanded = with_algorithm_sweeps(config, algorithm_settings(config, SOURCE, _listing(ompi)))
+    assert expanded["experiments"][2:] == [
+        {"op": "bcast", "msg_size": [8, 64], "root": [0, 1], "algorithm": ["binomial"]},
+        {"op": "allreduce", "msg_size": [8, 64], "algorithm": ["ring"]},
+        {"op": "allreduce", "msg_size": 8, "where": "op == 'allreduce'", "algorithm": ["ring"]},
+    ]
+    rows = expand(expanded)
+    assert sum(r["algorithm"] == "binomial" for r in rows) == 4
+    config["experiments"][0]["algorithm"] = "ring"
+    with pytest.raises(ConfigError, match=r"experiments\[0\]\.algorithm: the mpi entries'"):
+        with_algorithm_sweeps(config, algorithm_settings(config, SOURCE, _listing(ompi)))
 
 
 @pytest.mark.parametrize(
@@ -219,51 +251,62 @@ def test_bad_algorithms_are_refused(ompi: Choices, changes: dict[str, Any], mess
     assert message in str(error.value)
 
 
-def test_an_added_entry_may_not_replace_one_of_the_config(ompi: Choices) -> None:
+def test_every_entry_sweeps_the_same_as_they_share_the_grid(ompi: Choices) -> None:
     config = _config()
-    config["mpi"]["openmpi.allreduce.ring"] = copy.deepcopy(config["mpi"]["openmpi"])
-    del config["mpi"]["openmpi.allreduce.ring"]["algorithms"]
-    with pytest.raises(ConfigError, match=r"adds the entry 'openmpi\.allreduce\.ring', which the"):
+    config["mpi"]["other"] = copy.deepcopy(config["mpi"]["openmpi"])
+    algorithm_settings(config, SOURCE, _listing(ompi))
+    del config["mpi"]["other"]["algorithms"]
+    with pytest.raises(ConfigError, match=r"mpi\.other: every entry of a campaign runs its grid"):
         algorithm_settings(config, SOURCE, _listing(ompi))
 
 
 def test_the_schema_refuses_a_setting_written_by_hand() -> None:
     config = copy.deepcopy(CONFIG)
-    config["mpi"]["openmpi"][SETTING_KEY] = {"base": "x"}
-    with pytest.raises(ConfigError, match=SETTING_KEY):
+    config["mpi"]["openmpi"][SETTINGS_KEY] = [{"base": "x"}]
+    with pytest.raises(ConfigError, match=SETTINGS_KEY):
         validate_schema(config, load_schema(), SOURCE)
 
 
-def test_verify_runs_each_swept_entry_beside_its_tuning(ompi: Choices, tmp_path: Path) -> None:
+FIGURE5_HEADER = (
+    "mpi,library,op,nodes,ppn,msg_size,algorithm,number,median_s,default_median_s,speedup,"
+    "speedup_low,speedup_high,verdict"
+)
+
+
+def _figure5(tuning: Path, *rows: str) -> None:
+    tuning.mkdir(parents=True, exist_ok=True)
+    (tuning / "algorithms.csv").write_text("\n".join([FIGURE5_HEADER, *rows]) + "\n")
+
+
+def test_verify_sweeps_the_chosen_algorithms_beside_the_librarys_choice(
+    ompi: Choices, tmp_path: Path
+) -> None:
+    """Within one launch: the swept entry measures only what `tune` chose, beside the library's
+    choice, with no `.tuned` entry and no rules file in its environment."""
     config = _config()
-    config["mpi"]["mpich"] = {
-        "mpicc": "mpicc.mpich",
-        "library": "mpich",
-        "algorithms": {"allreduce": "all"},
-        "env": {},
-    }
-    validate_schema(config, load_schema(), SOURCE)
     tuning = tmp_path / "results" / "t" / "tuning"
-    with pytest.raises(ConfigError, match=r"openmpi\.ompi-rules\.conf does not exist: run"):
+    with pytest.raises(ConfigError, match=r"algorithms\.csv does not exist: run the target"):
         verify_campaign(config, SOURCE, tmp_path / "results")
-    tuning.mkdir(parents=True)
-    (tuning / "openmpi.ompi-rules.conf").write_text("0\n")
-    (tuning / "mpich.mpich.env").write_text("# c\nMPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=smp\n")
+    _figure5(
+        tuning,
+        "openmpi,openmpi,allreduce,1,2,8,ring,4,1e-5,2e-5,2.0,1.5,2.5,violated",
+        "openmpi,openmpi,allreduce,1,2,8,recursive_doubling,3,1e-5,1.1e-5,1.1,0.9,1.3,undecided",
+        "openmpi,openmpi,allreduce,1,2,1024,ring,4,1e-5,1e-5,1.0,0.9,1.1,holds",
+    )
     verified = verify_campaign(config, SOURCE, tmp_path / "results")
     assert verified["campaign"] == "t-verify"
-    assert list(verified["mpi"]) == ["openmpi", "mpich", "openmpi.tuned", "mpich.tuned"]
-    assert "algorithms" not in verified["mpi"]["openmpi"]
-    tuned = verified["mpi"]["openmpi.tuned"]["env"]
-    assert tuned["OMPI_MCA_coll_tuned_dynamic_rules_filename"] == str(
-        (tuning / "openmpi.ompi-rules.conf").resolve()
-    )
-    assert tuned["OMPI_MCA_mpi_yield_when_idle"] == "1"
-    assert verified["mpi"]["mpich.tuned"]["env"] == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "smp"}
-    assert kernel_entry(verified, "mpich.tuned") == "mpich"
-    assert tuned_pairs(verified) == [("openmpi", "openmpi.tuned"), ("mpich", "mpich.tuned")]
-    check_campaign(verified, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
-    (tuning / "mpich.mpich.env").write_text("recursive_doubling\n")
-    with pytest.raises(ConfigError, match=r"mpich\.mpich\.env:1: expected MPIR_CVAR_NAME=value"):
+    assert list(verified["mpi"]) == ["openmpi"]
+    assert verified["mpi"]["openmpi"]["algorithms"] == {"allreduce": ["ring"]}
+    assert verified["mpi"]["openmpi"]["env"] == config["mpi"]["openmpi"]["env"]
+    assert tuned_pairs(verified) == []
+    expanded = with_algorithm_sweeps(verified, algorithm_settings(verified, SOURCE, _listing(ompi)))
+    assert [g["id"] for g in expanded["guidelines"]] == ["ALGO.openmpi.allreduce.ring"]
+    assert {r["algorithm"] for r in expand(expanded) if r["op"] == "allreduce"} == {"", "ring"}
+    check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+    assert tuned_algorithms_csv("t-verify") == "results/t/tuning/algorithms.csv"
+    # nothing chosen and no mock-up rule: nothing to verify
+    _figure5(tuning, "openmpi,openmpi,allreduce,1,2,8,ring,4,1e-5,1e-5,1.0,0.9,1.1,holds")
+    with pytest.raises(ConfigError, match="nothing was tuned to verify"):
         verify_campaign(config, SOURCE, tmp_path / "results")
 
 

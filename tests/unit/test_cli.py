@@ -82,9 +82,10 @@ def test_grid_then_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     argv = ["inputs", "--grid", str(grid), "--seed", "3", "--mpi", "openmpi", "--nodes", "1",
             "--ppn", "2", "--run", "00", "--out", str(out)]  # fmt: skip
     assert run(argv, capsys) == (0, "", "")
-    # the grid's rows; without interleaved or warmed-up experiments the input leaves
-    # `interleave` and `warmup` (the last columns, 1 and 0 on every row) to the kernel's defaults
-    rows = [line.removesuffix(",interleave,warmup").removesuffix(",1,0")
+    # the grid's rows; without interleaved, warmed-up or algorithm experiments the input leaves
+    # `interleave`, `warmup` and `algorithm` (the last columns, 1, 0 and empty on every row) to
+    # the kernel's defaults
+    rows = [line.removesuffix(",interleave,warmup,algorithm").removesuffix(",1,0,")
             for line in grid.read_text().splitlines()]  # fmt: skip
     assert sorted(out.read_text().splitlines()) == sorted(rows)
 

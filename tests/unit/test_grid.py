@@ -54,7 +54,7 @@ def test_design_example_block() -> None:
         "work": None, "topology": "cart", "ndim": 1, "nfin": 0, "radius": None,
         "ordering": None, "constructor": "cart", "reorder": 0, "root": None,
         "sync": "dissemination", "max_time": 0.0, "buffer_offset": 0, "counts": None,
-        "interleave": 1, "warmup": 0,
+        "interleave": 1, "warmup": 0, "algorithm": None,
     }  # fmt: skip
     last = [rows[-1][p] for p in ("op", "msg_size", "topology", "ndim", "nfin", "ordering")]
     assert last == ["neighbor_alltoall", 4096, "vonneumann", 2, 2, "RAND"]
@@ -176,8 +176,8 @@ def test_grid_csv_has_empty_cells_and_the_contract_column_order(tmp_path: Path) 
     write_grid(build_grid(spec({"op": ["bcast", "barrier"], "msg_size": 8, "max_time": 1.5})), out)
     assert out.read_text().splitlines() == [
         ",".join(COLUMNS),
-        "0,barrier,,,5,,none,,,,,,,,dissemination,1.5,,,1,0",
-        "1,bcast,8,char,5,,none,,,,,,,0,dissemination,1.5,0,,1,0",
+        "0,barrier,,,5,,none,,,,,,,,dissemination,1.5,,,1,0,",
+        "1,bcast,8,char,5,,none,,,,,,,0,dissemination,1.5,0,,1,0,",
     ]
     assert [p.name for p in tmp_path.iterdir()] == ["grid.csv"]  # no temporary left behind
 
@@ -226,3 +226,15 @@ def test_counts_on_no_v_operation_is_an_error() -> None:
         r"of this block \(counts applies when the op is a v-operation",
     ):
         expand(spec({"op": ["gather", "alltoall_as_alltoallv"], "msg_size": 8, "counts": "ramp"}))
+
+
+def test_algorithm_applies_to_the_ops_that_call_a_collective() -> None:
+    """A blocking collective takes an algorithm (empty: the library's choice); a mock-up, whose
+    calls are several, does not: its cell is empty, not applicable."""
+    rows = expand(spec({"op": ["allreduce", "allreduce_as_reduce_bcast"], "msg_size": 8,
+                        "algorithm": ["", "ring"]}))  # fmt: skip
+    assert [(r["op"], r["algorithm"]) for r in rows] == [
+        ("allreduce", ""), ("allreduce", "ring"), ("allreduce_as_reduce_bcast", None),
+    ]  # fmt: skip
+    with pytest.raises(ConfigError, match=r"experiments\[0\]\.algorithm: applies to no experiment"):
+        expand(spec({"op": "allreduce_as_reduce_bcast", "msg_size": 8, "algorithm": "ring"}))

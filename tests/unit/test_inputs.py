@@ -51,9 +51,9 @@ def test_each_run_holds_every_experiment_once_in_its_own_order(
     tmp_path: Path, grid_csv: Path
 ) -> None:
     with grid_csv.open() as f:
-        # interleave and warmup, the last columns, are 1 and 0 everywhere: the inputs leave them
-        # to the kernel
-        grid_rows = sorted(line.removesuffix(",1,0") for line in f.read().splitlines()[1:])
+        # interleave, warmup and algorithm, the last columns, are 1, 0 and empty everywhere: the
+        # inputs leave them to the kernel
+        grid_rows = sorted(line.removesuffix(",1,0,") for line in f.read().splitlines()[1:])
     orders = []
     for run in range(3):
         lines = make_input(grid_csv, tmp_path / f"run{run}.csv", run=run).decode().splitlines()
@@ -143,12 +143,12 @@ def test_missing_grid(tmp_path: Path) -> None:
 def test_without_interleaved_or_warmed_up_experiments_an_input_is_what_it_was(
     tmp_path: Path, grid_csv: Path
 ) -> None:
-    """Byte for byte the input of before `interleave` and `warmup` existed: the grid's rows in
-    the order of the run's permutation, in the columns of then."""
+    """Byte for byte the input of before `interleave`, `warmup` and `algorithm` existed: the
+    grid's rows in the order of the run's permutation, in the columns of then."""
     with grid_csv.open(newline="") as f:
         rows = list(csv.DictReader(f))
     order = np.random.default_rng(run_seed(1, "openmpi", 1, 2, 0)).permutation(len(rows))
-    before = [c for c in COLUMNS if c not in ("interleave", "warmup")]
+    before = [c for c in COLUMNS if c not in ("interleave", "warmup", "algorithm")]
     lines = [",".join(before), *(",".join(rows[i][c] for c in before) for i in order)]
     assert make_input(grid_csv, tmp_path / "in.csv") == ("\n".join(lines) + "\n").encode()
 
@@ -164,7 +164,7 @@ def input_of(tmp_path: Path, run: int = 0, **keys: list[int] | int) -> tuple[lis
 
 def interleaved_input(tmp_path: Path, interleave: list[int] | int, run: int = 0) -> list[dict]:
     header, rows = input_of(tmp_path, run, interleave=interleave)
-    assert header == [c for c in INPUT_COLUMNS if c != "warmup"]
+    assert header == [c for c in INPUT_COLUMNS if c not in ("warmup", "algorithm")]
     return rows
 
 
@@ -221,3 +221,13 @@ def test_warmup_is_a_column_only_when_some_experiment_has_warm_up_repetitions(
     header, rows = input_of(tmp_path, warmup=[0, 50])
     assert header == [*PLAIN_COLUMNS, "warmup"]
     assert sorted({row["warmup"] for row in rows}) == ["0", "50"] and len(rows) == 2 * 16
+
+
+def test_algorithm_is_a_column_only_when_some_experiment_names_one(tmp_path: Path) -> None:
+    """The library's own choice (empty) everywhere leaves the column out; one experiment with an
+    algorithm gives every row its cell, empty where the library chooses."""
+    header, _ = input_of(tmp_path, algorithm="")
+    assert tuple(header) == PLAIN_COLUMNS
+    header, rows = input_of(tmp_path, op="bcast", algorithm=["", "binomial"])
+    assert header == [*PLAIN_COLUMNS, "algorithm"]
+    assert sorted(row["algorithm"] for row in rows) == [""] * 8 + ["binomial"] * 8

@@ -137,3 +137,18 @@ def test_nothing_to_tune_from(tmp_path: Path) -> None:
     other = row("bcast_as_allgatherv", 8, "violated", 2.0, op="bcast|allgather")
     with pytest.raises(DataError, match="no guideline compares a collective with its own mock-up"):
         run_tune(tmp_path, [other])
+
+
+def test_a_collective_under_a_forced_algorithm_is_not_replaced(tmp_path: Path) -> None:
+    """A sweep checks the mock-up guidelines under every algorithm (tests.csv's `algorithm`:
+    `ring|`); an application runs the library's choice, so only its tests (empty) decide a rule,
+    and a violation under a forced algorithm is neither a rule nor an untuned violation."""
+    mockup = "allreduce_as_reduce_bcast"
+    chosen = {**row(mockup, 8, "holds", 1.0), "algorithm": ""}
+    forced = {**row(mockup, 8, "violated", 2.0), "algorithm": "ring|"}
+    tuned = run_tune(tmp_path, [chosen, forced])
+    assert tuned.mockups == []
+    note = (tmp_path / "tuning" / "tuning.md").read_text()
+    assert "Violations of the other guidelines" not in note
+    chosen["verdict"] = "violated"
+    assert [r.mockup for r in run_tune(tmp_path, [chosen, forced]).mockups] == [mockup]

@@ -55,7 +55,8 @@ def _row(
     return {
         "guideline": guideline or (setting.guideline if setting else ""),
         "relation": "le",
-        "mpi": f"{setting.base}|{setting.entry}" if setting else "openmpi",
+        "mpi": setting.base if setting else "openmpi",
+        "algorithm": f"|{setting.algorithm.name}" if setting else "",
         "nodes": "1",
         "ppn": str(ppn),
         "heap": "default",

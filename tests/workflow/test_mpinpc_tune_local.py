@@ -1,7 +1,7 @@
 """config/campaigns/mpinpc-tune-local.yaml: mpinpc.yaml's guidelines on a workstation, for `tune`
 and `verify` (docs/tuning.md). Only checked, not run (a run takes minutes): it
 validates in this process, and stays mpinpc.yaml's campaign but for what its header lists as
-departures (deployments, repetitions and time, the Scan algorithms)."""
+departures (deployments, repetitions and time, the algorithms of its nine collectives)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,12 @@ def test_it_is_mpinpc_at_2_and_4_ranks_on_open_mpi() -> None:
     (entry,) = local["mpi"].values()
     assert entry["launcher"].startswith("mpirun.openmpi --oversubscribe")
     assert entry["env"]["OMPI_MCA_mpi_yield_when_idle"] == "1"
-    assert entry["algorithms"] == {"scan": "all"}
+    # every collective it measures with algorithms of its own, swept within its launches
+    assert entry["algorithms"] == dict.fromkeys(
+        ["bcast", "reduce", "allreduce", "scan", "scatter", "gather", "allgather", "alltoall",
+         "reduce_scatter_block"],
+        "all",
+    )  # fmt: skip
 
 
 def test_header_says_how_to_run_it_and_cites_the_paper() -> None:

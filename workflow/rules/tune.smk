@@ -4,6 +4,9 @@
 # entry the tuning file of libmpiguide-tune, where a collective is significantly slower than its
 # own mock-up.
 
+from mpiguide.core.paths import VERIFY_CSV, VERIFY_MD
+from mpiguide.tune.sweep import tuned_algorithms_csv
+
 SETTING_MARKS = setting_marks(config)
 TUNING = f"{RESULTS}/{TUNING_TREE}"
 TUNING_FILES = {
@@ -45,9 +48,11 @@ localrules:
     tune,
 
 
-# `verify: true` (`--config verify=True`): the campaign re-measured with the tuning applied,
-# each tuned entry beside the library's own choice in the same blocks; per entry the before /
-# after of every guideline (MPINPC's Figure 4) is `mpiguide diff` of the two.
+# `verify: true` (`--config verify=True`): the campaign re-measured with the tuning applied:
+# each algorithm `tune` chose beside the library's own choice within the same launches
+# (verify.md), and each entry whose libmpiguide-tune file replaces a collective beside
+# <entry>.tuned in the same blocks, whose before / after of every guideline (MPINPC's Figure 4)
+# is `mpiguide diff` of the two.
 if config["verify"]:
     VERIFY_PAIRS = dict(tuned_pairs(config))
     VERIFY = f"{RESULTS}/{VERIFY_TREE}"
@@ -96,10 +101,30 @@ if config["verify"]:
             "python -m mpiguide diff {input.tests:q} {input.tests:q} --mpi-a {wildcards.entry:q}"
             " --mpi-b {params.tuned:q} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
+    rule verify_report:
+        input:
+            tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+            tuned=tuned_algorithms_csv(config["campaign"]),
+        output:
+            md=f"{RESULTS}/{VERIFY_MD}",
+            csv=f"{RESULTS}/{VERIFY_CSV}",
+        log:
+            f"{RESULTS}/logs/verify/report.log",
+        conda:
+            "../envs/analysis.yaml"
+        params:
+            pairs=as_json(list(VERIFY_PAIRS.items())),
+        shell:
+            "python -m mpiguide verify-report --tests {input.tests:q}"
+            " --tuned-algorithms {input.tuned:q} --pairs-json {params.pairs:q}"
+            " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
+
     rule verify:
         input:
+            f"{RESULTS}/{VERIFY_MD}",
             [f"{VERIFY}/{entry}.md" for entry in VERIFY_PAIRS],
 
     localrules:
         verify,
         verify_entry,
+        verify_report,

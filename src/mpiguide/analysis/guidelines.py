@@ -58,6 +58,9 @@ from mpiguide.core.columns import BLOCK_ATTEMPT_COLUMN, MEDIAN_VALUES, PAGE_FAUL
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import DECIDED_WITH_JSON, LOOKS_CSV, TESTS_CSV
+from mpiguide.core.values import LIBRARY_CHOICE
+from mpiguide.plan.inputs import ALGORITHM
+from mpiguide.plan.operations import load_operations
 
 MEDIAN_COLUMNS = ("exp_id", "run", "median_s", "n_kept")
 # tests.csv's columns around the keys (deployment and parameters): the guideline before them,
@@ -290,10 +293,31 @@ def _tests_of(
     return tests
 
 
+def with_library_choice(medians: pd.DataFrame) -> pd.DataFrame:
+    """`medians` with the library's own choice of algorithm named (LIBRARY_CHOICE) where the
+    column `algorithm` (present only where some experiment names an algorithm) is empty and
+    applies: an empty cell of a parameter that does not apply matches any value in a pairing,
+    the library's choice only itself."""
+    if ALGORITHM not in medians.columns:
+        return medians
+    operations = load_operations()
+    ops = medians["op"].astype(str)
+    applies = ops.map({op: operations[op].algorithm_of != "none" for op in ops.unique()})
+    chosen = medians[ALGORITHM].isna() & applies.astype(bool)
+    if not chosen.any():
+        return medians
+    frame = medians.copy()
+    algorithm = frame[ALGORITHM].astype(object)
+    algorithm[chosen] = LIBRARY_CHOICE
+    frame[ALGORITHM] = algorithm.astype("category")
+    return frame
+
+
 def evaluate(
     medians: pd.DataFrame, guidelines: Sequence[Guideline], options: AnalysisOptions, source: str
 ) -> pd.DataFrame:
     """One row per test of every guideline (columns: see docs/analysis.md)."""
+    medians = with_library_choice(medians)
     if options.varied == "nprocs":
         medians = with_nprocs(medians)
     experiments, exp_ids, rows = _experiments(medians)

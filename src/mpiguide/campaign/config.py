@@ -34,9 +34,10 @@ from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.core.strict_yaml import load_yaml
-from mpiguide.core.values import canonical_value
+from mpiguide.core.values import LIBRARY_CHOICE, canonical_value
 from mpiguide.plan.grid import GRID_KEYS, INTERLEAVE_KEY, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
+from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.limits import kernel_limits
 from mpiguide.plan.operations import load_operations
 from mpiguide.reports.models import Model, load_models, resolve_models
@@ -45,7 +46,7 @@ from mpiguide.tune.sweep import (
     algorithm_settings,
     tune_libraries,
     verify_campaign,
-    with_algorithm_entries,
+    with_algorithm_sweeps,
 )
 
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
@@ -266,6 +267,7 @@ class _Measured:
     def __init__(self, config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
         self.experiments = [
             {p: None if row[p] is None else canonical_value(row[p]) for p in PARAMETERS}
+            | ({ALGORITHM: LIBRARY_CHOICE} if row[ALGORITHM] == "" else {})
             for row in rows
         ]
         self.deployments = [
@@ -485,13 +487,13 @@ def scaled_campaign(
 
 
 def expanded_campaign(config: dict[str, Any], source: str, start: Path) -> dict[str, Any]:
-    """The scaled config with an mpi entry and a guideline per algorithm its entries sweep
-    (mpiguide.tune.sweep; the installed libraries are asked which they offer), or at
-    `verify: true` the campaign that re-measures it with the tuning found below `start`'s
-    results/<campaign>/tuning/ applied."""
+    """The scaled config with the algorithms its entries sweep as experiments and a guideline
+    per algorithm (mpiguide.tune.sweep; the installed libraries are asked which they offer); at
+    `verify: true` that of the campaign that re-measures it with the tuning found below
+    `start`'s results/<campaign>/tuning/."""
     if config["verify"]:
-        return verify_campaign(config, source, start / RESULTS_ROOT)
-    return with_algorithm_entries(config, algorithm_settings(config, source))
+        config = verify_campaign(config, source, start / RESULTS_ROOT)
+    return with_algorithm_sweeps(config, algorithm_settings(config, source), source)
 
 
 def checked_campaign(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from mpiguide.cli.arguments import (
     CONFIG,
@@ -12,6 +13,7 @@ from mpiguide.cli.arguments import (
     TESTS,
     Command,
     Option,
+    Role,
     existing_file,
     parse_json,
 )
@@ -42,6 +44,16 @@ def tune(args: argparse.Namespace) -> None:
     )
 
 
+def verify_report(args: argparse.Namespace) -> None:
+    from mpiguide.tune.verify_report import write_verify_report
+
+    pairs = parse_json(args.pairs_json, "--pairs-json", list)
+    checks = write_verify_report(
+        args.tests, args.tuned_algorithms, [tuple(pair) for pair in pairs], args.md, args.csv
+    )
+    print(f"{args.md}: {len(checks)} tuned point(s) checked within one launch")
+
+
 COMMANDS = (
     Command(
         "tune",
@@ -59,15 +71,34 @@ COMMANDS = (
                 type=existing_file, required=False, one_of=True,
             ),
             Option("--settings-json",
-                   "the added entries' settings as the workflow holds them (entry -> setting)",
+                   "the swept settings as the workflow holds them (ALGO guideline -> setting)",
                    settings={"metavar": "JSON"}, one_of=True),
             SCALE,
             Option("--entries",
                    "the mpi entries that get a libmpiguide-tune file <entry>.tune (default: with"
-                   " --config its entries, else every entry of a mock-up test not added by a"
-                   " sweep)",
+                   " --config its entries that run their own kernel, else every entry of a mock-up"
+                   " test)",
                    settings={"nargs": "*", "metavar": "ENTRY"}),
             OUTDIR,
+        ),
+    ),
+    Command(
+        "verify-report",
+        "from a verify campaign's tests.csv: per (entry, collective, ranks, message size) that "
+        "`tune` chose an algorithm for, the within-launch comparison of that algorithm with the "
+        "library's choice on the new runs, and which comparisons were across launches and why",
+        verify_report,
+        (
+            TESTS.but(help="the verify campaign's tests.csv"),
+            Option("--tuned-algorithms", "the tuned campaign's algorithms.csv (mpiguide tune)",
+                   Role.READS, {"type": existing_file, "required": True, "metavar": "CSV"}),
+            Option("--pairs-json",
+                   "the verify campaign's (entry, entry.tuned) pairs of libmpiguide-tune, as JSON",
+                   settings={"required": True, "metavar": "JSON"}),
+            Option("--md", "the note to write", Role.WRITES,
+                   {"type": Path, "required": True, "metavar": "FILE"}),
+            Option("--csv", "the per-point checks to write", Role.WRITES,
+                   {"type": Path, "required": True, "metavar": "FILE"}),
         ),
     ),
 )  # fmt: skip

@@ -171,9 +171,13 @@ TUNING_TREE = "tuning"
 ALGORITHMS_CSV = "algorithms.csv"
 ALGORITHMS_PNG = "algorithms.png"
 TUNING_MD = "tuning.md"
-# results/<campaign>-verify/verify/ (`verify: true`): per tuned entry the before / after,
-# `mpiguide diff` of the entry and <entry>.tuned, as <entry>.md and <entry>.csv.
+# results/<campaign>-verify/verify/ (`verify: true`): per entry libmpiguide-tune tuned the
+# before / after, `mpiguide diff` of the entry and <entry>.tuned, as <entry>.md and <entry>.csv.
 VERIFY_TREE = "verify"
+# results/<campaign>-verify/ (`mpiguide verify-report`): the algorithms `tune` chose, compared
+# with the library's choice within one launch, and which comparison was across launches, why.
+VERIFY_MD = "verify.md"
+VERIFY_CSV = "verify.csv"
 
 
 def ompi_rules_name(entry: str) -> str:

@@ -1,11 +1,18 @@
 """The one text form of a parameter value that selectors, pairing, the config checks and the
 tables compare and print: integral numbers without decimals (`8`, also for 8.0 from a float
-column), anything else as `str` gives it."""
+column), anything else as `str` gives it; and the name of the library's own choice of algorithm,
+which grid.csv and the kernel's input leave empty."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+# The experiment parameter `algorithm` where the library chooses (empty in grid.csv, the kernel's
+# input and medians.parquet) as selectors, pairing and tests.csv name it: a value of its own, so
+# that it pairs only with itself, never as the wildcard of a parameter that does not apply. Not
+# "default": Open MPI's allgatherv has an algorithm of that name.
+LIBRARY_CHOICE = "library-default"
 
 
 def canonical_value(value: object) -> str:

@@ -10,7 +10,8 @@ of n, and chunk c of K sits at (c + p/n)/K of the launch, so the launch measures
 each such experiment per K-th of its length, in shuffled order. Without interleaved
 experiments that is the permutation itself, and the input has the columns it had before
 `interleave` existed: byte for byte the same file. Likewise `warmup` is a column only when some
-experiment has warm-up repetitions.
+experiment has warm-up repetitions, and `algorithm` only when some experiment names one of the
+library's algorithms (empty: the library's own choice).
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from mpiguide.plan.limits import kernel_limits
 RANK = re.compile(r"[0-9]+")
 INTERLEAVE = "interleave"
 WARMUP = "warmup"
+ALGORITHM = "algorithm"
 # The columns of every input; the others only when some experiment of the grid uses them (the
 # kernel's defaults stand in).
-PLAIN_COLUMNS = tuple(c for c in COLUMNS if c not in (INTERLEAVE, WARMUP))
+PLAIN_COLUMNS = tuple(c for c in COLUMNS if c not in (INTERLEAVE, WARMUP, ALGORITHM))
 
 
 def run_seed(seed: int, mpi: str, nodes: int, ppn: int, run: int) -> int:
@@ -109,7 +111,8 @@ def write_run_input(
     # Over the whole grid, so that every round of a campaign has the same columns; the kernel
     # checks the values.
     warmed = any(row[WARMUP] not in ("", "0") for row in rows_by_line.values())
-    used = {INTERLEAVE: interleaved, CHUNK: interleaved, WARMUP: warmed}
+    forced = any(row[ALGORITHM] for row in rows_by_line.values())
+    used = {INTERLEAVE: interleaved, CHUNK: interleaved, WARMUP: warmed, ALGORITHM: forced}
     columns = [c for c in INPUT_COLUMNS if c in PLAIN_COLUMNS or used[c]]
     if exp_ids is not None:
         # The planned experiments keep their places in the run's full order.

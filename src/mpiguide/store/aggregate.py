@@ -33,6 +33,7 @@ from mpiguide.core.columns import (
 )
 from mpiguide.core.errors import DataError
 from mpiguide.plan.grid import COLUMNS, INTEGER_PARAMETERS, PARAMETERS
+from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.store.block_records import BlockLaunch, read_block_launches
 from mpiguide.store.provenance import (
     PROV_OUTPUT_SHA256,
@@ -56,7 +57,8 @@ _log = logging.getLogger(__name__)
 
 
 def read_grid(grid_csv: str | Path) -> pa.Table:
-    """grid.csv as an Arrow table: strings as dictionaries, empty cells as nulls."""
+    """grid.csv as an Arrow table: strings as dictionaries, empty cells as nulls; without the
+    column `algorithm` where it is empty throughout."""
     grid_csv = Path(grid_csv)
     column_types = {"exp_id": pa.int64()}
     column_types |= {name: CATEGORY for name in STRING_PARAMETERS}
@@ -78,6 +80,10 @@ def read_grid(grid_csv: str | Path) -> pa.Table:
         raise DataError(
             f"{grid_csv}: no column {', '.join(missing)} (grid.csv is written by `mpiguide grid`)"
         )
+    if grid[ALGORITHM].null_count == grid.num_rows:
+        # No experiment names a library algorithm: the tables keep the columns they had
+        # before the parameter existed.
+        grid = grid.drop_columns([ALGORITHM])
     exp_ids = grid["exp_id"].to_numpy()
     if grid["exp_id"].null_count or exp_ids.min(initial=0) < 0:
         raise DataError(f"{grid_csv}: exp_id must be a non-negative integer on every row")

@@ -2,7 +2,8 @@
 algorithm that beats its default significantly, if any.
 
 Input: tests.csv's guidelines `ALGO.<entry>.<op>.<algorithm>` (mpiguide.tune.sweep adds them:
-the library's choice ≼ that algorithm) and the settings behind them. A collective is tuned at a
+the library's choice ≼ that algorithm, both measured in the same launches) and the settings
+behind them. A collective is tuned at a
 communicator size and message size only where an algorithm beats the default significantly —
 its ALGO test is `violated` (paired test, p ≤ p_thres and ratio ≥ v_thres) in every test at that
 size — and then the fastest such algorithm is chosen; everywhere else the default stays.
@@ -10,14 +11,14 @@ size — and then the fastest such algorithm is chosen; everywhere else the defa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from mpiguide.plan.grid import PARAMETERS
-from mpiguide.tune.library_algorithms import AlgorithmSetting
+from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 
 _TUNE_VERDICT = "violated"
 FIGURE5_COLUMNS = (
@@ -84,7 +85,7 @@ def algorithm_rows(tests: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]
                 **{
                     p: record[p]
                     for p in PARAMETERS
-                    if p not in ("op", "msg_size") and p in record and record[p] != ""
+                    if p not in ("op", "msg_size", "algorithm") and p in record and record[p] != ""
                 },
             }
         )
@@ -104,30 +105,71 @@ def _size(value: Any) -> int | None:
     return int(value)
 
 
+def _fastest(group: pd.DataFrame) -> tuple[str, pd.Series] | None:
+    """Of the ALGO tests at one (entry, collective, ranks, msg_size): the algorithm that beats
+    the default in every test there with the largest smallest speedup, and that test."""
+    best: tuple[str, pd.Series] | None = None
+    for algorithm, tests in group.groupby("algorithm", sort=True):
+        if not (tests["verdict"] == _TUNE_VERDICT).all():
+            continue
+        worst = tests.loc[tests["speedup"].idxmin()]
+        if best is None or worst["speedup"] > best[1]["speedup"]:
+            best = (str(algorithm), worst)
+    return best
+
+
+def _points(figure5: pd.DataFrame) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
+    """Figure 5's rows by (entry, collective, ranks, msg_size)."""
+    frame = figure5.assign(ranks=figure5["nodes"] * figure5["ppn"])
+    yield from frame.groupby(["mpi", "op", "ranks", "msg_size"], sort=True, dropna=False)
+
+
 def choices(figure5: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]) -> list[Choice]:
     """Per entry, collective, ranks and msg_size: the fastest algorithm that beats the default
     in every test there (all deployments of that many ranks, every other parameter), judged by
     its smallest speedup; None where none does."""
     by_name = {(s.base, s.op, s.algorithm.name): s for s in settings.values()}
     found = []
-    frame = figure5.assign(ranks=figure5["nodes"] * figure5["ppn"])
-    for (base, op, ranks, size), group in frame.groupby(
-        ["mpi", "op", "ranks", "msg_size"], sort=True, dropna=False
-    ):
-        best: Choice | None = None
-        for algorithm, tests in group.groupby("algorithm", sort=True):
-            if not (tests["verdict"] == _TUNE_VERDICT).all():
-                continue
-            worst = tests.loc[tests["speedup"].idxmin()]
-            if best is None or worst["speedup"] > best.speedup:
-                best = Choice(
-                    str(base), str(op), int(ranks), _size(size),
-                    by_name[(str(base), str(op), str(algorithm))],
-                    float(worst["speedup"]), float(worst["speedup_low"]),
-                    float(worst["speedup_high"]),
-                )  # fmt: skip
-        found.append(best or Choice(str(base), str(op), int(ranks), _size(size), None))
+    for (base, op, ranks, size), group in _points(figure5):
+        best = _fastest(group)
+        if best is None:
+            found.append(Choice(str(base), str(op), int(ranks), _size(size), None))
+            continue
+        algorithm, worst = best
+        found.append(
+            Choice(
+                str(base), str(op), int(ranks), _size(size),
+                by_name[(str(base), str(op), algorithm)],
+                float(worst["speedup"]), float(worst["speedup_low"]),
+                float(worst["speedup_high"]),
+            )
+        )  # fmt: skip
     return found
+
+
+def figure5_settings(figure5: pd.DataFrame) -> dict[str, AlgorithmSetting]:
+    """The settings behind algorithms.csv read back, by guideline id: what names an algorithm
+    (not its fan-in/out and segment size, which a rules file needs)."""
+    settings = {}
+    for row in figure5[["mpi", "library", "op", "algorithm", "number"]].to_dict("records"):
+        number = None if pd.isna(row["number"]) or row["number"] == "" else int(row["number"])
+        setting = AlgorithmSetting(
+            str(row["mpi"]), str(row["library"]), str(row["op"]),
+            Algorithm(str(row["algorithm"]), number),
+        )  # fmt: skip
+        settings[setting.guideline] = setting
+    return settings
+
+
+def chosen_algorithms(figure5: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """Per (entry, collective): the algorithms `choices` picks somewhere (algorithms.csv read
+    back), sorted; only pairs with a choice."""
+    chosen: dict[tuple[str, str], set[str]] = {}
+    for (base, op, _, _), group in _points(figure5):
+        best = _fastest(group)
+        if best is not None:
+            chosen.setdefault((str(base), str(op)), set()).add(best[0])
+    return {key: sorted(names) for key, names in sorted(chosen.items())}
 
 
 @dataclass(frozen=True)

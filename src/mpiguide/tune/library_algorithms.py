@@ -3,13 +3,15 @@
 The choices are read from the installed library, never typed by the user: Open MPI lists every
 `coll_tuned_<op>_algorithm` with its numbered enumerators (`ompi_info --param coll tuned --level 9
 --parsable`), MPICH every `MPIR_CVAR_<OP>_INTRA_ALGORITHM` with its named choices in the
-description `mpivars` prints. A setting is one launch's environment: Open MPI's forced algorithm
-(with `coll_tuned_use_dynamic_rules`), MPICH's MPIR-level algorithm with the device's override of
-that collective switched off, so that the named algorithm is what runs.
+description `mpivars` prints. A setting is one of them for one collective: the kernel runs it per
+experiment (the experiment parameter `algorithm`, in the same launch as the library's own
+choice, docs/kernel.md#algorithms-per-experiment), and `env()` is what selects it for a whole
+launch of an application (Open MPI's forced algorithm with `coll_tuned_use_dynamic_rules`,
+MPICH's MPIR-level algorithm with the device's override of that collective switched off).
 
-Each setting becomes an mpi entry of its own, `<entry>.<op>.<algorithm>` (a copy of the swept
-entry with the setting in its env), measured beside the entry itself, which keeps the library's
-default; the analysis compares the two with the generated guideline `ALGO.<entry>.<op>.<algorithm>`.
+Each setting is a value of `algorithm` of the swept entry's ops that call the collective, and
+the generated guideline `ALGO.<entry>.<op>.<algorithm>` compares it with the library's choice
+within the entry's launches (mpiguide.tune.sweep).
 """
 
 from __future__ import annotations
@@ -30,9 +32,6 @@ INFO_ARGUMENTS = {
     "mpich": (),
 }
 ALL = "all"
-# How tuning.md names the library's own choice (not "default": Open MPI's allgatherv has an
-# algorithm of that name).
-DEFAULT = "library-default"
 INFO_TIMEOUT_S = 60
 GUIDELINE_PREFIX = "ALGO"
 GUIDELINE_SOURCE = (
@@ -86,7 +85,7 @@ class Algorithm:
 
 @dataclass(frozen=True)
 class AlgorithmSetting:
-    """One launch setting: collective `op` of the entry `base` forced to `algorithm`."""
+    """Collective `op` of the entry `base` forced to `algorithm`."""
 
     base: str
     library: str
@@ -100,15 +99,16 @@ class AlgorithmSetting:
     segsize: int = 0
 
     @property
-    def entry(self) -> str:
-        return setting_entry(self.base, self.op, self.algorithm.name)
+    def name(self) -> str:
+        """`<entry>.<op>.<algorithm>`: the setting's name in the guideline id and tuning.md."""
+        return f"{self.base}.{self.op}.{self.algorithm.name}"
 
     @property
     def guideline(self) -> str:
-        return f"{GUIDELINE_PREFIX}.{self.entry}"
+        return f"{GUIDELINE_PREFIX}.{self.name}"
 
     def env(self) -> dict[str, str]:
-        """The environment that selects the algorithm for every launch of the entry."""
+        """The environment that selects the algorithm for a whole launch (of an application)."""
         if self.library == "openmpi":
             return {
                 "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
@@ -130,10 +130,6 @@ class Choices:
     device_override: frozenset[str] = frozenset()
     # Open MPI: per collective the (fan-in/out, segment size) of its forced algorithms
     parameters: Mapping[str, tuple[int, int]] = field(default_factory=dict)
-
-
-def setting_entry(base: str, op: str, algorithm: str) -> str:
-    return f"{base}.{op}.{algorithm}"
 
 
 def parse_ompi_info(text: str) -> Choices:

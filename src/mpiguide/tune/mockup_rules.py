@@ -3,7 +3,8 @@ mock-up, the tuning file of libmpiguide-tune (src/tune), which runs the collecti
 mock-up — the kernel's code, so what was measured and checked under --verify is what runs.
 
 Input: tests.csv rows of guidelines `<op> ≼ <op>_as_<how>` (relation le, lhs the collective, rhs
-its mock-up, within one mpi entry and deployment). A mock-up replaces the collective of an entry
+its mock-up, within one mpi entry and deployment, the collective as the library chooses its
+algorithm). A mock-up replaces the collective of an entry
 at a number of ranks and a message size only where its test is `violated` (paired test,
 p ≤ p_thres and ratio ≥ v_thres) in every test there (all datatypes, roots, deployments of that
 many ranks, every other parameter); of several, the one with the largest smallest speedup. The
@@ -17,6 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+
+from mpiguide.analysis.pairing import split_pair
+from mpiguide.core.values import LIBRARY_CHOICE
+from mpiguide.plan.inputs import ALGORITHM
 
 # The mock-ups libmpiguide-tune can run, by the collective each replaces: a copy of the table of
 # src/tune/replacements.c, held equal to what the built library lists by
@@ -85,6 +90,12 @@ class NotReplaced:
     reason: str
 
 
+def library_chosen(algorithm: pd.Series) -> pd.Series:
+    """Per test (tests.csv's `algorithm` cells): whether neither side forces an algorithm."""
+    cells = algorithm.fillna("").astype(str)
+    return cells.map(lambda cell: all(side in ("", LIBRARY_CHOICE) for side in split_pair(cell)))
+
+
 def mockup_tests(tests: pd.DataFrame) -> pd.DataFrame:
     """The tests of a collective against its own mock-up within one entry and deployment, with
     columns entry, collective, mockup, ranks, msg_size (ints) besides tests.csv's."""
@@ -98,6 +109,9 @@ def mockup_tests(tests: pd.DataFrame) -> pd.DataFrame:
     for column in _PAIRED:
         if column in tests.columns:
             single &= ~tests[column].astype(str).str.contains("|", regex=False)
+    if ALGORITHM in tests.columns:
+        # the library's own choice, what a call of the application runs, not a forced algorithm
+        single &= library_chosen(tests[ALGORITHM])
     mine = (
         (tests["relation"] == "le")
         & single
@@ -175,8 +189,8 @@ def not_replaced(
             continue
         if row["entry"] not in entries:
             reason = (
-                "the entry gets no tuning file (an entry that an algorithm sweep adds is "
-                "measured, not tuned: its base entry is)"
+                "the entry gets no tuning file (a verify campaign's `.tuned` entry is measured, "
+                "not tuned: its base entry is)"
             )
         elif row["mockup"] in NOT_REPLACEABLE:
             reason = f"libmpiguide-tune does not run it: {NOT_REPLACEABLE[row['mockup']]}"

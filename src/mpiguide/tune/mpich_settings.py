@@ -8,9 +8,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from mpiguide.core.values import LIBRARY_CHOICE
 from mpiguide.tune import mpich_selection
 from mpiguide.tune.choose import Choice, Untunable, msg_rules
-from mpiguide.tune.library_algorithms import DEFAULT
 
 
 def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], list[Untunable]]:
@@ -22,8 +22,8 @@ def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], li
     untunable: list[Untunable] = []
     for op in sorted({c.op for c in picks}):
         mine = [c for c in picks if c.op == op]
-        names = {c.setting.algorithm.name if c.setting else DEFAULT for c in mine}
-        if names == {DEFAULT}:
+        names = {c.setting.algorithm.name if c.setting else LIBRARY_CHOICE for c in mine}
+        if names == {LIBRARY_CHOICE}:
             continue
         if len(names) > 1:
             untunable.append(Untunable(

@@ -1,7 +1,8 @@
 """From verdict to fix: the library's own algorithms that beat its default, as settings it reads.
 
 Input: tests.csv (the guidelines `ALGO.<entry>.<op>.<algorithm>` that mpiguide.tune.sweep
-adds: the library's choice ≼ that algorithm) and the settings behind them. A collective is tuned
+adds: the library's choice ≼ that algorithm, within the entry's launches) and the settings behind
+them. A collective is tuned
 at a communicator size and message size only where an algorithm beats the default significantly
 — its ALGO test is `violated` (paired test, p ≤ p_thres and ratio ≥ v_thres) in every test at that
 size — and then the fastest such algorithm is chosen; everywhere else the default stays.
@@ -102,8 +103,8 @@ def tune(
     entries: Sequence[str] | None = None,
 ) -> Tuned:
     """Write algorithms.csv, a rules or cvar file per swept entry, a libmpiguide-tune file per
-    entry of `entries` (default: every entry with a mock-up test, other than those an algorithm
-    sweep added) and tuning.md; return what was applied."""
+    entry of `entries` (default: every entry with a mock-up test) and tuning.md; return what was
+    applied."""
     tests = read_tests(Path(tests_csv))
     options = AnalysisOptions.read_record(Path(decided_with))
     mockups = mockup_tests(tests)
@@ -130,7 +131,7 @@ def tune(
         untunable += cannot
         files.update(written)
     if entries is None:
-        entries = sorted(set(mockups["entry"]) - set(settings))
+        entries = sorted(set(mockups["entry"]))
     replaced = replacements(mockups[mockups["entry"].isin(entries)])
     mockup_files = {entry: mockup_tuning_name(entry) for entry in entries}
     for entry, name in mockup_files.items():

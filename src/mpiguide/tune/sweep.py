@@ -1,30 +1,45 @@
-"""An mpi entry's `algorithms:` as entries of their own (mpiguide.tune.library_algorithms).
+"""An mpi entry's `algorithms:` as values of the experiment parameter `algorithm`
+(mpiguide.tune.library_algorithms lists them).
 
-`algorithms: {allreduce: all}` in entry `openmpi` (with `library: openmpi`) adds one entry per
-algorithm the installed library offers for MPI_Allreduce, `openmpi.allreduce.<algorithm>`: a copy
-of `openmpi` whose env forces that algorithm, measured in the same blocks as `openmpi`, which keeps
-the library's own choice. Each added entry brings the guideline `ALGO.<entry>`: the library's
-choice is not slower than that algorithm (relation le), so a violation is an algorithm of the
-library's own that beats its default, with the paired test's bounds.
+`algorithms: {allreduce: all}` in entry `openmpi` (with `library: openmpi`) gives every experiment
+of an op that calls MPI_Allreduce (operations.tsv's `algorithm_of`) a sibling per algorithm the
+installed library offers, the same experiment with `algorithm` naming it: the kernel runs it in the
+same launch, in the same shuffled order, as the library's own choice (`algorithm` empty, named
+`library-default` where guidelines select and pair it). No entry and no launch is added. Each
+setting brings the guideline `ALGO.<entry>.<op>.<algorithm>`: within the entry, the op with the
+library's choice is not slower than with that algorithm (relation le), paired by every other
+parameter, so a violation is an algorithm of the library's own that beats its choice, with the
+paired test's bounds. The campaign's other guidelines pair an op with an algorithm against one
+without (a mock-up) as any parameter that applies to one side only: they are evaluated under
+every algorithm.
+
+The grid is the campaign's, run by every entry: when one entry sweeps, every entry sweeps the same
+library's same algorithms (the kernel refuses a name its library does not list).
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import (
+    ALGORITHMS_CSV,
     RESULTS_ROOT,
     TUNING_TREE,
     mockup_tuning_name,
-    mpich_env_name,
-    ompi_rules_name,
 )
+from mpiguide.core.values import LIBRARY_CHOICE
+from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, INTERLEAVE_KEY, applies, expand
+from mpiguide.plan.inputs import ALGORITHM
+from mpiguide.plan.operations import load_operations
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS
+from mpiguide.tune.choose import chosen_algorithms
 from mpiguide.tune.library_algorithms import (
     GUIDELINE_SOURCE,
     INFO_PROGRAMS,
@@ -35,14 +50,14 @@ from mpiguide.tune.library_algorithms import (
     settings_of,
 )
 
-# Keys of an added entry (not config keys: the expansion writes them, the schema refuses them in
-# a config file): which setting it runs, and whose kernel build it runs (the same mpicc).
-SETTING_KEY = "algorithm_setting"
+# Key of a swept entry in the expanded config (not a config key: the expansion writes it, the
+# schema refuses it in a config file): the settings it sweeps, as plain JSON values.
+SETTINGS_KEY = "algorithm_settings"
+# Key of a verify campaign's `.tuned` entry: whose kernel build it runs (the same mpicc).
 KERNEL_KEY = "kernel_of"
 # Guideline ids are at most 64 characters (the catalogue's schema).
 GUIDELINE_ID_MAX = 64
-# `verify: true`: the campaign re-measured with its tuning, in results/<campaign>-verify/, where
-# each swept entry runs beside `<entry>.tuned`.
+# `verify: true`: the campaign re-measured with its tuning, in results/<campaign>-verify/.
 VERIFY_SUFFIX = "-verify"
 # Snakemake reads the campaign, the verify campaign too, before any job runs: verify cannot
 # follow `tune` in one invocation.
@@ -58,12 +73,41 @@ TUNE_LIBRARY = "libmpiguide-tune.so"
 Discover = Callable[[str, str, str], Choices]
 
 
-def _measured_ops(config: Mapping[str, Any]) -> set[str]:
-    ops: set[str] = set()
-    for block in config["experiments"]:
-        op = block["op"]
-        ops.update(op if isinstance(op, list) else [op])
-    return ops
+def _ops(block: Mapping[str, Any]) -> list[str]:
+    op = block["op"]
+    return list(op) if isinstance(op, list) else [op]
+
+
+def _swept_collectives(config: Mapping[str, Any]) -> set[str]:
+    """The MPI collectives the campaign's ops call (operations.tsv's `algorithm_of`)."""
+    operations = load_operations()
+    return {
+        operations[op].algorithm_of
+        for block in config["experiments"]
+        for op in _ops(block)
+        if op in operations
+    } - {"none"}
+
+
+def _check_shared_grid(config: Mapping[str, Any], source: str) -> None:
+    """Every entry that runs its own kernel sweeps what the first swept entry sweeps."""
+    entries = {n: e for n, e in config["mpi"].items() if KERNEL_KEY not in e}
+    swept = {n: e for n, e in entries.items() if e.get("algorithms")}
+    if not swept:
+        return
+    first, model = next(iter(swept.items()))
+    for name, entry in entries.items():
+        same = (entry.get("library"), entry.get("algorithms")) == (
+            model.get("library"),
+            model["algorithms"],
+        )
+        if not same:
+            raise ConfigError(
+                f"{source}: mpi.{name}: every entry of a campaign runs its grid, so when "
+                f"mpi.{first} sweeps {model.get('library')}'s algorithms {model['algorithms']} "
+                f"every entry must have the same `library` and `algorithms`; measure other "
+                "libraries or sweeps in a campaign of their own"
+            )
 
 
 def algorithm_settings(
@@ -74,7 +118,7 @@ def algorithm_settings(
     program is run once)."""
     discover = discover or installed_choices
     listed: dict[tuple[str, str], Choices] = {}
-    measured = _measured_ops(config)
+    measured = _swept_collectives(config)
     settings: list[AlgorithmSetting] = []
     for name, entry in config["mpi"].items():
         asked = entry.get("algorithms")
@@ -94,17 +138,12 @@ def algorithm_settings(
         for op in asked:
             if op not in measured:
                 raise ConfigError(
-                    f"{where}.algorithms.{op}: the campaign measures no {op!r} (its ops: "
-                    f"{', '.join(sorted(measured))})"
+                    f"{where}.algorithms.{op}: the campaign measures no {op!r} (the collectives "
+                    f"its ops call: {', '.join(sorted(measured)) or 'none'})"
                 )
         settings.extend(settings_of(name, asked, listed[key], f"{where}.algorithms"))
-    taken = set(config["mpi"])
+    _check_shared_grid(config, source)
     for setting in settings:
-        if setting.entry in taken:
-            raise ConfigError(
-                f"{source}: mpi.{setting.base}.algorithms.{setting.op}: adds the entry "
-                f"{setting.entry!r}, which the config already has; rename that entry"
-            )
         if len(setting.guideline) > GUIDELINE_ID_MAX:
             raise ConfigError(
                 f"{source}: mpi.{setting.base}: name too long for the guideline "
@@ -113,60 +152,114 @@ def algorithm_settings(
     return settings
 
 
-def _guideline(setting: AlgorithmSetting) -> dict[str, Any]:
+def _ops_calling(config: Mapping[str, Any], collective: str) -> list[str]:
+    operations = load_operations()
+    measured = {op for block in config["experiments"] for op in _ops(block)}
+    return sorted(op for op in measured if operations[op].algorithm_of == collective)
+
+
+def _guideline(setting: AlgorithmSetting, ops: Sequence[str]) -> dict[str, Any]:
     return {
         "id": setting.guideline,
         "source": GUIDELINE_SOURCE,
         "text": (
             f"MPI_{setting.op.capitalize()} as {setting.base} chooses ≼ with its "
-            f"{setting.library} algorithm {setting.algorithm.name}"
+            f"{setting.library} algorithm {setting.algorithm.name}, in the same launches"
         ),
         "relation": "le",
-        "lhs": {"mpi": setting.base, "op": setting.op},
-        "rhs": {"mpi": setting.entry, "op": setting.op},
+        "lhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: LIBRARY_CHOICE},
+        "rhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: setting.algorithm.name},
     }
 
 
-def with_algorithm_entries(
-    config: Mapping[str, Any], settings: list[AlgorithmSetting]
+def _swept_block(block: Mapping[str, Any], op: str, names: Sequence[str]) -> dict[str, Any]:
+    """The block's experiments of `op` again, each with `algorithm` naming one of `names`: the
+    block's keys that can apply to `op` on one of the block's topologies, `op`, `algorithm`."""
+    operation = load_operations()[op]
+    topology = block.get("topology", DEFAULTS["topology"])
+    topologies = topology if isinstance(topology, list) else [topology]
+    kept = {
+        key: value
+        for key, value in block.items()
+        if key not in APPLIES_WHEN or any(applies(key, operation, t) for t in topologies)
+    }
+    return {**kept, "op": op, ALGORITHM: list(names)}
+
+
+def swept_experiments(
+    config: Mapping[str, Any], sweep: Mapping[str, Sequence[str]], source: str
+) -> list[dict[str, Any]]:
+    """The config's experiment blocks, and per block and op that calls a swept collective
+    (`sweep`: collective -> algorithm names) the block's experiments of that op with each
+    algorithm. Rows that two blocks give collapse in the grid."""
+    operations = load_operations()
+    blocks = [dict(block) for block in config["experiments"]]
+    added = []
+    for index, block in enumerate(blocks):
+        swept = [op for op in _ops(block) if operations[op].algorithm_of in sweep]
+        if not swept:
+            continue
+        if ALGORITHM in block:
+            raise ConfigError(
+                f"{source}: experiments[{index}].{ALGORITHM}: the mpi entries' `algorithms` "
+                f"set it for {', '.join(swept)}; leave it out of this block"
+            )
+        # a block's `where` may drop every experiment of an op
+        alone = {key: config[key] for key in ("nrep", INTERLEAVE_KEY) if key in config}
+        kept = {row["op"] for row in expand({**alone, "experiments": [block]})}
+        added += [
+            _swept_block(block, op, sweep[operations[op].algorithm_of])
+            for op in swept
+            if op in kept
+        ]
+    return [*blocks, *added]
+
+
+def _mark(setting: AlgorithmSetting) -> dict[str, Any]:
+    return {
+        "base": setting.base,
+        "library": setting.library,
+        "op": setting.op,
+        "algorithm": setting.algorithm.name,
+        "number": setting.algorithm.number,
+        "device_override": setting.device_override,
+        "faninout": setting.faninout,
+        "segsize": setting.segsize,
+    }
+
+
+def with_algorithm_sweeps(
+    config: Mapping[str, Any], settings: Sequence[AlgorithmSetting], source: str = "config"
 ) -> dict[str, Any]:
-    """The config with an entry and a guideline per setting (`config` is not modified)."""
+    """The config with the swept algorithms as experiments and a guideline per setting
+    (`config` is not modified)."""
     expanded = copy.deepcopy(dict(config))
+    if not settings:
+        return expanded
+    sweep: dict[str, list[str]] = {}
     for setting in settings:
-        entry = copy.deepcopy(config["mpi"][setting.base])
-        entry.pop("algorithms", None)
-        entry["env"] = {**entry["env"], **setting.env()}
-        entry[KERNEL_KEY] = setting.base
-        entry[SETTING_KEY] = {
-            "base": setting.base,
-            "library": setting.library,
-            "op": setting.op,
-            "algorithm": setting.algorithm.name,
-            "number": setting.algorithm.number,
-            "device_override": setting.device_override,
-            "faninout": setting.faninout,
-            "segsize": setting.segsize,
-        }
-        expanded["mpi"][setting.entry] = entry
+        names = sweep.setdefault(setting.op, [])
+        if setting.algorithm.name not in names:
+            names.append(setting.algorithm.name)
+        expanded["mpi"][setting.base].setdefault(SETTINGS_KEY, []).append(_mark(setting))
+    expanded["experiments"] = swept_experiments(config, sweep, source)
     ids = {g if isinstance(g, str) else g["id"] for g in expanded["guidelines"]}
     expanded["guidelines"] = [
         *expanded["guidelines"],
-        *(_guideline(s) for s in settings if s.guideline not in ids),
+        *(_guideline(s, _ops_calling(config, s.op)) for s in settings if s.guideline not in ids),
     ]
     return expanded
 
 
 def setting_marks(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """What each added entry of an expanded config runs, by entry, as plain JSON values."""
-    return {
-        name: dict(entry[SETTING_KEY])
-        for name, entry in config["mpi"].items()
-        if entry.get(SETTING_KEY)
-    }
+    """What the swept entries of an expanded config sweep, by guideline id, as plain JSON."""
+    marks = [mark for entry in config["mpi"].values() for mark in entry.get(SETTINGS_KEY, ())]
+    settings = settings_from_marks({str(index): mark for index, mark in enumerate(marks)})
+    return {settings[str(index)].guideline: dict(mark) for index, mark in enumerate(marks)}
 
 
 def settings_from_marks(marks: Mapping[str, Mapping[str, Any]]) -> dict[str, AlgorithmSetting]:
-    """The settings that setting_marks wrote, by entry."""
+    """The settings of plain JSON marks (setting_marks), by the same keys."""
     try:
         return {
             name: AlgorithmSetting(
@@ -185,33 +278,14 @@ def settings_from_marks(marks: Mapping[str, Mapping[str, Any]]) -> dict[str, Alg
 
 
 def settings_in(config: Mapping[str, Any]) -> dict[str, AlgorithmSetting]:
-    """The settings of an expanded config, by the entry that runs each."""
+    """The settings of an expanded config, by guideline id."""
     return settings_from_marks(setting_marks(config))
 
 
 def kernel_entry(config: Mapping[str, Any], name: str) -> str:
-    """The entry whose kernel build an entry runs: an added entry runs its base's (same mpicc)."""
+    """The entry whose kernel build an entry runs: a `.tuned` entry runs its base's (same
+    mpicc)."""
     return str(config["mpi"][name].get(KERNEL_KEY, name))
-
-
-def _tuned_env(library: str, tuning: Path, name: str, where: str) -> dict[str, str]:
-    """The environment that applies what `tune` wrote for entry `name`."""
-    path = tuning / (ompi_rules_name(name) if library == "openmpi" else mpich_env_name(name))
-    if not path.is_file():
-        raise ConfigError(f"{where}: {path} does not exist: {VERIFY_STEPS}")
-    if library == "openmpi":
-        return {
-            "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-            "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path.resolve()),
-        }
-    env = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip() and not line.startswith("#"):
-            key, equals, value = line.partition("=")
-            if not equals or not key.startswith("MPIR_CVAR_"):
-                raise ConfigError(f"{path}:{number}: expected MPIR_CVAR_NAME=value")
-            env[key] = value
-    return env
 
 
 def _has_rules(path: Path) -> bool:
@@ -235,45 +309,65 @@ def _preload_env(env: Mapping[str, str], library: str, tuning_file: Path) -> dic
     return {"LD_PRELOAD": preload, "MPIGUIDE_TUNE": str(tuning_file.resolve())}
 
 
+def _tuned_algorithms(config: Mapping[str, Any], tuning: Path, where: str) -> dict[str, list[str]]:
+    """Per collective, the algorithms `tune` chose for some swept entry (collective, ranks and
+    message size), from its algorithms.csv; {} when no entry sweeps."""
+    if not any(entry.get("algorithms") for entry in config["mpi"].values()):
+        return {}
+    path = tuning / ALGORITHMS_CSV
+    if not path.is_file():
+        raise ConfigError(f"{where}: {path} does not exist: {VERIFY_STEPS}")
+    chosen: dict[str, set[str]] = {}
+    for (_, op), names in chosen_algorithms(pd.read_csv(path)).items():
+        chosen.setdefault(op, set()).update(names)
+    return {op: sorted(names) for op, names in sorted(chosen.items())}
+
+
+def tuned_algorithms_csv(verify_campaign_name: str) -> str:
+    """The algorithms.csv of the campaign a verify campaign re-measures (relative to the
+    directory the workflow runs in)."""
+    tuned = verify_campaign_name.removesuffix(VERIFY_SUFFIX)
+    return f"{RESULTS_ROOT}/{tuned}/{TUNING_TREE}/{ALGORITHMS_CSV}"
+
+
 def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> dict[str, Any]:
-    """The campaign re-measured with its tuning applied (`verify: true`): results in
-    `<campaign>-verify`; each entry that `tune` tuned runs once as the library chooses (no
-    sweep) and once as `<entry>.tuned`, in the same blocks, with what `tune` wrote below
-    results/<campaign>/tuning/: the rules file or cvars of an entry that swept its library's
-    algorithms, and libmpiguide-tune preloaded where the entry's tuning file replaces a
-    collective by a mock-up. The campaign's other entries and guidelines stay as they are.
-    `mpiguide diff` of the two entries is the before / after."""
+    """The campaign re-measured with its tuning (`verify: true`), results in
+    `<campaign>-verify`. Within one launch: each swept entry sweeps only the algorithms `tune`
+    chose (results/<campaign>/tuning/algorithms.csv), so its ALGO guidelines compare, on new
+    runs, each choice with the library's own in the same launches. Across launches: each entry
+    whose libmpiguide-tune file replaces a collective by a mock-up runs beside `<entry>.tuned`,
+    which preloads the library with that file (a preloaded library replaces the call for the
+    whole process), in the same blocks; `mpiguide diff` of the two is the before / after. The
+    campaign's other entries and guidelines stay as they are."""
     tuning = results / str(config["campaign"]) / TUNING_TREE
     campaign = f"{config['campaign']}{VERIFY_SUFFIX}"
     where = f"{source}: verify"
     verified = copy.deepcopy(dict(config))
     verified["campaign"] = campaign
-    tuned_any = False
+    tuned = _tuned_algorithms(config, tuning, where)
     for name in list(config["mpi"]):
-        entry = copy.deepcopy(config["mpi"][name])
-        swept = bool(entry.pop("algorithms", None))
+        entry = verified["mpi"][name]
+        if entry.pop("algorithms", None) and tuned:
+            entry["algorithms"] = copy.deepcopy(tuned)
         mockups = tuning / mockup_tuning_name(name)
-        if not swept and not _has_rules(mockups):
+        if not _has_rules(mockups):
             continue
         tuned_name = f"{name}{TUNED_SUFFIX}"
         if tuned_name in config["mpi"]:
             raise ConfigError(f"{source}: mpi.{tuned_name}: the name verify gives {name} tuned")
-        env = dict(entry["env"])
-        if swept:
-            env.update(_tuned_env(entry["library"], tuning, name, where))
-        if _has_rules(mockups):
-            env.update(_preload_env(env, tune_library_path(campaign, name), mockups))
-        tuned = copy.deepcopy(entry)
-        tuned[KERNEL_KEY] = name
-        tuned["env"] = env
-        verified["mpi"][name] = entry
-        verified["mpi"][tuned_name] = tuned
-        tuned_any = True
-    if not tuned_any:
+        preloaded = copy.deepcopy(entry)
+        preloaded.pop("algorithms", None)
+        preloaded[KERNEL_KEY] = name
+        preloaded["env"] = {
+            **entry["env"],
+            **_preload_env(entry["env"], tune_library_path(campaign, name), mockups),
+        }
+        verified["mpi"][tuned_name] = preloaded
+    if not tuned and not tuned_pairs(verified):
         raise ConfigError(
-            f"{where}: nothing was tuned to verify: no mpi entry sweeps its library's algorithms "
-            f"(`algorithms:`) and no tuning file of libmpiguide-tune in {tuning} replaces a "
-            f"collective ({VERIFY_STEPS})"
+            f"{where}: nothing was tuned to verify: `tune` chose none of the library's "
+            f"algorithms (algorithms.csv in {tuning}) and no tuning file of libmpiguide-tune "
+            f"there replaces a collective ({VERIFY_STEPS})"
         )
     return verified
 

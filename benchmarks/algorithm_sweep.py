@@ -1,0 +1,251 @@
+"""A library's algorithms swept across launches (the way before) and inside one launch.
+
+Prints, does not assert. Runs config/campaigns/tune-example.yaml and mpinpc-tune-local.yaml (as
+this checkout has them: the same operations, sizes and `algorithms:`) both ways at the same number
+of runs, each way in a git worktree of its own code:
+- across: the commit before the sweep moved inside the launch (`--base`, default 5033e4c), where
+  each algorithm is an mpi entry of its own whose environment forces it for whole launches;
+- within: this checkout's HEAD, where each algorithm is a value of the experiment parameter
+  `algorithm`, switched per experiment inside the entry's launches.
+Each way runs the target `tune` and prints: the share of ALGO tests decided (violated or holds),
+the kernel time (the sum of every run's wall time, from the raw provenance's start and end times,
+to the second), and what `tune` wrote (the rules file's rules, the chosen algorithms).
+
+Null control, flagged share (violated of its tests): the library's choice compared with itself
+under two names. Across: the entry `<entry>-twin`, the same entry again (no algorithms), measured
+in its own launches, against the entry (guideline NULL-ACROSS). Within: every experiment of the
+swept collectives again with a time budget that is never reached (`max_time` 1000 s where the
+block has none, else its budget plus 1 ms), against the experiment itself, under the library's
+choice and under each algorithm (guideline NULL-WITHIN). Both controls add experiments or launches
+to their way's kernel time; the table says how many.
+
+Run it alone on the machine, with the venv's Python:
+`.venv/bin/python benchmarks/algorithm_sweep.py [--runs 10] [--workdir DIR]`; `--dry-run` plans
+both ways without measuring, `--runs 2` checks that it works. The worktrees and results stay in
+DIR (default /tmp/mpiguide-algorithm-sweep); a re-run resumes what Snakemake finds missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from mpiguide.core.values import canonical_value
+from mpiguide.tune.choose import chosen_algorithms
+
+REPO = Path(__file__).resolve().parents[1]
+CAMPAIGNS = ("tune-example", "mpinpc-tune-local")
+WAYS = ("across", "within")
+BASE = "5033e4c"
+NULL_BUDGET_S = 1000.0  # a max_time no experiment reaches
+NULL_MARGIN_S = 0.001
+DECIDED = ("violated", "holds")
+
+
+def checkout(workdir: Path, way: str, commit: str) -> Path:
+    """A worktree of `commit` for one way (made once, moved to `commit` when reused)."""
+    path = workdir / f"{way}-checkout"
+    if not path.exists():
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), commit],
+            check=True,
+        )
+    else:
+        subprocess.run(["git", "-C", str(path), "checkout", "-q", "--detach", commit], check=True)
+    return path
+
+
+def _ops(block: dict[str, Any]) -> list[str]:
+    return list(block["op"]) if isinstance(block["op"], list) else [block["op"]]
+
+
+def _entry(config: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    (name, entry), *others = config["mpi"].items()
+    if others:
+        raise SystemExit(f"{config['campaign']}: expected one mpi entry")
+    return name, entry
+
+
+def across_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
+    """The campaign for the base code: its entry's algorithms become entries there; the null
+    control is a twin entry measured in launches of its own."""
+    bench = copy.deepcopy(config)
+    bench.update(campaign=f"{config['campaign']}-across", runs=runs)
+    name, entry = _entry(bench)
+    twin = copy.deepcopy(entry)
+    twin.pop("algorithms", None)
+    bench["mpi"][f"{name}-twin"] = twin
+    swept = sorted(entry.get("algorithms", {}))
+    bench["guidelines"] = [
+        *bench["guidelines"],
+        {
+            "id": "NULL-ACROSS",
+            "source": "benchmarks/algorithm_sweep.py",
+            "text": "the library's choice ≼ itself, in launches of another entry",
+            "relation": "le",
+            "lhs": {"mpi": name, "op": swept},
+            "rhs": {"mpi": f"{name}-twin", "op": swept},
+        },
+    ]
+    return bench
+
+
+def _twin_budget(budget: float) -> float:
+    return NULL_BUDGET_S if not budget else budget + NULL_MARGIN_S
+
+
+def within_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
+    """The campaign for this checkout; the null control is a twin of every experiment of the
+    swept collectives, differing only in a time budget never reached."""
+    bench = copy.deepcopy(config)
+    bench.update(campaign=f"{config['campaign']}-within", runs=runs)
+    name, entry = _entry(bench)
+    swept = sorted(entry.get("algorithms", {}))
+    twins, budgets = [], set()
+    for block in config["experiments"]:
+        ops = [op for op in _ops(block) if op in swept]
+        if not ops:
+            continue
+        budget = block.get("max_time", 0)
+        twin_budget = _twin_budget(budget)
+        twins.append({**copy.deepcopy(block), "op": ops, "max_time": twin_budget})
+        budgets.add((budget, twin_budget))
+    bench["experiments"] = [*bench["experiments"], *twins]
+    bench["guidelines"] = [
+        *bench["guidelines"],
+        *(
+            {
+                "id": f"NULL-WITHIN-{index}",
+                "source": "benchmarks/algorithm_sweep.py",
+                "text": "an experiment ≼ itself under another exp_id, in the same launches",
+                "relation": "le",
+                "lhs": {"mpi": name, "op": swept, "max_time": budget},
+                "rhs": {"mpi": name, "op": swept, "max_time": twin_budget},
+            }
+            for index, (budget, twin_budget) in enumerate(sorted(budgets))
+        ),
+    ]
+    return bench
+
+
+def run_tune(project: Path, config: dict[str, Any], cores: int, dry_run: bool) -> Path:
+    """Write the campaign into the checkout and run its target `tune` there (or plan it), with
+    the checkout's own code; return its results directory."""
+    config_file = project / "config" / "campaigns" / f"bench-{config['campaign']}.yaml"
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    venv_bin = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(project / "src"),
+    }
+    command = [
+        str(venv_bin / "snakemake"), "tune", "--profile", "profiles/local", "--cores", str(cores),
+        "--quiet", "rules", "--configfile", str(config_file), *(["-n"] if dry_run else []),
+    ]  # fmt: skip
+    subprocess.run(command, cwd=project, env=env, check=True)
+    return project / "results" / str(config["campaign"])
+
+
+def kernel_seconds(results: Path) -> tuple[float, int]:
+    """The sum of the runs' wall times (provenance start to end, to the second), and the runs."""
+    total, launches = 0.0, 0
+    for provenance in (results / "raw").rglob("run*.json"):
+        record = json.loads(provenance.read_text(encoding="utf-8"))
+        start = datetime.fromisoformat(record["start_time"].replace("Z", "+00:00"))
+        end = datetime.fromisoformat(record["end_time"].replace("Z", "+00:00"))
+        total += (end - start).total_seconds()
+        launches += 1
+    return total, launches
+
+
+def _share(tests: pd.DataFrame, verdicts: tuple[str, ...]) -> str:
+    if tests.empty:
+        return "no tests"
+    count = int(tests["verdict"].isin(verdicts).sum())
+    return f"{100 * count / len(tests):.1f} % ({count}/{len(tests)})"
+
+
+def rules_collectives(path: Path) -> int:
+    """The collectives an Open MPI rules file tunes (its first number)."""
+    words = " ".join(line.split("#", 1)[0] for line in path.read_text().splitlines()).split()
+    return int(words[0]) if words else 0
+
+
+def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
+    tests = pd.read_csv(results / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
+    algo = tests[tests["guideline"].str.startswith("ALGO.")]
+    if way == "within":
+        # the null control's twin experiments are swept too: their ALGO tests are not counted
+        twins = {
+            canonical_value(_twin_budget(block.get("max_time", 0)))
+            for block in config["experiments"]
+        }
+        algo = algo[~algo["max_time"].isin(twins)]
+    null = tests[tests["guideline"].str.startswith("NULL-")]
+    seconds, launches = kernel_seconds(results)
+    repetitions = float(
+        pd.read_parquet(results / "timings.parquet", columns=["time_s"]).sum().iloc[0]
+    )
+    tuning = results / "tuning"
+    chosen = chosen_algorithms(pd.read_csv(tuning / "algorithms.csv"))
+    rules = sum(rules_collectives(path) for path in tuning.glob("*.ompi-rules.conf"))
+    control = "1 twin entry" if way == "across" else "twin experiments of the swept collectives"
+    return {
+        "ALGO tests decided": _share(algo, DECIDED),
+        "ALGO violated": _share(algo, ("violated",)),
+        "kernel time": (
+            f"{seconds:.0f} s in {launches} launches (to the second per launch; null control: "
+            f"{control})"
+        ),
+        "repetitions' time": f"{repetitions:.3f} s (the sum of timings.parquet's time_s)",
+        "tune chose": "; ".join(f"{op}: {', '.join(names)}" for (_, op), names in chosen.items())
+        or "nothing",
+        "rules file": f"{rules} collective(s) with rules",
+        "null control flagged": _share(null, ("violated",)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--campaigns", nargs="+", choices=CAMPAIGNS, default=list(CAMPAIGNS))
+    parser.add_argument("--ways", nargs="+", choices=WAYS, default=list(WAYS))
+    parser.add_argument("--base", default=BASE, help="the commit of the across-launch sweep")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/mpiguide-algorithm-sweep"))
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="plan each way (snakemake -n) without measuring")  # fmt: skip
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    commits = {"across": args.base, "within": head}
+    builders = {"across": across_campaign, "within": within_campaign}
+    table: dict[tuple[str, str], dict[str, str]] = {}
+    for name in args.campaigns:
+        config = yaml.safe_load((REPO / "config" / "campaigns" / f"{name}.yaml").read_text())
+        for way in args.ways:
+            project = checkout(args.workdir, way, commits[way])
+            print(f"{name}, {way} ({commits[way][:12]}): {args.runs} runs", flush=True)
+            results = run_tune(project, builders[way](config, args.runs), args.cores, args.dry_run)
+            if not args.dry_run:
+                table[(name, way)] = summary(config, results, way)
+    for (name, way), rows in table.items():
+        print(f"\n{name}, {way} launches, {args.runs} runs")
+        for key, value in rows.items():
+            print(f"  {key:22} {value}")
+
+
+if __name__ == "__main__":
+    main()
