@@ -8,6 +8,10 @@
  *   probe unhandled COUNT     MPI_Allreduce of COUNT ints (MPI_SUM) in the forms the library
  *                             must leave alone: MPI_IN_PLACE, a user-defined op, a derived
  *                             datatype, and COUNT + 1 elements (not equal parts on 2 ranks)
+ *   probe communicators COUNT MPI_Allreduce of COUNT doubles (MPI_SUM) on communicators made
+ *                             and freed in turn (see communicators() for which, in which order);
+ *                             prints "handles reused R of N": how many times a communicator
+ *                             got the handle of the one freed just before it
  * Each call is made REPEATS times. */
 #include <mpi.h>
 #include <stdio.h>
@@ -15,6 +19,9 @@
 #include <string.h>
 
 #define REPEATS 3
+/* Duplicates of MPI_COMM_WORLD alive at once in `communicators`: more than the library
+   remembers per thread, so that they share its slots. */
+#define MANY 20
 
 static int rank, size;
 
@@ -133,18 +140,81 @@ static void unhandled(int count)
     free(send), free(got), free(want);
 }
 
+/* MPI_Allreduce of `count` doubles on `comm`, compared with the library's own. */
+static void allreduce_on(MPI_Comm comm, int count, double *send, double *got, double *want)
+{
+    fill_doubles(send, count);
+    check(MPI_Allreduce(send, got, count, MPI_DOUBLE, MPI_SUM, comm), "MPI_Allreduce");
+    check(PMPI_Allreduce(send, want, count, MPI_DOUBLE, MPI_SUM, comm), "PMPI_Allreduce");
+    same(got, want, (size_t)count * sizeof(double), "MPI_Allreduce");
+}
+
+/* Per repetition, one MPI_Allreduce on each of, in this order: MPI_COMM_WORLD; a duplicate of
+   it, then freed; a communicator of this rank alone (split), then freed; a duplicate of
+   MPI_COMM_WORLD; an intercommunicator between two groups of one rank each; MANY duplicates of
+   MPI_COMM_WORLD, then all freed with the duplicate before them. */
+static void communicators(int count)
+{
+    double *send = malloc((size_t)count * sizeof *send);
+    double *got = malloc((size_t)count * sizeof *got);
+    double *want = malloc((size_t)count * sizeof *want);
+    int reused = 0, made = 0;
+    for (int repeat = 0; repeat < REPEATS; repeat++) {
+        allreduce_on(MPI_COMM_WORLD, count, send, got, want);
+
+        MPI_Comm pair, alone, again;
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &pair), "MPI_Comm_dup");
+        allreduce_on(pair, count, send, got, want);
+        MPI_Comm freed = pair;
+        check(MPI_Comm_free(&pair), "MPI_Comm_free");
+
+        check(MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &alone), "MPI_Comm_split");
+        reused += alone == freed, made++;
+        allreduce_on(alone, count, send, got, want);
+        freed = alone;
+        check(MPI_Comm_free(&alone), "MPI_Comm_free");
+
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &again), "MPI_Comm_dup");
+        reused += again == freed, made++;
+        allreduce_on(again, count, send, got, want);
+
+        MPI_Comm local, inter;
+        check(MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &local), "MPI_Comm_split");
+        check(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, (rank + 1) % 2, 0, &inter),
+              "MPI_Intercomm_create");
+        allreduce_on(inter, count, send, got, want);
+        check(MPI_Comm_free(&inter), "MPI_Comm_free");
+        check(MPI_Comm_free(&local), "MPI_Comm_free");
+
+        MPI_Comm many[MANY];
+        for (int i = 0; i < MANY; i++) {
+            check(MPI_Comm_dup(MPI_COMM_WORLD, &many[i]), "MPI_Comm_dup");
+            allreduce_on(many[i], count, send, got, want);
+        }
+        for (int i = 0; i < MANY; i++)
+            check(MPI_Comm_free(&many[i]), "MPI_Comm_free");
+        check(MPI_Comm_free(&again), "MPI_Comm_free");
+    }
+    if (rank == 0)
+        printf("handles reused %d of %d\n", reused, made);
+    free(send), free(got), free(want);
+}
+
 int main(int argc, char **argv)
 {
     check(MPI_Init(&argc, &argv), "MPI_Init");
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
     const int count = argc == 3 ? atoi(argv[2]) : 0;
-    if (count <= 0 || size < 2) {
-        fprintf(stderr, "usage: probe replaceable|unhandled COUNT, on 2 or more ranks\n");
+    if (count <= 0 || size < 2 || (strcmp(argv[1], "communicators") == 0 && size != 2)) {
+        fprintf(stderr, "usage: probe replaceable|unhandled COUNT, on 2 or more ranks; "
+                        "probe communicators COUNT, on 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(argv[1], "replaceable") == 0)
         replaceable(count);
+    else if (strcmp(argv[1], "communicators") == 0)
+        communicators(count);
     else
         unhandled(count);
     if (rank == 0)
