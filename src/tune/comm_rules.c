@@ -54,9 +54,9 @@ static struct comm_rules *rules_for_size(int size, const struct tune_rules *all)
         on->start[collective] = found;
         for (size_t i = 0; i < all->count; i++) {
             const struct tune_rule *rule = &all->rules[i];
-            if ((int)tune_replacements[rule->replacement].collective == collective &&
-                tune_rule_covers_ranks(rule, size))
-                on->rules[found++] = rule;
+            const struct tune_replacement *with = &tune_replacements[rule->replacement];
+            if ((int)with->collective == collective && tune_rule_covers_ranks(rule, size))
+                on->rules[found++] = (struct comm_rule){rule->lo, rule->hi, with, i};
         }
     }
     on->start[TUNE_COLLECTIVES] = found;

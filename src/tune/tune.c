@@ -174,11 +174,11 @@ static bool replaced(enum tune_collective collective, struct tune_call *call, in
     if (!element_bytes)
         goto library;
     call->size = on->size;
-    const struct tune_rule *rule = tune_comm_rule_for(
+    const struct comm_rule *rule = tune_comm_rule_for(
         on, collective, (unsigned long long)call->count * (unsigned long long)element_bytes);
     if (!rule)
         goto library;
-    const struct tune_replacement *with = &tune_replacements[rule->replacement];
+    const struct tune_replacement *with = rule->with;
     struct tune_scratch scratch;
     if ((with->needs & NEEDS_REDUCTION && !tune_predefined_reduction(call->op)) ||
         (with->needs & NEEDS_EQUAL_PARTS && call->count % call->size != 0) ||
@@ -188,7 +188,7 @@ static bool replaced(enum tune_collective collective, struct tune_call *call, in
     inside_mockup = true;
     *error_code = with->run(call, &scratch);
     inside_mockup = false;
-    atomic_fetch_add_explicit(&replaced_calls[rule - rules.rules], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&replaced_calls[rule->index], 1, memory_order_relaxed);
     return true;
 library:
     atomic_fetch_add_explicit(&library_calls[collective], 1, memory_order_relaxed);
