@@ -12,16 +12,23 @@
  *                             and freed in turn (see communicators() for which, in which order);
  *                             prints "handles reused R of N": how many times a communicator
  *                             got the handle of the one freed just before it
- * Each call is made REPEATS times. */
+ *   probe threads COUNT       under MPI_THREAD_MULTIPLE, THREADS threads at once, each making
+ *                             THREAD_CALLS MPI_Allreduce of COUNT doubles (MPI_SUM) on a
+ *                             duplicate of MPI_COMM_WORLD of its own, and ending before
+ *                             MPI_Finalize; exits 77 if the library does not provide that level
+ * Each call is made REPEATS times, but in `threads`. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #define REPEATS 3
 /* Duplicates of MPI_COMM_WORLD alive at once in `communicators`: more than the library
    remembers per thread, so that they share its slots. */
 #define MANY 20
+#define THREADS 2
+#define THREAD_CALLS 100
 
 static int rank, size;
 
@@ -200,14 +207,62 @@ static void communicators(int count)
     free(send), free(got), free(want);
 }
 
+struct thread_work {
+    MPI_Comm comm;
+    int count;
+};
+
+static int thread_calls(void *argument)
+{
+    const struct thread_work *work = argument;
+    const size_t bytes = (size_t)work->count * sizeof(double);
+    double *send = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+    for (int call = 0; call < THREAD_CALLS; call++)
+        allreduce_on(work->comm, work->count, send, got, want);
+    free(send), free(got), free(want);
+    return 0;
+}
+
+static void threads(int count)
+{
+    struct thread_work work[THREADS];
+    thrd_t thread[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        work[i].count = count;
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &work[i].comm), "MPI_Comm_dup");
+    }
+    for (int i = 0; i < THREADS; i++)
+        if (thrd_create(&thread[i], thread_calls, &work[i]) != thrd_success) {
+            fprintf(stderr, "probe: rank %d: cannot start a thread\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    for (int i = 0; i < THREADS; i++)
+        if (thrd_join(thread[i], NULL) != thrd_success) {
+            fprintf(stderr, "probe: rank %d: cannot join a thread\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    for (int i = 0; i < THREADS; i++)
+        check(MPI_Comm_free(&work[i].comm), "MPI_Comm_free");
+}
+
 int main(int argc, char **argv)
 {
-    check(MPI_Init(&argc, &argv), "MPI_Init");
+    if (argc == 3 && strcmp(argv[1], "threads") == 0) {
+        int provided;
+        check(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+        if (provided < MPI_THREAD_MULTIPLE) {
+            printf("probe: no MPI_THREAD_MULTIPLE\n");
+            check(MPI_Finalize(), "MPI_Finalize");
+            return 77;
+        }
+    } else {
+        check(MPI_Init(&argc, &argv), "MPI_Init");
+    }
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
     const int count = argc == 3 ? atoi(argv[2]) : 0;
     if (count <= 0 || size < 2 || (strcmp(argv[1], "communicators") == 0 && size != 2)) {
-        fprintf(stderr, "usage: probe replaceable|unhandled COUNT, on 2 or more ranks; "
+        fprintf(stderr, "usage: probe replaceable|unhandled|threads COUNT, on 2 or more ranks; "
                         "probe communicators COUNT, on 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -215,6 +270,8 @@ int main(int argc, char **argv)
         replaceable(count);
     else if (strcmp(argv[1], "communicators") == 0)
         communicators(count);
+    else if (strcmp(argv[1], "threads") == 0)
+        threads(count);
     else
         unhandled(count);
     if (rank == 0)

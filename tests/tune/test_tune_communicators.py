@@ -2,9 +2,11 @@
 another size gets the rules of its own size, one freed and followed by a new one under the same
 handle gives that one fresh rules, duplicates never inherit them, more communicators than a
 thread remembers at once are told apart, and an intercommunicator is left to the library even
-where a rule names its local size. The probe (probe.c, `communicators`) makes and frees the
-communicators and compares every result with the library's own; MPIGUIDE_TUNE_REPORT=1 counts
-what each rule replaced (2 ranks, both MPI libraries)."""
+where a rule names its local size. Threads calling at once each find their communicator's rules,
+and the report counts the calls of every thread, also of one that has ended. The probe
+(probe.c, `communicators` and `threads`) makes the communicators and threads and compares every
+result with the library's own; MPIGUIDE_TUNE_REPORT=1 counts what each rule replaced (2 ranks,
+both MPI libraries)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,13 @@ from .test_tune import COUNT, RANKS, REPEATS, left, replaced, rules_file
 
 pytestmark = pytest.mark.kernel
 
-# probe.c's MANY: duplicates of MPI_COMM_WORLD alive at once.
+# probe.c's MANY: duplicates of MPI_COMM_WORLD alive at once; THREADS, THREAD_CALLS: the threads
+# of `threads` and the calls each makes; the exit status of `threads` without
+# MPI_THREAD_MULTIPLE.
 MANY = 20
+THREADS = 2
+THREAD_CALLS = 100
+NO_THREAD_MULTIPLE = 77
 RULES = (
     "allreduce_as_reduce_bcast ranks=2 bytes=0-1000000\n"
     "allreduce_as_reduce_scatter_allgather ranks=1 bytes=0-1000000\n"
@@ -44,3 +51,16 @@ def test_each_communicator_gets_the_rules_of_its_own(tune_build: TuneBuild, tmp_
     # communicator's rules are forgotten.
     reused = REUSED.search(result.stdout)
     assert reused and int(reused[1]) > 0, result.stdout
+
+
+def test_every_thread_s_calls_are_replaced_and_counted(
+    tune_build: TuneBuild, tmp_path: Path
+) -> None:
+    rules = rules_file(tmp_path, "threads.tune", RULES)
+    result = tune_build.launch(RANKS, [tune_build.probe, "threads", str(COUNT)], rules)
+    if result.returncode == NO_THREAD_MULTIPLE:
+        pytest.skip(f"{tune_build.mpi.name} does not provide MPI_THREAD_MULTIPLE")
+    assert result.returncode == 0, result.stderr
+    assert "probe ok" in result.stdout
+    assert replaced(result.stderr) == {1: {THREADS * THREAD_CALLS}, 2: {0}}, result.stderr
+    assert left(result.stderr) == {"MPI_Allreduce": {0}}, result.stderr

@@ -1,8 +1,9 @@
 """libmpiguide-tune linked into a program rather than preloaded, library and program built with
 ASan and UBSan: every mock-up replaces its collective with the library's results and no
 out-of-bounds access or undefined arithmetic (2 ranks; Open MPI runs one file of rules, MPICH the
-other, so that together they cover every mock-up on both libraries); and communicators made and
-freed in turn never leave the library holding rules MPI has freed."""
+other, so that together they cover every mock-up on both libraries); communicators made and
+freed in turn never leave the library holding rules MPI has freed, and threads that call at once
+and end before the report leave their counts readable."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ from preload_support import build_library
 
 from .conftest import PROBE_SOURCE, TuneBuild
 from .test_tune import COUNT, EVERY_MOCKUP, RANKS, left, replaced
-from .test_tune_communicators import EXPECTED_LEFT, EXPECTED_REPLACED
+from .test_tune_communicators import (
+    EXPECTED_LEFT,
+    EXPECTED_REPLACED,
+    NO_THREAD_MULTIPLE,
+    THREAD_CALLS,
+    THREADS,
+)
 from .test_tune_communicators import RULES as COMMUNICATOR_RULES
 
 pytestmark = pytest.mark.kernel
@@ -58,6 +65,8 @@ def launch_clean(sanitized: TuneBuild, mode: str, rules: Path) -> subprocess.Com
         preload=False,
         extra_env=SANITIZER_ENV,
     )
+    if mode == "threads" and result.returncode == NO_THREAD_MULTIPLE:
+        pytest.skip(f"{sanitized.mpi.name} does not provide MPI_THREAD_MULTIPLE")
     assert result.returncode == 0, result.stderr
     assert "runtime error" not in result.stderr and "AddressSanitizer" not in result.stderr
     assert "probe ok" in result.stdout
@@ -80,3 +89,10 @@ def test_communicators_under_the_sanitizers(sanitized: TuneBuild, tmp_path: Path
     result = launch_clean(sanitized, "communicators", rules)
     assert replaced(result.stderr) == EXPECTED_REPLACED, result.stderr
     assert left(result.stderr) == EXPECTED_LEFT, result.stderr
+
+
+def test_threads_under_the_sanitizers(sanitized: TuneBuild, tmp_path: Path) -> None:
+    rules = tmp_path / "threads.tune"
+    rules.write_text(COMMUNICATOR_RULES)
+    result = launch_clean(sanitized, "threads", rules)
+    assert replaced(result.stderr) == {1: {THREADS * THREAD_CALLS}, 2: {0}}, result.stderr
