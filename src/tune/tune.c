@@ -7,13 +7,13 @@
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <dlfcn.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm_rules.h"
-#include "counts.h"
 #include "fail.h"
 #include "handled.h"
 #include "preload.h"
@@ -28,6 +28,9 @@
 static struct tune_rules rules;
 static const char *rules_path;
 static bool has_rules[TUNE_COLLECTIVES];
+/* Per rule, the calls it replaced; per collective, the calls left to the library. */
+static atomic_ulong *replaced_calls;
+static atomic_ulong library_calls[TUNE_COLLECTIVES];
 
 /* Where a call goes that no rule replaces: the next definition of the function after this library
  * (a tool preloaded after it, such as libmpiguide-inject planting a slowdown, else the MPI
@@ -75,7 +78,9 @@ void preload_configure(void)
     char error[4096];
     if (tune_read_rules(rules_path, &rules, error, sizeof error) != 0)
         fail_exit(EXIT_BAD_INPUT, "%s", error);
-    tune_counts_configure(rules.count);
+    replaced_calls = calloc(rules.count ? rules.count : 1, sizeof *replaced_calls);
+    if (!replaced_calls)
+        fail_exit(EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; i < rules.count; i++)
         has_rules[tune_replacements[rules.rules[i].replacement].collective] = true;
     resolve_next((void **)&next_bcast, "MPI_Bcast");
@@ -113,12 +118,11 @@ PRELOAD_EXPORT int MPI_Finalize(void)
         for (size_t i = 0; i < rules.count; i++)
             fprintf(stderr, "mpiguide-tune: rank %d: line %d %s replaced %lu call(s)\n", rank,
                     rules.rules[i].line, tune_replacements[rules.rules[i].replacement].name,
-                    tune_replaced_total(i));
+                    atomic_load(&replaced_calls[i]));
         for (int c = 0; c < TUNE_COLLECTIVES; c++)
             if (has_rules[c])
                 fprintf(stderr, "mpiguide-tune: rank %d: %s left %lu call(s) to the library\n",
-                        rank, tune_collective_names[c],
-                        tune_library_total((enum tune_collective)c));
+                        rank, tune_collective_names[c], atomic_load(&library_calls[c]));
     }
     return next_finalize();
 }
@@ -184,10 +188,10 @@ static bool replaced(enum tune_collective collective, struct tune_call *call, in
     inside_mockup = true;
     *error_code = with->run(call, &scratch);
     inside_mockup = false;
-    tune_count(&tune_counts()->replaced[rule->index]);
+    atomic_fetch_add_explicit(&replaced_calls[rule->index], 1, memory_order_relaxed);
     return true;
 library:
-    tune_count(&tune_counts()->library[collective]);
+    atomic_fetch_add_explicit(&library_calls[collective], 1, memory_order_relaxed);
     return false;
 }
 
