@@ -7,8 +7,9 @@
 
 #include <mpi.h>
 
-/* A predefined datatype whose elements lie back to back (size = extent, lower bound 0). */
-bool tune_contiguous_predefined(MPI_Datatype datatype);
+/* The size in bytes of a predefined datatype whose elements lie back to back (size = extent,
+   lower bound 0), 0 for any other datatype. */
+int tune_contiguous_bytes(MPI_Datatype datatype);
 /* A predefined, commutative reduction op other than MPI_MAXLOC/MPI_MINLOC (which need pair
    types) and MPI_REPLACE/MPI_NO_OP (one-sided only). */
 bool tune_predefined_reduction(MPI_Op op);

@@ -205,17 +205,10 @@ int tune_read_rules(const char *path, struct tune_rules *out, char *error, size_
     return status;
 }
 
-const struct tune_rule *tune_rule_for(const struct tune_rules *rules, int collective, int ranks,
-                                      unsigned long long bytes)
+bool tune_rule_covers_ranks(const struct tune_rule *rule, int ranks)
 {
-    for (size_t i = 0; i < rules->count; i++) {
-        const struct tune_rule *rule = &rules->rules[i];
-        if ((int)tune_replacements[rule->replacement].collective != collective ||
-            bytes < rule->lo || bytes > rule->hi)
-            continue;
-        for (int k = 0; k < rule->rank_count; k++)
-            if (rule->ranks[k] == ranks)
-                return rule;
-    }
-    return NULL;
+    for (int k = 0; k < rule->rank_count; k++)
+        if (rule->ranks[k] == ranks)
+            return true;
+    return false;
 }

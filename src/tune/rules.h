@@ -10,6 +10,7 @@
 #ifndef MPIGUIDE_TUNE_RULES_H
 #define MPIGUIDE_TUNE_RULES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -36,8 +37,7 @@ int tune_read_rules(const char *path, struct tune_rules *out, char *error, size_
 int tune_parse_rules(FILE *in, const char *path, struct tune_rules *out, char *error,
                      size_t error_size);
 
-/* The rule for a call of `collective` on `ranks` ranks moving `bytes`, NULL if none. */
-const struct tune_rule *tune_rule_for(const struct tune_rules *rules, int collective, int ranks,
-                                      unsigned long long bytes);
+/* Whether `rule` applies on a communicator of `ranks` ranks. */
+bool tune_rule_covers_ranks(const struct tune_rule *rule, int ranks);
 
 #endif

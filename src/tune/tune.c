@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_rules.h"
 #include "fail.h"
 #include "handled.h"
 #include "preload.h"
 #include "replacements.h"
 #include "rules.h"
+#include "thread_cache.h"
 
 #define TUNE_VARIABLE "MPIGUIDE_TUNE"
 #define REPORT_VARIABLE "MPIGUIDE_TUNE_REPORT"
@@ -45,10 +47,10 @@ static int (*next_finalize)(void) = PMPI_Finalize;
 /* Set while this thread runs a mock-up: every call the mock-up makes to a function interposed
  * here goes on to the next definition, so a mock-up built from a replaced collective
  * (allreduce_as_reduce_bcast's MPI_Bcast) never recurses into a replacement. */
-static _Thread_local bool inside_mockup;
+static TUNE_THREAD_LOCAL bool inside_mockup;
 /* Grown as needed and kept, so that a replaced call allocates only when it is the largest yet:
  * the kernel measured the mock-up with its scratch allocated beforehand. */
-static _Thread_local struct {
+static TUNE_THREAD_LOCAL struct {
     void *blocks;
     size_t block_bytes;
     int *counts, *displs;
@@ -157,23 +159,26 @@ static bool scratch_for(const struct tune_replacement *with, const struct tune_c
 /* Runs the call as the mock-up its rule names, if there is a rule and the mock-up handles the
  * call: true with the mock-up's error code in *error_code; false if the library must do it. Every
  * condition depends only on arguments that agree across the ranks of a correct program, so all
- * ranks decide alike. */
+ * ranks decide alike. What depends on the communicator alone (intra, size, the rules for that
+ * size) and on the datatype alone is looked up once and remembered (comm_rules.h, handled.h). */
 static bool replaced(enum tune_collective collective, struct tune_call *call, int *error_code)
 {
     if (!has_rules[collective] || inside_mockup)
         return false;
-    int element_bytes;
-    if (call->count <= 0 || call->sendbuf == MPI_IN_PLACE ||
-        !tune_intra_communicator(call->comm) || !tune_contiguous_predefined(call->datatype) ||
-        PMPI_Comm_size(call->comm, &call->size) != MPI_SUCCESS ||
-        PMPI_Type_size(call->datatype, &element_bytes) != MPI_SUCCESS)
+    if (call->count <= 0 || call->sendbuf == MPI_IN_PLACE)
         goto library;
-    const struct tune_rule *rule = tune_rule_for(
-        &rules, collective, call->size,
-        (unsigned long long)call->count * (unsigned long long)element_bytes);
+    const struct comm_rules *on = tune_comm_rules(call->comm, &rules);
+    if (!on)
+        goto library;
+    const int element_bytes = tune_contiguous_bytes(call->datatype);
+    if (!element_bytes)
+        goto library;
+    call->size = on->size;
+    const struct comm_rule *rule = tune_comm_rule_for(
+        on, collective, (unsigned long long)call->count * (unsigned long long)element_bytes);
     if (!rule)
         goto library;
-    const struct tune_replacement *with = &tune_replacements[rule->replacement];
+    const struct tune_replacement *with = rule->with;
     struct tune_scratch scratch;
     if ((with->needs & NEEDS_REDUCTION && !tune_predefined_reduction(call->op)) ||
         (with->needs & NEEDS_EQUAL_PARTS && call->count % call->size != 0) ||
@@ -183,10 +188,10 @@ static bool replaced(enum tune_collective collective, struct tune_call *call, in
     inside_mockup = true;
     *error_code = with->run(call, &scratch);
     inside_mockup = false;
-    atomic_fetch_add(&replaced_calls[rule - rules.rules], 1);
+    atomic_fetch_add_explicit(&replaced_calls[rule->index], 1, memory_order_relaxed);
     return true;
 library:
-    atomic_fetch_add(&library_calls[collective], 1);
+    atomic_fetch_add_explicit(&library_calls[collective], 1, memory_order_relaxed);
     return false;
 }
 

@@ -8,13 +8,27 @@
  *   probe unhandled COUNT     MPI_Allreduce of COUNT ints (MPI_SUM) in the forms the library
  *                             must leave alone: MPI_IN_PLACE, a user-defined op, a derived
  *                             datatype, and COUNT + 1 elements (not equal parts on 2 ranks)
- * Each call is made REPEATS times. */
+ *   probe communicators COUNT MPI_Allreduce of COUNT doubles (MPI_SUM) on communicators made
+ *                             and freed in turn (see communicators() for which, in which order);
+ *                             prints "handles reused R of N": how many times a communicator
+ *                             got the handle of the one freed just before it
+ *   probe threads COUNT       under MPI_THREAD_MULTIPLE, THREADS threads at once, each making
+ *                             THREAD_CALLS MPI_Allreduce of COUNT doubles (MPI_SUM) on a
+ *                             duplicate of MPI_COMM_WORLD of its own, and ending before
+ *                             MPI_Finalize; exits 77 if the library does not provide that level
+ * Each call is made REPEATS times, but in `threads`. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #define REPEATS 3
+/* Duplicates of MPI_COMM_WORLD alive at once in `communicators`: more than the library
+   remembers per thread, so that they share its slots. */
+#define MANY 20
+#define THREADS 2
+#define THREAD_CALLS 100
 
 static int rank, size;
 
@@ -133,18 +147,131 @@ static void unhandled(int count)
     free(send), free(got), free(want);
 }
 
+/* MPI_Allreduce of `count` doubles on `comm`, compared with the library's own. */
+static void allreduce_on(MPI_Comm comm, int count, double *send, double *got, double *want)
+{
+    fill_doubles(send, count);
+    check(MPI_Allreduce(send, got, count, MPI_DOUBLE, MPI_SUM, comm), "MPI_Allreduce");
+    check(PMPI_Allreduce(send, want, count, MPI_DOUBLE, MPI_SUM, comm), "PMPI_Allreduce");
+    same(got, want, (size_t)count * sizeof(double), "MPI_Allreduce");
+}
+
+/* Per repetition, one MPI_Allreduce on each of, in this order: MPI_COMM_WORLD; a duplicate of
+   it, then freed; a communicator of this rank alone (split), then freed; a duplicate of
+   MPI_COMM_WORLD; an intercommunicator between two groups of one rank each; MANY duplicates of
+   MPI_COMM_WORLD, then all freed with the duplicate before them. */
+static void communicators(int count)
+{
+    double *send = malloc((size_t)count * sizeof *send);
+    double *got = malloc((size_t)count * sizeof *got);
+    double *want = malloc((size_t)count * sizeof *want);
+    int reused = 0, made = 0;
+    for (int repeat = 0; repeat < REPEATS; repeat++) {
+        allreduce_on(MPI_COMM_WORLD, count, send, got, want);
+
+        MPI_Comm pair, alone, again;
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &pair), "MPI_Comm_dup");
+        allreduce_on(pair, count, send, got, want);
+        MPI_Comm freed = pair;
+        check(MPI_Comm_free(&pair), "MPI_Comm_free");
+
+        check(MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &alone), "MPI_Comm_split");
+        reused += alone == freed, made++;
+        allreduce_on(alone, count, send, got, want);
+        freed = alone;
+        check(MPI_Comm_free(&alone), "MPI_Comm_free");
+
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &again), "MPI_Comm_dup");
+        reused += again == freed, made++;
+        allreduce_on(again, count, send, got, want);
+
+        MPI_Comm local, inter;
+        check(MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &local), "MPI_Comm_split");
+        check(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, (rank + 1) % 2, 0, &inter),
+              "MPI_Intercomm_create");
+        allreduce_on(inter, count, send, got, want);
+        check(MPI_Comm_free(&inter), "MPI_Comm_free");
+        check(MPI_Comm_free(&local), "MPI_Comm_free");
+
+        MPI_Comm many[MANY];
+        for (int i = 0; i < MANY; i++) {
+            check(MPI_Comm_dup(MPI_COMM_WORLD, &many[i]), "MPI_Comm_dup");
+            allreduce_on(many[i], count, send, got, want);
+        }
+        for (int i = 0; i < MANY; i++)
+            check(MPI_Comm_free(&many[i]), "MPI_Comm_free");
+        check(MPI_Comm_free(&again), "MPI_Comm_free");
+    }
+    if (rank == 0)
+        printf("handles reused %d of %d\n", reused, made);
+    free(send), free(got), free(want);
+}
+
+struct thread_work {
+    MPI_Comm comm;
+    int count;
+};
+
+static int thread_calls(void *argument)
+{
+    const struct thread_work *work = argument;
+    const size_t bytes = (size_t)work->count * sizeof(double);
+    double *send = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+    for (int call = 0; call < THREAD_CALLS; call++)
+        allreduce_on(work->comm, work->count, send, got, want);
+    free(send), free(got), free(want);
+    return 0;
+}
+
+static void threads(int count)
+{
+    struct thread_work work[THREADS];
+    thrd_t thread[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        work[i].count = count;
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &work[i].comm), "MPI_Comm_dup");
+    }
+    for (int i = 0; i < THREADS; i++)
+        if (thrd_create(&thread[i], thread_calls, &work[i]) != thrd_success) {
+            fprintf(stderr, "probe: rank %d: cannot start a thread\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    for (int i = 0; i < THREADS; i++)
+        if (thrd_join(thread[i], NULL) != thrd_success) {
+            fprintf(stderr, "probe: rank %d: cannot join a thread\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    for (int i = 0; i < THREADS; i++)
+        check(MPI_Comm_free(&work[i].comm), "MPI_Comm_free");
+}
+
 int main(int argc, char **argv)
 {
-    check(MPI_Init(&argc, &argv), "MPI_Init");
+    if (argc == 3 && strcmp(argv[1], "threads") == 0) {
+        int provided;
+        check(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+        if (provided < MPI_THREAD_MULTIPLE) {
+            printf("probe: no MPI_THREAD_MULTIPLE\n");
+            check(MPI_Finalize(), "MPI_Finalize");
+            return 77;
+        }
+    } else {
+        check(MPI_Init(&argc, &argv), "MPI_Init");
+    }
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
     const int count = argc == 3 ? atoi(argv[2]) : 0;
-    if (count <= 0 || size < 2) {
-        fprintf(stderr, "usage: probe replaceable|unhandled COUNT, on 2 or more ranks\n");
+    if (count <= 0 || size < 2 || (strcmp(argv[1], "communicators") == 0 && size != 2)) {
+        fprintf(stderr, "usage: probe replaceable|unhandled|threads COUNT, on 2 or more ranks; "
+                        "probe communicators COUNT, on 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(argv[1], "replaceable") == 0)
         replaceable(count);
+    else if (strcmp(argv[1], "communicators") == 0)
+        communicators(count);
+    else if (strcmp(argv[1], "threads") == 0)
+        threads(count);
     else
         unhandled(count);
     if (rank == 0)

@@ -1,0 +1,44 @@
+/* The rules of the tuning file that apply on one communicator: found on the communicator's first
+   call of a tuned collective and kept with it, so that later calls neither search the file's
+   rules nor ask the MPI library about the communicator again. */
+#ifndef MPIGUIDE_TUNE_COMM_RULES_H
+#define MPIGUIDE_TUNE_COMM_RULES_H
+
+#include <stddef.h>
+
+#include <mpi.h>
+
+#include "replacements.h"
+#include "rules.h"
+
+/* A rule as a call needs it, next to the other rules of its communicator. */
+struct comm_rule {
+    unsigned long long lo, hi; /* bytes, inclusive */
+    const struct tune_replacement *with;
+    size_t index; /* of the rule among the tuning file's */
+};
+
+/* An intra-communicator's size and the rules for that size, per collective in file order: those
+   of collective c are rules[start[c]] ... rules[start[c + 1] - 1]. */
+struct comm_rules {
+    int size;
+    size_t start[TUNE_COLLECTIVES + 1];
+    struct comm_rule rules[];
+};
+
+/* The rules of `comm` among `all` (the same on every call), NULL if every call on `comm` goes to
+   the library: MPI_COMM_NULL, an intercommunicator, or an MPI query about it that failed. */
+const struct comm_rules *tune_comm_rules(MPI_Comm comm, const struct tune_rules *all);
+
+/* The rule of `on` for `collective` moving `bytes`, NULL if none. */
+static inline const struct comm_rule *tune_comm_rule_for(const struct comm_rules *on,
+                                                         enum tune_collective collective,
+                                                         unsigned long long bytes)
+{
+    for (size_t i = on->start[collective]; i < on->start[collective + 1]; i++)
+        if (on->rules[i].lo <= bytes && bytes <= on->rules[i].hi)
+            return &on->rules[i];
+    return NULL;
+}
+
+#endif
