@@ -7,9 +7,10 @@ the matching mpicc):
   ompi_coll_base_allgather_intra_*: one per algorithm), and for reductions a user-defined sum
   that counts its invocations and elements per rank (the algorithms differ in both);
 - MPICH: the same counting sum, and the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM and
-  MPIR_CVAR_DEVICE_COLLECTIVES when each call starts. MPICH's algorithm functions are internal to libmpich and its collectives send through
-  nothing a PMPI library sees, so MPI_Bcast has no fingerprint there but that value; at 2 ranks
-  (MPICH here runs at most 2) its reductions' counts tell few algorithms apart, and two of them
+  MPIR_CVAR_DEVICE_COLLECTIVES when each call starts. MPICH's algorithm functions are internal
+  to libmpich and its collectives send through nothing a PMPI library sees, so MPI_Bcast has
+  no fingerprint there but that value; at 2 ranks (MPICH here runs at most 2) its reductions'
+  counts tell few algorithms apart, and two of them
   (reduce_scatter_allgather, reduce_scatter_gather) refuse a user-defined operation: they are
   measured on MPI_DOUBLE with MPI_SUM, by the value alone. `smp` is left out: its nested calls
   on node communicators re-read the global choice and fail under MPIR_CVAR_COLLECTIVE_FALLBACK
