@@ -97,12 +97,23 @@ def test_settings_select_by_name_or_number_and_set_the_environment(
         "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
         "OMPI_MCA_coll_tuned_allreduce_algorithm": "4",
     }
-    (smp,) = settings_of("mpich", {"allreduce": ["smp"]}, mpich, "k")
-    assert smp.env() == {
-        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "smp",
+    (doubling,) = settings_of("mpich", {"allreduce": ["recursive_doubling"]}, mpich, "k")
+    assert doubling.env() == {
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "recursive_doubling",
         "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0",
     }
     assert len(settings_of("openmpi", {"bcast": "all"}, ompi, "k")) == 9
+
+
+def test_algorithms_the_kernel_cannot_force_are_left_out_of_all_and_refused_by_name(
+    mpich: Choices,
+) -> None:
+    """MPICH's smp re-reads the global choice in its nested calls (docs/kernel.md): `all`
+    sweeps the others, and naming it says why it cannot be swept."""
+    swept = [s.algorithm.name for s in settings_of("mpich", {"allreduce": "all"}, mpich, "k")]
+    assert swept == ["nb", "recursive_doubling", "reduce_scatter_allgather"]
+    with pytest.raises(ConfigError, match=r"k\.allreduce\[0\]: mpich's 'smp' cannot be forced"):
+        settings_of("mpich", {"allreduce": ["smp"]}, mpich, "k")
 
 
 @pytest.mark.parametrize(

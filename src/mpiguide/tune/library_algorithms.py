@@ -32,6 +32,17 @@ INFO_ARGUMENTS = {
     "mpich": (),
 }
 ALL = "all"
+# Algorithms the library offers that the kernel cannot force inside one launch
+# (docs/kernel.md, "Algorithms per experiment"): `all` leaves them out, naming one is an error.
+NOT_FORCEABLE: dict[str, dict[str, str]] = {
+    "mpich": {
+        "smp": (
+            "its calls on the node communicators read the same global choice again and fail "
+            "under MPIR_CVAR_COLLECTIVE_FALLBACK=error"
+        ),
+        "pairwise_sendrecv_replace": "it serves MPI_IN_PLACE only, which the kernel never passes",
+    },
+}
 INFO_TIMEOUT_S = 60
 GUIDELINE_PREFIX = "ALGO"
 GUIDELINE_SOURCE = (
@@ -253,8 +264,11 @@ def settings_of(
                 f"{where}: {choices.library} offers no algorithm choice for {op!r}; allowed: "
                 f"{_allowed(list(choices.algorithms))}"
             )
+        refused = NOT_FORCEABLE.get(choices.library, {})
         if selection == ALL:
-            settings.extend(_setting(base, choices, op, a) for a in offered)
+            settings.extend(
+                _setting(base, choices, op, a) for a in offered if a.name not in refused
+            )
             continue
         by_key = {a.name: a for a in offered} | {str(a.number): a for a in offered if a.number}
         picked: dict[str, Algorithm] = {}
@@ -265,6 +279,11 @@ def settings_of(
                 raise ConfigError(
                     f"{where}[{index}]: {value!r} is not an algorithm of {choices.library}'s "
                     f"{op}; allowed: {ALL}, or of {_allowed(names)}"
+                )
+            if algorithm.name in refused:
+                raise ConfigError(
+                    f"{where}[{index}]: {choices.library}'s {algorithm.name!r} cannot be forced "
+                    f"per experiment: {refused[algorithm.name]} (docs/kernel.md)"
                 )
             if algorithm.name in picked:
                 raise ConfigError(f"{where}[{index}]: {algorithm.name!r} is named twice")
