@@ -101,7 +101,7 @@ def test_every_listed_mpich_algorithm_is_one_mpich_accepts(
     kernel = kernel_for("mpich")
     choices = installed_choices("mpich", "mpivars", "mpich.info")
     settings = settings_of("mpich", {"allreduce": "all", "bcast": "all"}, choices, "mpich")
-    assert len(settings) >= 8
+    assert len(settings) >= 7  # smp, which `all` leaves out, is not among them
     for setting in settings:
         rows = [
             {"exp_id": index, "op": setting.op, "msg_size": size, "nrep": 2}

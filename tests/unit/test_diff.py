@@ -101,6 +101,24 @@ def test_two_entries_of_one_campaign() -> None:
         diff_tests(both, both, "main", None)
 
 
+def test_two_entries_compare_the_guidelines_both_have_and_name_the_others() -> None:
+    """An algorithm sweep's ALGO guidelines select their entry by name: the tuned entry beside
+    it has none of them. They are listed, not compared; a shared guideline still has to match
+    test for test."""
+    swept = frame_of(BASE, "main").assign(guideline="ALGO.main.allreduce.ring")
+    both = pd.concat(
+        [frame_of(BASE, "main"), swept, frame_of(BASE, "main.tuned")], ignore_index=True
+    )
+    result = diff_tests(both, both, "main", "main.tuned")
+    assert counts(result)["same"] == len(BASE)
+    assert result.one_sided == (["ALGO.main.allreduce.ring"], [])
+    text = markdown(result, ("main", "main.tuned"))
+    assert "Not compared, tested for main (A) only: ALGO.main.allreduce.ring." in text
+    partial = both.drop(index=both.index[-1])
+    with pytest.raises(DataError, match="the grids cannot be matched"):
+        diff_tests(partial, partial, "main", "main.tuned")
+
+
 def test_page_faults_are_a_value_not_a_key() -> None:
     """Whether a rank page-faulted differs between launches; the tests still match."""
     faulted = frame_of(BASE).assign(page_faults=["True", "False", "False", "True"])

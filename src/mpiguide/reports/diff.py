@@ -6,7 +6,9 @@ of tests.csv (deployment and parameters). Two campaigns whose tests cannot all b
 refused, naming the first key whose values differ: a verdict compared with nothing would read
 as fixed or new. With `mpi_a`/`mpi_b`, only the tests of that entry are taken from each side and
 the entries are compared with each other (a library built from a change against the main build,
-measured in one campaign).
+measured in one campaign); a guideline that selects one of the two entries by name (an
+algorithm sweep's `ALGO.<entry>.…`) has tests on that side only: it is not compared, and the
+markdown names it. Every guideline both entries have must match test for test.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ class Diff:
 
     tests: pd.DataFrame
     keys: list[str]
+    # entry pairs: per side (A, B) the guidelines only that entry has, not compared
+    one_sided: tuple[list[str], list[str]] = ([], [])
 
 
 def diff_tests(
@@ -82,7 +86,13 @@ def diff_tests(
         raise DataError("--mpi-a and --mpi-b go together: the entry of A compared with B's")
     a = _side(a, mpi_a, "a", sources[0])
     b = _side(b, mpi_b, "b", sources[1])
+    one_sided: tuple[list[str], list[str]] = ([], [])
     if mpi_a is not None:
+        only_a = sorted(set(a["guideline"]) - set(b["guideline"]))
+        only_b = sorted(set(b["guideline"]) - set(a["guideline"]))
+        one_sided = (only_a, only_b)
+        a = a.loc[~a["guideline"].isin(only_a)]
+        b = b.loc[~b["guideline"].isin(only_b)]
         # the two entries are the same side of each test: one label for both
         a, b = a.assign(mpi=f"{mpi_a}→{mpi_b}"), b.assign(mpi=f"{mpi_a}→{mpi_b}")
     keys = key_columns(a)
@@ -119,7 +129,7 @@ def diff_tests(
     change[~violated_a & violated_b] = NEW_VIOLATION
     change[violated_a & ~violated_b] = FIXED
     merged["change"] = change
-    return Diff(merged, keys)
+    return Diff(merged, keys, one_sided)
 
 
 def counts(result: Diff) -> dict[str, int]:
@@ -149,6 +159,12 @@ def markdown(result: Diff, names: tuple[str, str]) -> str:
         " one in A; each is the interval beside its verdict, the one that decided it (tests.csv's"
         " ratio_low, ratio_high).",
     ]
+    for side, name, guidelines in zip("AB", names, result.one_sided, strict=True):
+        if guidelines:
+            lines += [
+                "",
+                f"Not compared, tested for {name} ({side}) only: " + ", ".join(guidelines) + ".",
+            ]
     frame = result.tests
     keys = [k for k in result.keys if frame[k].astype(str).nunique() > 1]
     # the varied parameter: the keys that vary within a group name the test, the others the group
