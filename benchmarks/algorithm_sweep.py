@@ -17,7 +17,9 @@ in its own launches, against the entry (guideline NULL-ACROSS). Within: every ex
 swept collectives again with a time budget that is never reached (`max_time` 1000 s where the
 block has none, else its budget plus 1 ms), against the experiment itself, under the library's
 choice and under each algorithm (guideline NULL-WITHIN). Both controls add experiments or launches
-to their way's kernel time; the table says how many.
+to their way's kernel time; the table says how many. Both ways measure every block with the
+`interleave` this checkout gives it (the base code had no top-level `interleave` and measured
+back to back by default), and the load average is printed beside each campaign.
 
 Run it alone on the machine, with the venv's Python:
 `.venv/bin/python benchmarks/algorithm_sweep.py [--runs 10] [--workdir DIR]`; `--dry-run` plans
@@ -40,7 +42,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from mpiguide.campaign.schema import load_schema
 from mpiguide.core.values import canonical_value
+from mpiguide.plan.grid import INTERLEAVE_KEY
 from mpiguide.tune.choose import chosen_algorithms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,6 +78,25 @@ def _entry(config: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if others:
         raise SystemExit(f"{config['campaign']}: expected one mpi entry")
     return name, entry
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def pinned_interleave(config: dict[str, Any]) -> dict[str, Any]:
+    """The campaign with every block's `interleave` written out, as this checkout reads it (the
+    top-level key, by default the schema's, bounded by nrep), so that both ways measure alike:
+    the base code has no top-level key and measured back to back by default."""
+    pinned = copy.deepcopy(config)
+    default = load_schema()["properties"][INTERLEAVE_KEY]["default"]
+    chunks = pinned.pop(INTERLEAVE_KEY, default)
+    for block in pinned["experiments"]:
+        if INTERLEAVE_KEY not in block:
+            nrep = block.get("nrep", pinned["nrep"])
+            block[INTERLEAVE_KEY] = min(chunks, min(nrep) if isinstance(nrep, list) else nrep)
+    return pinned
 
 
 def across_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
@@ -234,13 +257,16 @@ def main() -> None:
     builders = {"across": across_campaign, "within": within_campaign}
     table: dict[tuple[str, str], dict[str, str]] = {}
     for name in args.campaigns:
-        config = yaml.safe_load((REPO / "config" / "campaigns" / f"{name}.yaml").read_text())
+        config = pinned_interleave(
+            yaml.safe_load((REPO / "config" / "campaigns" / f"{name}.yaml").read_text())
+        )
         for way in args.ways:
             project = checkout(args.workdir, way, commits[way])
-            print(f"{name}, {way} ({commits[way][:12]}): {args.runs} runs", flush=True)
+            print(f"{name}, {way} ({commits[way][:12]}): {args.runs} runs, {load()}", flush=True)
             results = run_tune(project, builders[way](config, args.runs), args.cores, args.dry_run)
             if not args.dry_run:
                 table[(name, way)] = summary(config, results, way)
+                print(f"{name}, {way}: done, {load()}", flush=True)
     for (name, way), rows in table.items():
         print(f"\n{name}, {way} launches, {args.runs} runs")
         for key, value in rows.items():
