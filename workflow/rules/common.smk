@@ -165,7 +165,7 @@ DRY_RUN = COMMAND_LINE.dry_run
 
 # Before any job runs (also in `snakemake -n`), once, by the Snakemake the user started (every
 # job it spawns, a SLURM job, reads the rules again): measured runs that an edited grid or seed
-# would measure again stop it, or with `remeasure` move aside, before records.smk compares the
+# would measure again stop it, or with `remeasure` move aside, before options.smk compares the
 # records; a run's cost is said; a run job that cannot finish within its walltime is refused.
 if not ANALYSIS_ONLY and workflow.is_main_process:
     try:

@@ -34,7 +34,7 @@ from mpiguide.campaign.schema import key_path
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import BLOCKS_TREE, ROUNDS_TREE, RUN_PATH
 
-# The options records every run's kernel input is planned from (workflow/rules/records.smk).
+# The options records every run's kernel input is planned from (workflow/rules/options.smk).
 GRID_RECORD = "grid"
 SEED_RECORD = "seed"
 PLANNING_RECORDS = (GRID_RECORD, SEED_RECORD)
