@@ -111,9 +111,10 @@ def consumer_outputs(wildcards) -> list:
 # only where the targets need them.
 if workflow.is_main_process and CHANGED_RECORDS:
     for changed in CHANGED_RECORDS:
+        consumers = ", ".join(name for name in changed.consumers if defined_rule(name))
         logger.info(
             f"mpiguide: {record_path(RESULTS, changed.name)} holds other options than the "
-            f"config: forcing {', '.join(name for name in changed.consumers if defined_rule(name))}"
+            f"config: forcing, where the targets need them, {consumers}"
         )
     build_dag = workflow._build_dag
 
