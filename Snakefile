@@ -28,6 +28,8 @@ include: "workflow/rules/models.smk"
 include: "workflow/rules/tune.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/page.smk"
+include: "workflow/rules/options.smk"
+include: "workflow/rules/records.smk"
 
 
 localrules:
@@ -50,5 +52,6 @@ rule all:
         SLOWDOWN_OVERVIEW,
         PAGE,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
+        OPTION_RECORD_FILES,
         raw_csvs,
         raw_jsons,

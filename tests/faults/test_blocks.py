@@ -115,7 +115,8 @@ def test_a_rank_dying_in_one_entry_re_measures_only_that_entry(
     # The other entry still ran in this attempt; its launch waits in the stash.
     kept = (stash(project) / f"{second}.csv").read_bytes()
     assert not (stash(project) / f"{first}.csv").exists()
-    assert scheduled_jobs(project) == {"run_block": 1, **ANALYSIS_JOBS}
+    # The records of what the campaign analyses wait for it (campaign, analysis, plots, fail_on).
+    assert scheduled_jobs(project) == {"run_block": 1, **ANALYSIS_JOBS, "options_record": 4}
 
     record = finish(project)
     assert raw_csv(project, second).read_bytes() == kept

@@ -104,13 +104,20 @@ def test_without_metadata_a_complete_campaign_stays_up_to_date(project: Path) ->
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        pytest.param(lambda c: c["analysis"].update(p_thres=0.01), ANALYSIS, id="p_thres"),
+        # With the record jobs of the changed options (models.json holds `analysis:` too).
         pytest.param(
-            lambda c: c.update(guidelines=[BCAST_LE_ALLREDUCE]), ANALYSIS, id="guidelines"
+            lambda c: c["analysis"].update(p_thres=0.01),
+            {**ANALYSIS, "options_record": 2},
+            id="p_thres",
+        ),
+        pytest.param(
+            lambda c: c.update(guidelines=[BCAST_LE_ALLREDUCE]),
+            {**ANALYSIS, "options_record": 1},
+            id="guidelines",
         ),
         pytest.param(
             lambda c: c.update(deployments=DEPLOYMENTS[:1]),
-            {"aggregate": 1, **ANALYSIS},
+            {"aggregate": 1, **ANALYSIS, "options_record": 1},
             id="deployment removed",
         ),
     ],
@@ -132,13 +139,20 @@ def test_without_metadata_a_changed_option_reruns_what_depends_on_it(
         pytest.param(
             lambda c: c.update(nrep=7),
             "nrep 20 → 7",
-            {"grid": 1, "inputs": 6, "run_openmpi": 6, "aggregate": 1, **ANALYSIS},
+            {
+                "grid": 1,
+                "inputs": 6,
+                "run_openmpi": 6,
+                "aggregate": 1,
+                **ANALYSIS,
+                "options_record": 1,
+            },
             id="nrep",
         ),
         pytest.param(
             lambda c: c.update(seed=6),
             "seed 5 → 6",
-            {"inputs": 6, "run_openmpi": 6, "aggregate": 1, **ANALYSIS},
+            {"inputs": 6, "run_openmpi": 6, "aggregate": 1, **ANALYSIS, "options_record": 1},
             id="seed",
         ),
     ],

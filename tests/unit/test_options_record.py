@@ -1,33 +1,63 @@
-"""Option records: rewritten (newer) only when the options change; a new record is old."""
+"""Option records: read while the workflow is read (which rules a change forces), written by a
+job or, when missing, as an invocation starts."""
 
 import os
+from pathlib import Path
 
-from mpiguide.campaign.options_record import record
+from mpiguide.campaign.options_record import (
+    OptionRecord,
+    as_json,
+    changed_records,
+    forced_rules,
+    record_path,
+    recorded_text,
+    write_missing_records,
+    write_record,
+)
+
+RESULTS = "results/c"
+ANALYSIS = OptionRecord.of("analysis", {"v_thres": 1.03}, ("check_guidelines", "plot"))
+FAIL_ON = OptionRecord.of("fail_on", "never", ("check_guidelines", "fail_on"))
+SEED = OptionRecord.of("seed", 7, ("inputs",))
 
 
-def test_a_record_changes_only_with_its_text(tmp_path):
+def test_a_record_holds_the_canonical_json_of_its_options() -> None:
+    assert ANALYSIS.text == as_json({"v_thres": 1.03}) == '{"v_thres":1.03}'
+    assert record_path(RESULTS, "analysis") == "results/c/options/analysis.json"
+
+
+def test_only_a_record_that_holds_other_options_has_changed(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_record(record_path(RESULTS, "analysis"), '{"v_thres":1.5}')
+    write_record(record_path(RESULTS, "fail_on"), FAIL_ON.text)
+    # seed: no record at all (results made before records, or options/ deleted)
+    assert changed_records(RESULTS, [ANALYSIS, FAIL_ON, SEED]) == [ANALYSIS]
+    write_record(record_path(RESULTS, "fail_on"), "{not json")
+    assert changed_records(RESULTS, [ANALYSIS, FAIL_ON, SEED]) == [ANALYSIS, FAIL_ON]
+
+
+def test_the_forced_rules_are_every_consumer_of_a_changed_record_once() -> None:
+    assert forced_rules([ANALYSIS, FAIL_ON]) == ["check_guidelines", "fail_on", "plot"]
+    assert forced_rules([]) == []
+
+
+def test_a_record_is_written_whole_and_alone(tmp_path) -> None:
     path = tmp_path / "options" / "analysis.json"
-    assert record(path, '{"p_thres":0.001}') == str(path)
-    assert path.stat().st_mtime == 0  # new: older than every output
-    os.utime(path, (100, 100))
-    record(path, '{"p_thres":0.001}')
-    assert path.stat().st_mtime == 100  # same options: untouched
-    record(path, '{"p_thres":0.01}')
-    assert path.read_text() == '{"p_thres":0.01}'
-    assert path.stat().st_mtime > 100  # changed: newer than the outputs built before
+    write_record(path, '{"p_thres":0.001}')
+    write_record(path, '{"p_thres":0.01}')
+    assert recorded_text(path) == '{"p_thres":0.01}'
     assert [p.name for p in path.parent.iterdir()] == ["analysis.json"]
+    assert recorded_text(tmp_path / "options" / "seed.json") is None
 
 
-def test_a_dry_run_stages_a_changed_record_and_leaves_the_results_alone(tmp_path):
-    path = tmp_path / "options" / "analysis.json"
-    record(path, '{"v_thres":1.03}')
-    os.utime(path, (100, 100))
-    assert record(path, '{"v_thres":1.03}', dry_run=True) == str(path)  # unchanged: itself
-    staged = record(path, '{"v_thres":1.5}', dry_run=True)
-    assert staged != str(path)
-    assert path.read_text() == '{"v_thres":1.03}'
-    assert path.stat().st_mtime == 100
-    assert os.path.getmtime(staged) > 100  # newer than the outputs: the dry run lists the jobs
-    new = tmp_path / "options" / "models.json"
-    assert record(new, "[]", dry_run=True) != str(new)
-    assert not new.exists()
+def test_only_missing_records_are_written_as_an_invocation_starts(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    changed = Path(record_path(RESULTS, "analysis"))
+    write_record(changed, '{"v_thres":1.5}')
+    os.utime(changed, (100, 100))
+    written = write_missing_records(RESULTS, [ANALYSIS, FAIL_ON, SEED])
+    assert written == [record_path(RESULTS, "fail_on"), record_path(RESULTS, "seed")]
+    assert recorded_text(record_path(RESULTS, "seed")) == "7"
+    # A changed record waits for its consumers: left as it was.
+    assert changed.read_text() == '{"v_thres":1.5}' and changed.stat().st_mtime == 100
+    assert write_missing_records(RESULTS, [ANALYSIS, FAIL_ON, SEED]) == []

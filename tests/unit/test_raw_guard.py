@@ -11,13 +11,20 @@ import pytest
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.campaign.checked import Campaign
-from mpiguide.campaign.options_record import as_json, record, record_path
+from mpiguide.campaign.options_record import (
+    OptionRecord,
+    as_json,
+    record_path,
+    write_missing_records,
+    write_record,
+)
 from mpiguide.campaign.raw_guard import (
     GRID_RECORD,
     SEED_RECORD,
     SUPERSEDED_TREE,
     check_measured,
     measured_runs,
+    planned_from,
     planning_changes,
     superseded_runs,
 )
@@ -56,8 +63,8 @@ def measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[Path, byte
     every file below the results."""
     monkeypatch.chdir(tmp_path)
     planned = campaign()
-    record(record_path(str(RESULTS), GRID_RECORD), as_json(planned.grid_spec()))
-    record(record_path(str(RESULTS), SEED_RECORD), as_json(planned.config["seed"]))
+    write_record(record_path(str(RESULTS), GRID_RECORD), as_json(planned.grid_spec()))
+    write_record(record_path(str(RESULTS), SEED_RECORD), as_json(planned.config["seed"]))
     for run in RUNS:
         for tree, suffixes in (("raw", (".csv", ".json")), ("inputs", (".csv",))):
             for suffix in suffixes:
@@ -156,9 +163,52 @@ def test_measured_runs_are_the_raw_runs_only(measured: dict) -> None:
 
 def test_a_change_with_nothing_measured_just_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    record(record_path(str(RESULTS), GRID_RECORD), as_json(campaign().grid_spec()))
+    write_record(record_path(str(RESULTS), GRID_RECORD), as_json(campaign().grid_spec()))
     assert superseded_runs(campaign(nrep=7)) is None
     assert check_measured(campaign(nrep=7), dry_run=False, announce=print) == ()
+
+
+def started(planned: Campaign) -> list[str]:
+    """What an invocation of `planned` writes as it starts, before its first job: the planning
+    records that are missing (workflow/rules/options.smk)."""
+    records = [
+        OptionRecord.of(name, value, ()) for name, (_, value) in planned_from(planned).items()
+    ]
+    return write_missing_records(str(RESULTS), records)
+
+
+def test_runs_measured_before_any_record_job_ran_are_guarded(measured: dict) -> None:
+    # An invocation cut short, or one with other targets (`--until`, a single run), never runs
+    # the record jobs: the records its start wrote guard the runs it measured.
+    for name in (GRID_RECORD, SEED_RECORD):
+        Path(record_path(str(RESULTS), name)).unlink()
+    assert started(campaign()) == [
+        record_path(str(RESULTS), GRID_RECORD),
+        record_path(str(RESULTS), SEED_RECORD),
+    ]
+    with pytest.raises(ConfigError, match="seed 7 → 6"):
+        check_measured(campaign(seed=6), dry_run=False, announce=print)
+
+
+def test_runs_measured_again_after_remeasure_are_guarded_by_the_new_values(
+    measured: dict,
+) -> None:
+    check_measured(campaign(seed=6, remeasure=True), False, print)
+    started(campaign(seed=6))
+    (RESULTS / "raw" / "openmpi" / "1x2").mkdir(parents=True)
+    (RESULTS / "raw" / "openmpi" / "1x2" / "run00.csv").write_text("seed 6\n")
+    assert check_measured(campaign(seed=6), dry_run=False, announce=print) == ()
+    with pytest.raises(ConfigError, match="seed 6 → 5"):
+        check_measured(campaign(seed=5), dry_run=False, announce=print)
+
+
+def test_a_changed_record_waits_for_its_job_and_stops_until_then(measured: dict) -> None:
+    # Runs measured from inputs planned again with a new seed, the invocation cut short before
+    # the seed's record job ran: the old record stops the next invocation rather than let it
+    # plan anything again; `remeasure` moves them aside.
+    assert started(campaign(seed=6)) == []
+    with pytest.raises(ConfigError, match="seed 7 → 6"):
+        check_measured(campaign(seed=6), dry_run=False, announce=print)
 
 
 def test_one_deleted_run_still_counts_the_others(measured: dict) -> None:
@@ -196,13 +246,15 @@ def test_remeasure_moves_the_measured_runs_aside_kept(measured: dict) -> None:
     assert files_below(kept) == measured
     assert not (RESULTS / "raw").exists() and not (RESULTS / "inputs").exists()
     assert not (RESULTS / "grid.csv").exists() and not (RESULTS / "medians.parquet").exists()
-    # The records stay: the workflow rewrites them as it plans the runs again.
-    assert (RESULTS / "options" / "seed.json").read_text() == "7"
+    # The planning records went with the runs: the invocation records the current values as it
+    # starts, and the runs it measures again are guarded by them.
+    assert not (RESULTS / "options" / "seed.json").exists()
+    assert not (RESULTS / "options" / "grid.json").exists()
 
 
 def test_remeasure_twice_keeps_both(measured: dict) -> None:
     check_measured(campaign(seed=6, remeasure=True), False, print)
-    record(record_path(str(RESULTS), SEED_RECORD), "6")
+    write_record(record_path(str(RESULTS), SEED_RECORD), "6")
     (RESULTS / "raw" / "openmpi" / "1x2").mkdir(parents=True)
     (RESULTS / "raw" / "openmpi" / "1x2" / "run00.csv").write_text("seed 6\n")
     check_measured(campaign(seed=5, remeasure=True), False, print)

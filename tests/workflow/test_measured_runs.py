@@ -6,6 +6,7 @@ kept, and measures again."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ def test_remeasure_in_a_dry_run_lists_every_run_and_moves_nothing(
         "inputs": runs * len(mpi),
         **run_jobs(mpi, runs, TINY_CAMPAIGN["deployments"], TINY_CAMPAIGN["blocking"]),
         **ANALYSIS_JOBS,
+        "options_record": 1,  # grid.json, once grid.csv is planned again
     }
     assert files_below(campaign_copy / RESULTS) == before
 
@@ -111,6 +113,23 @@ def test_remeasure_moves_the_measured_runs_aside_and_measures_again(
     # Measured with the new options, the campaign is complete; the option has nothing to do.
     assert scheduled_jobs(campaign_copy) == {}
     assert scheduled_jobs(campaign_copy, "--config", "remeasure=True") == {}
+
+
+def test_an_invocation_with_other_targets_records_what_it_plans_with(
+    campaign_copy: Path, edit_config: EditConfig
+) -> None:
+    # Results without records (made before them, or options/ deleted), then an invocation that
+    # never reaches the record jobs: what it plans, and so any run it measures, is recorded as
+    # it starts, and an edit of the seed afterwards stops as above.
+    results = campaign_copy / RESULTS
+    shutil.rmtree(results / "options")
+    (results / "grid.csv").unlink()
+    snakemake(campaign_copy, *LOCAL, "--until", "grid")
+    assert json.loads((results / "options" / "seed.json").read_text()) == TINY_CAMPAIGN["seed"]
+    assert json.loads((results / "options" / "grid.json").read_text())["nrep"] == 5
+    edit_config(lambda config: config.update(seed=8))
+    result = snakemake(campaign_copy, *LOCAL, "-n", check=False)
+    assert result.returncode != 0 and "seed 7 → 8" in result.stdout + result.stderr
 
 
 def test_analysis_only_is_not_checked(campaign_copy: Path, edit_config: EditConfig) -> None:

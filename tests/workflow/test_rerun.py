@@ -27,30 +27,106 @@ ANALYSIS = {job: count for job, count in ANALYSIS_JOBS.items() if job != "aggreg
 EditConfig = Callable[[Callable[[dict[str, Any]], None]], None]
 
 
+def files_below(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file's bytes and modification time, by its path below `folder`."""
+    return {
+        path.relative_to(folder).as_posix(): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def without_metadata(project: Path) -> Path:
+    """The fresh-clone case: results kept, Snakemake's .snakemake/ (params, input lists) lost."""
+    shutil.rmtree(project / ".snakemake")
+    return project
+
+
+METADATA = [
+    pytest.param(lambda project: project, id="with .snakemake"),
+    pytest.param(without_metadata, id="without .snakemake"),
+]
+
+
 def test_complete_campaign_is_up_to_date(campaign_copy: Path) -> None:
     assert scheduled_jobs(campaign_copy) == {}
 
 
+# The record jobs of the changed options (analysis.json; models.json holds `analysis:` too).
+@pytest.mark.parametrize("metadata", METADATA)
 @pytest.mark.parametrize(
-    "change",
+    ("change", "records"),
     [
-        pytest.param(lambda config: config["analysis"].update(v_thres=1.5), id="analysis"),
-        pytest.param(lambda config: config.update(guidelines=["GL4", "GL12"]), id="guidelines"),
+        pytest.param(lambda config: config["analysis"].update(v_thres=1.5), 2, id="analysis"),
+        pytest.param(lambda config: config.update(guidelines=["GL4", "GL12"]), 1, id="guidelines"),
     ],
 )
 def test_analysis_change_reruns_only_analysis(
-    campaign_copy: Path, edit_config: EditConfig, change: Callable[[dict[str, Any]], None]
+    campaign_copy: Path,
+    edit_config: EditConfig,
+    change: Callable[[dict[str, Any]], None],
+    records: int,
+    metadata: Callable[[Path], Path],
 ) -> None:
     edit_config(change)
-    assert scheduled_jobs(campaign_copy) == ANALYSIS
+    assert scheduled_jobs(metadata(campaign_copy)) == {**ANALYSIS, "options_record": records}
 
 
-def test_a_dry_run_writes_no_option_record(campaign_copy: Path, edit_config: EditConfig) -> None:
-    records = campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "options"
-    before = {path.name: path.read_bytes() for path in records.iterdir()}
+@pytest.mark.parametrize("metadata", METADATA)
+def test_a_plots_change_reruns_only_the_plots_and_the_page(
+    campaign_copy: Path, edit_config: EditConfig, metadata: Callable[[Path], Path]
+) -> None:
+    edit_config(lambda config: config.update(plots={"focus": "violated", "max": 5}))
+    expected = {"plot": 1, "page": 1, "options_record": 1, "all": 1}
+    assert scheduled_jobs(metadata(campaign_copy)) == expected
+
+
+@pytest.mark.parametrize("metadata", METADATA)
+def test_results_without_records_rerun_only_the_record_jobs(
+    campaign_copy: Path, metadata: Callable[[Path], Path]
+) -> None:
+    shutil.rmtree(campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "options")
+    assert scheduled_jobs(metadata(campaign_copy)) == {"options_record": 7, "all": 1}
+
+
+@pytest.mark.parametrize(
+    "arguments", [("-n",), ("--lint",), ("--list-rules",)], ids=["dry run", "lint", "list"]
+)
+def test_reading_the_workflow_writes_nothing_below_the_results(
+    campaign_copy: Path, edit_config: EditConfig, arguments: tuple[str, ...]
+) -> None:
+    results = campaign_copy / "results"
+    before = files_below(results)
     edit_config(lambda config: config["analysis"].update(v_thres=1.5))
-    assert scheduled_jobs(campaign_copy) == ANALYSIS
-    assert {path.name: path.read_bytes() for path in records.iterdir()} == before
+    snakemake(campaign_copy, "--profile", "profiles/local", *arguments)
+    assert files_below(results) == before
+
+
+@pytest.mark.parametrize("metadata", METADATA)
+def test_a_changed_option_is_recorded_once_its_rules_ran(
+    campaign_copy: Path, edit_config: EditConfig, metadata: Callable[[Path], Path]
+) -> None:
+    edit_config(lambda config: config["analysis"].update(v_thres=1.5))
+    snakemake(metadata(campaign_copy), "--profile", "profiles/local", "--cores", "2")
+    options = campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "options"
+    assert '"v_thres":1.5' in (options / "analysis.json").read_text()
+    assert scheduled_jobs(campaign_copy) == {}
+    assert scheduled_jobs(without_metadata(campaign_copy)) == {}
+
+
+def test_a_target_forces_only_the_consumers_it_needs(
+    campaign_copy: Path, edit_config: EditConfig
+) -> None:
+    # The record is the `all` target's to write: until then every invocation forces again.
+    edit_config(lambda config: config["analysis"].update(v_thres=1.5))
+    tests = f"results/{TINY_CAMPAIGN['campaign']}/guidelines/tests.csv"
+    assert scheduled_jobs(campaign_copy, tests) == {"check_guidelines": 1}
+    snakemake(campaign_copy, "--profile", "profiles/local", "--cores", "2", tests)
+    assert scheduled_jobs(campaign_copy, f"results/{TINY_CAMPAIGN['campaign']}/grid.csv") == {}
+    assert scheduled_jobs(without_metadata(campaign_copy)) == {
+        **ANALYSIS,
+        "options_record": 2,
+    }
 
 
 def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
@@ -69,14 +145,18 @@ def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
 def test_models_change_reruns_only_the_fit(campaign_copy: Path, edit_config: EditConfig) -> None:
     edit_config(lambda config: config.update(models=[{"model": "hockney",
                                                       "ops": ["neighbor_allgather"]}]))  # fmt: skip
-    assert scheduled_jobs(campaign_copy) == {"fit_models": 1, "all": 1}
+    assert scheduled_jobs(campaign_copy) == {"fit_models": 1, "options_record": 1, "all": 1}
 
 
 def test_more_runs_schedule_only_the_new_runs(campaign_copy: Path, edit_config: EditConfig) -> None:
     edit_config(lambda config: config.update(runs=config["runs"] + 1))
     per_mpi = {"inputs": len(TINY_CAMPAIGN["mpi"])}
     runs = {f"run_{mpi}": 1 for mpi in TINY_CAMPAIGN["mpi"]}
-    assert scheduled_jobs(campaign_copy) == {**per_mpi, **runs, "aggregate": 1, **ANALYSIS}
+    # The campaign's record, and the seed's, which waits for every run's input.
+    records = {"options_record": 2}
+    assert scheduled_jobs(campaign_copy) == {
+        **per_mpi, **runs, "aggregate": 1, **ANALYSIS, **records
+    }  # fmt: skip
 
 
 def test_new_deployment_schedules_only_its_runs(
@@ -85,7 +165,8 @@ def test_new_deployment_schedules_only_its_runs(
     edit_config(lambda config: config["deployments"].append({"nodes": 2, "ppn": 1}))
     n_runs = TINY_CAMPAIGN["runs"]
     runs = {f"run_{mpi}": n_runs for mpi in TINY_CAMPAIGN["mpi"]}
-    expected = {"inputs": n_runs * len(TINY_CAMPAIGN["mpi"]), **runs, "aggregate": 1, **ANALYSIS}
+    inputs = n_runs * len(TINY_CAMPAIGN["mpi"])
+    expected = {"inputs": inputs, **runs, "aggregate": 1, **ANALYSIS, "options_record": 2}
     assert scheduled_jobs(campaign_copy) == expected
 
 
@@ -103,6 +184,7 @@ def test_copied_raw_is_analysed_without_kernel(completed_campaign: Path, tmp_pat
         "inputs": len(TINY_CAMPAIGN["mpi"]) * TINY_CAMPAIGN["runs"],
         "aggregate": 1,
         **ANALYSIS,
+        "options_record": 7,
     }
     snakemake(clone, "--profile", "profiles/local", "--cores", "2", *analysis_only)
 

@@ -10,7 +10,6 @@ rule aggregate:
         provenance=raw_jsons,
         inputs=run_inputs,
         blocks=block_records,
-        campaign=campaign_shape(),
     output:
         timings=f"{RESULTS}/timings.parquet",
         medians=f"{RESULTS}/medians.parquet",

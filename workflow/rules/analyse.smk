@@ -25,8 +25,6 @@ rule check_guidelines:
     input:
         medians=f"{RESULTS}/medians.parquet",
         catalogue=CATALOGUE,
-        options=analysis_options(),
-        fail_on=options_record("fail_on", config["fail_on"]),
     output:
         **ADAPTIVE_OUTPUTS,
         tests=report(
@@ -72,7 +70,6 @@ rule check_guidelines:
 rule fail_on:
     input:
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
-        fail_on=options_record("fail_on", config["fail_on"]),
     output:
         GATE_OUTPUT,
     log:

@@ -1,7 +1,7 @@
 # Glue between Snakemake and the package: the campaign checked once (mpiguide.campaign.config),
 # campaign constants, wildcard constraints, and the thin input and params functions of the rules.
-# Evaluated at parse time, before any job starts; it writes only the option records (and, at
-# `remeasure`, moves runs aside). A bad config stops with one message naming file and key.
+# Evaluated at parse time, before any job starts; it writes nothing (but moves runs aside at
+# `remeasure`). A bad config stops with one message naming file and key.
 
 import json
 import os
@@ -33,7 +33,7 @@ from mpiguide.campaign.launches import (
     plan_round_of_run,
     round_plan,
 )
-from mpiguide.campaign.options_record import as_json, record, record_path
+from mpiguide.campaign.options_record import as_json
 from mpiguide.campaign.preflight import preflight
 from mpiguide.campaign.raw_guard import check_measured
 from mpiguide.core.errors import MpiguideError
@@ -160,12 +160,12 @@ wildcard_constraints:
     round=r"\d\d+",
 
 
-# A dry run (-n) writes nothing below the results (Snakemake says so only after this is read).
+# A dry run (-n) moves nothing aside (Snakemake says it is one only after this is read).
 DRY_RUN = COMMAND_LINE.dry_run
 
 # Before any job runs (also in `snakemake -n`), once, by the Snakemake the user started (every
 # job it spawns, a SLURM job, reads the rules again): measured runs that an edited grid or seed
-# would measure again stop it, or with `remeasure` move aside, before plan.smk rewrites the
+# would measure again stop it, or with `remeasure` move aside, before options.smk compares the
 # records; a run's cost is said; a run job that cannot finish within its walltime is refused.
 if not ANALYSIS_ONLY and workflow.is_main_process:
     try:
@@ -178,34 +178,6 @@ if not ANALYSIS_ONLY and workflow.is_main_process:
 def output_dir(wildcards, output) -> str:
     """The directory of the rule's first output (for CLIs that take a directory)."""
     return os.path.dirname(output[0])
-
-
-def options_record(name: str, value) -> str:
-    """`options/<name>.json`, rewritten while the workflow is read only when `value` changes:
-    as a rule input it re-runs the rule on a change even without .snakemake/ metadata, where
-    params alone would not. A job cannot write it: every job downstream of a job that runs runs
-    too, so a record made by a job would re-measure every run of results that lack it
-    (mpiguide.campaign.options_record)."""
-    return record(record_path(RESULTS, name), as_json(value), DRY_RUN)
-
-
-def analysis_options() -> str:
-    """What the verdicts depend on besides the medians and the catalogue."""
-    return options_record(
-        "analysis", {"analysis": config["analysis"], "guidelines": config["guidelines"]}
-    )
-
-
-def campaign_shape() -> str:
-    """Which runs the aggregate joins: a removed deployment or entry re-aggregates too."""
-    return options_record(
-        "campaign",
-        {
-            "mpi": list(MPI),
-            "deployments": config["deployments"],
-            "runs": config["runs"],
-        },
-    )
 
 
 def deployment_nodes(wildcards) -> int:

@@ -13,9 +13,6 @@ rule fit_models:
     input:
         medians=f"{RESULTS}/medians.parquet",
         models=MODELS_CATALOGUE,
-        options=options_record(
-            "models", {"models": config["models"], "analysis": config["analysis"]}
-        ),
     output:
         models=report(
             f"{MODEL_DIR}/models.csv",
@@ -55,7 +52,6 @@ rule variability:
         medians=f"{RESULTS}/medians.parquet",
         timings=f"{RESULTS}/timings.parquet",
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
-        options=analysis_options(),
     output:
         spread=report(
             f"{VARIABILITY_DIR}/spread.csv",

@@ -33,7 +33,6 @@ rule page:
         summary=GUIDELINE_OUTPUTS[SUMMARY_CSV],
         verdict_lines=REPORT_TABLES[VERDICT_LINES_CSV],
         decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
-        options=analysis_options(),
         catalogue=CATALOGUE,
         plots=PLOTS,
         figures=SLOWDOWN_OVERVIEW,

@@ -3,13 +3,10 @@
 # files and never rewrites (and so never re-measures) existing ones. A run of a later round of an
 # adaptive campaign holds only the experiments its round's plan names, in the run's own order.
 
-from mpiguide.campaign.raw_guard import GRID_RECORD, SEED_RECORD
 from mpiguide.core.paths import RUN_PATTERN
 
 
 rule grid:
-    input:
-        options_record(GRID_RECORD, CAMPAIGN.grid_spec()),
     output:
         f"{RESULTS}/grid.csv",
     log:
@@ -25,7 +22,6 @@ rule grid:
 rule inputs:
     input:
         grid=f"{RESULTS}/grid.csv",
-        seed=options_record(SEED_RECORD, config["seed"]),
         plan=input_plan,
     output:
         f"{RESULTS}/inputs/{RUN_PATTERN}.csv",

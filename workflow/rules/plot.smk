@@ -11,8 +11,6 @@ rule plot:
     input:
         timings=f"{RESULTS}/timings.parquet",
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
-        options=analysis_options(),
-        plot_options=options_record("plots", config["plots"]),
     output:
         report(
             directory(PLOTS),

@@ -33,7 +33,6 @@ if ADAPTIVE:
         input:
             medians=f"{ROUNDS}/{ROUND_PATTERN}/medians.parquet",
             catalogue=CATALOGUE,
-            options=analysis_options(),
         output:
             f"{ROUNDS}/{ROUND_PATTERN}.json",
         log:

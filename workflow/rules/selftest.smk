@@ -38,7 +38,6 @@ rule selftest:
     input:
         medians=f"{RESULTS}/medians.parquet",
         libraries=list(INJECT_LIBRARIES),
-        options=analysis_options(),
     output:
         csv=f"{RESULTS}/selftest.csv",
         plot=f"{RESULTS}/selftest.png",

@@ -1,24 +1,27 @@
-"""Options recorded in files that change only when the options do.
+"""Options recorded in files: what a rule's outputs were made with, kept beside the results.
 
 A rule's params re-run it when they change only through Snakemake's metadata in `.snakemake/`;
 a fresh clone, results copied from another machine or a deleted `.snakemake/` lose it, and
-verdicts would then outlive the p_thres (or nrep, or deployments) they were computed with. A
-record file used as a rule input re-runs the rule by its modification time alone.
+verdicts would then outlive the p_thres (or nrep, or deployments) they were computed with. So
+`results/<campaign>/options/<name>.json` holds the options a set of rules (its consumers) were
+last run with, and the workflow compares it with the config when it is read: a record that
+differs makes the workflow force its consumers, and what Snakemake runs after them follows.
 
-A record created for the first time gets the oldest possible modification time: introducing it
-into finished results must not re-run anything; only a later change of the options does.
-
-A dry run writes nothing below the results: a changed record is staged in the system's
-temporary directory instead, and the rule names that copy, so that the dry run still lists the
-jobs the change will re-run.
+The workflow only reads records while it is read. A job writes each one (workflow/rules/
+records.smk), after its consumers succeeded, so that a consumer that failed leaves the old record
+and is forced again by the next invocation. Nothing takes a record as an input: writing one
+never re-runs a job, and results that lack their records (made before records existed, or with
+`options/` deleted) re-run nothing but the record jobs. A missing record is not compared; it is
+written with the current options when an invocation starts, before any job runs, so that the
+runs it measures are guarded (mpiguide.campaign.raw_guard) whatever its targets.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,28 +41,57 @@ def as_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def record(path: str | os.PathLike[str], text: str, dry_run: bool = False) -> str:
-    """Write `text` to `path` unless it holds it already; returns the path the rule reads:
-    `path` (as given), or in a dry run with a changed record its staged copy."""
-    target = Path(path)
+@dataclass(frozen=True)
+class OptionRecord:
+    """The options some rules' outputs are made from, and those rules."""
+
+    name: str  # options/<name>.json
+    text: str  # the options now, as_json
+    consumers: tuple[str, ...]  # the rules that read them
+
+    @classmethod
+    def of(cls, name: str, value: Any, consumers: Iterable[str]) -> OptionRecord:
+        return cls(name, as_json(value), tuple(consumers))
+
+
+def recorded_text(path: str | os.PathLike[str]) -> str | None:
+    """The options a record holds, as written; None when there is no record."""
     try:
-        if target.read_text(encoding="utf-8") == text:
-            return str(path)
-        first = False
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        first = True
-    if dry_run:
-        target = _staged(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        first = False
-    with atomic_path(target) as temporary:
+        return None
+
+
+def changed_records(results: str, records: Iterable[OptionRecord]) -> list[OptionRecord]:
+    """The records below `results` that hold other options than `records` give now (an
+    unreadable one too); a missing record has not changed."""
+    changed = []
+    for record in records:
+        text = recorded_text(record_path(results, record.name))
+        if text is not None and text != record.text:
+            changed.append(record)
+    return changed
+
+
+def forced_rules(changed: Iterable[OptionRecord]) -> list[str]:
+    """Every rule whose outputs a changed record makes stale, once, sorted."""
+    return sorted({rule for record in changed for rule in record.consumers})
+
+
+def write_record(path: str | os.PathLike[str], text: str) -> None:
+    """Record `text` at `path`, atomically: a reader sees the old record or the new."""
+    with atomic_path(path) as temporary:
         temporary.write_text(text, encoding="utf-8")
-        if first:
-            os.utime(temporary, (0, 0))
-    return str(target) if dry_run else str(path)
 
 
-def _staged(target: Path) -> Path:
-    """Where a dry run stages the record at `target`: one folder per results path."""
-    key = hashlib.sha256(str(target.resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / "mpiguide-dry-run" / key / target.name
+def write_missing_records(results: str, records: Iterable[OptionRecord]) -> list[str]:
+    """Write each record that does not exist below `results` with the options it holds now;
+    returns the paths written. Existing records are left alone, changed or not: those wait
+    for their consumers."""
+    written = []
+    for record in records:
+        path = record_path(results, record.name)
+        if not os.path.exists(path):
+            write_record(path, record.text)
+            written.append(path)
+    return written

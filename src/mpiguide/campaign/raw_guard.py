@@ -9,10 +9,13 @@ runs, naming the campaign, each changed key and the ways out, unless the config 
 `remeasure: true`: then the measured runs, and what was planned or computed from them alone,
 are first moved aside below `superseded/<time>/`, kept as they were.
 
-The records are read before the workflow rewrites them (plan.smk's rules name them), so this
-runs in common.smk, once, in the Snakemake the user started. A missing record is not compared:
-it is written with the current options and re-plans nothing, as for results made before records
-existed.
+The records hold what the runs were planned with whatever an invocation measured: a missing one
+is written with the current values when an invocation starts, before its first job (the runs it
+measures are planned with them), and a changed one is rewritten only after the inputs were
+planned again from the new values; a run measured from those before the record job ran stops
+the next invocation all the same, which `remeasure` then moves aside. A missing record is not
+compared, as for results made before records existed. This runs in common.smk, once, in the
+Snakemake the user started.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from mpiguide.campaign.schema import key_path
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import BLOCKS_TREE, ROUNDS_TREE, RUN_PATH
 
-# The options records every run's kernel input is planned from (workflow/rules/plan.smk).
+# The options records every run's kernel input is planned from (workflow/rules/options.smk).
 GRID_RECORD = "grid"
 SEED_RECORD = "seed"
+PLANNING_RECORDS = (GRID_RECORD, SEED_RECORD)
 RAW_TREE = "raw"
 RAW_SUFFIXES = (".csv", ".json")
 # results/<campaign>/superseded/<UTC time>/: measured runs moved aside by `remeasure: true`.
@@ -194,13 +198,17 @@ def check_measured(
 def move_aside(results: Path) -> Path:
     """Move the measured runs below `results` and what depends on them alone into a new
     `superseded/<UTC time>/`, with a copy of the options records they were planned with;
-    returns that folder."""
+    returns that folder. The planning records are removed last (a move cut short leaves them
+    with the raw runs): the runs measured again are planned with the current values, which
+    the invocation records as it starts."""
     kept = _new_folder(results / SUPERSEDED_TREE)
     if (results / OPTIONS_TREE).is_dir():
         shutil.copytree(results / OPTIONS_TREE, kept / OPTIONS_TREE)
     for name in (*KEPT_WITH_RUNS, RAW_TREE):
         if (results / name).exists():
             (results / name).rename(kept / name)
+    for name in PLANNING_RECORDS:
+        Path(record_path(str(results), name)).unlink(missing_ok=True)
     return kept
 
 

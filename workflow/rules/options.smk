@@ -1,0 +1,144 @@
+# The options records (mpiguide.campaign.options_record): results/<campaign>/options/<name>.json
+# holds the options its consumers were last run with. Read here, after every other rule is
+# defined: a record that differs from the config forces its consumers, wherever the invocation's
+# targets need them (Snakemake runs what follows them as always); rule options_record
+# (records.smk) writes it again once they succeeded. Nothing takes a record as an input, so
+# writing one re-runs nothing.
+
+from snakemake.exceptions import WorkflowError
+
+from mpiguide.campaign.options_record import (
+    OPTIONS_TREE,
+    OptionRecord,
+    changed_records,
+    forced_rules,
+    record_path,
+    write_missing_records,
+    write_record,
+)
+from mpiguide.campaign.raw_guard import GRID_RECORD, SEED_RECORD, planned_from
+
+PLANNED_BY = {GRID_RECORD: ("grid",), SEED_RECORD: ("inputs",)}
+# Each record: the options, and the rules that read them (plan_round and aggregate_round exist
+# in adaptive campaigns only; selftest's outputs exist in self-test campaigns only).
+OPTION_RECORDS = {
+    record.name: record
+    for record in (
+        OptionRecord.of(
+            "analysis",
+            {"analysis": config["analysis"], "guidelines": config["guidelines"]},
+            (
+                "check_guidelines",
+                "plot",
+                "variability",
+                "page",
+                "selftest",
+                "plan_round",
+            ),
+        ),
+        # Which runs the aggregate joins: a removed deployment or entry re-aggregates too.
+        OptionRecord.of(
+            "campaign",
+            {
+                "mpi": list(MPI),
+                "deployments": config["deployments"],
+                "runs": config["runs"],
+            },
+            ("aggregate", "aggregate_round"),
+        ),
+        OptionRecord.of("plots", config["plots"], ("plot",)),
+        OptionRecord.of("fail_on", config["fail_on"], ("check_guidelines", "fail_on")),
+        OptionRecord.of(
+            "models",
+            {"models": config["models"], "analysis": config["analysis"]},
+            ("fit_models",),
+        ),
+        # What every run's input is planned from (the raw guard reads these two).
+        *(
+            OptionRecord.of(name, value, PLANNED_BY[name])
+            for name, (_, value) in planned_from(CAMPAIGN).items()
+        ),
+    )
+}
+OPTION_RECORD_FILES = [record_path(RESULTS, name) for name in OPTION_RECORDS]
+# Read after common.smk's raw guard, which may have moved the planning records aside.
+CHANGED_RECORDS = changed_records(RESULTS, OPTION_RECORDS.values())
+
+
+def defined_rule(name: str):
+    """The rule `name` of this workflow (as a module, under whatever name it is used), or None."""
+    try:
+        return getattr(rules, name).rule
+    except WorkflowError:
+        return None
+
+
+# The consumers whose outputs a record's job waits for: those `all` asks for, and selftest's
+# where they exist (a self-test campaign).
+WAITED_CONSUMERS = {
+    "check_guidelines", "plot", "variability", "page", "aggregate", "grid",
+    *(["fit_models"] if config["models"] else []),
+    *(["fail_on"] if GATE_TARGETS else []),
+}  # fmt: skip
+PRESENT_CONSUMERS = {"selftest"}
+
+
+def consumer_outputs(wildcards) -> list:
+    """What a record's job waits for: its consumers' outputs, the same files whether the record
+    changed or not (Snakemake re-runs a job whose input list changed). `ancient` unless the
+    record changed: only then does a consumer that runs make its job run."""
+    record = OPTION_RECORDS[wildcards.record]
+    outputs = []
+    for name in record.consumers:
+        consumer = defined_rule(name)
+        if consumer is None or consumer.has_wildcards():
+            continue
+        if name in WAITED_CONSUMERS:
+            outputs += map(str, consumer.output)
+        elif name in PRESENT_CONSUMERS:
+            outputs += [str(path) for path in consumer.output if os.path.exists(path)]
+    # Every run's input, a job each; aggregate_round and plan_round run before aggregate and
+    # check_guidelines.
+    if "inputs" in record.consumers:
+        outputs += run_inputs(wildcards)
+    return outputs if record in CHANGED_RECORDS else [ancient(path) for path in outputs]
+
+
+# Only the Snakemake the user started decides what runs: the jobs it spawns (a SLURM job) read
+# the rules again and must force nothing. Snakemake sets its DAG settings only after reading
+# the rules, and `--forcerun` would also make every rule it names a target; so the changed
+# records' consumers join the forced rules of the DAG itself, as it is built, and are forced
+# only where the targets need them.
+if workflow.is_main_process and CHANGED_RECORDS:
+    for changed in CHANGED_RECORDS:
+        consumers = ", ".join(name for name in changed.consumers if defined_rule(name))
+        logger.info(
+            f"mpiguide: {record_path(RESULTS, changed.name)} holds other options than the "
+            f"config: forcing, where the targets need them, {consumers}"
+        )
+    build_dag = workflow._build_dag
+
+    def build_dag_forcing_consumers():
+        workflow.dag.forcerules.update(
+            consumer
+            for consumer in map(defined_rule, forced_rules(CHANGED_RECORDS))
+            if consumer is not None
+        )
+        # The changed records' own jobs, by their files as the rule names them (its pattern
+        # holds the wildcard's constraint).
+        pattern = str(defined_rule("options_record").output[0])
+        workflow.dag.forcefiles.update(
+            re.sub(r"\{record\b[^}]*\}", changed.name, pattern)
+            for changed in CHANGED_RECORDS
+        )
+        build_dag()
+
+    workflow._build_dag = build_dag_forcing_consumers
+
+
+# A missing record holds the current options from the start of every invocation that runs a
+# job (never a dry run), whatever its targets: the raw guard reads the planning records of the
+# runs it measures.
+onstart:
+    if workflow.is_main_process:
+        write_missing_records(RESULTS, OPTION_RECORDS.values())

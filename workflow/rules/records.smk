@@ -1,0 +1,25 @@
+# The options records' jobs (options.smk): each writes a record once the consumers it waits for
+# succeeded; `all` asks for every record.
+
+
+rule options_record:
+    input:
+        consumer_outputs,
+    output:
+        record_path(RESULTS, "{record}"),
+    log:
+        f"{RESULTS}/logs/{OPTIONS_TREE}/{{record}}.log",
+    wildcard_constraints:
+        record="|".join(re.escape(name) for name in OPTION_RECORDS),
+    # Before a run that a planning record's new values planned: the next invocation's raw
+    # guard reads it.
+    priority: 100
+    params:
+        text=lambda wildcards: OPTION_RECORDS[wildcards.record].text,
+    run:
+        write_record(output[0], params.text)
+        Path(log[0]).write_text(f"{output[0]}: {params.text}\n", encoding="utf-8")
+
+
+localrules:
+    options_record,
