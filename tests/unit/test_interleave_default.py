@@ -62,6 +62,12 @@ def test_the_grid_spec_leaves_out_interleave_1_and_names_any_other() -> None:
     assert expand(default) == expand(filled())
 
 
+def test_every_block_interleaving_on_its_own_keeps_the_spec() -> None:
+    own = [{**block, "interleave": 2} for block in BLOCKS]
+    spec = Campaign(filled(experiments=own), AnalysisOptions.with_defaults(), "c.yaml").grid_spec()
+    assert "interleave" not in spec
+
+
 @pytest.mark.parametrize(("interleave", "changed"), [(1, False), (5, True)])
 def test_runs_planned_before_the_key_existed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interleave: int, changed: bool

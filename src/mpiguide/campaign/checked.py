@@ -85,11 +85,12 @@ class Campaign:
 
     def grid_spec(self) -> dict[str, Any]:
         """Only the keys that define the grid: editing anything else never re-plans. The
-        campaign's interleave only where it is not the kernel's default: a campaign that pins
-        `interleave: 1` keeps the spec, and so the records, its runs were planned with before
-        the key existed."""
+        campaign's interleave only where it plans something: not the kernel's default, and some
+        block without its own. A campaign that pins `interleave: 1`, or sets it in every block,
+        keeps the spec, and so the records, its runs were planned with before the key existed."""
         spec = {key: self.config[key] for key in GRID_KEYS}
         interleave = self.config.get(INTERLEAVE_KEY, DEFAULTS["interleave"])
-        if interleave != DEFAULTS["interleave"]:
+        unset = any(INTERLEAVE_KEY not in block for block in self.config["experiments"])
+        if interleave != DEFAULTS["interleave"] and unset:
             spec[INTERLEAVE_KEY] = interleave
         return spec
