@@ -129,6 +129,23 @@ def test_a_target_forces_only_the_consumers_it_needs(
     }
 
 
+def test_a_rule_whose_input_list_changed_re_plans_nothing(campaign_copy: Path) -> None:
+    """A release that takes an input off `grid` and `inputs` (the options records once were
+    their inputs): with Snakemake's metadata of the old lists, the workflow profile's rerun
+    triggers leave the planned inputs, and so the measured runs, alone."""
+    plan = campaign_copy / "workflow" / "rules" / "plan.smk"
+    text = plan.read_text()
+    # Both rules' input lists grow by a file that exists and is older than their outputs.
+    listed = 'grid=f"{RESULTS}/grid.csv",\n        plan=input_plan,'
+    grown = text.replace(listed, listed + '\n        extra=ancient("Snakefile"),')
+    assert grown != text, "plan.smk's inputs rule changed: update this test"
+    plan.write_text(grown)
+    assert scheduled_jobs(campaign_copy) == {}
+    # Snakemake's default triggers would plan every input again, and so measure every run.
+    default = ("--rerun-triggers", "mtime", "params", "software-env", "code", "input")
+    assert "inputs" in scheduled_jobs(campaign_copy, *default)
+
+
 def test_catalogue_change_reruns_only_analysis(campaign_copy: Path) -> None:
     # The catalogue is the package's one copy: an edited file (as after an upgrade) is the
     # change. Snakemake compares the content of a small newer input with its metadata's
