@@ -17,6 +17,7 @@ from mpiguide.analysis.guidelines import check
 from mpiguide.analysis.tables import parameter_columns
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import forest_plot_path, group_plot_name, labels_of_plot, safe_name
+from mpiguide.reports import forest
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
     FigureJob,
@@ -24,7 +25,7 @@ from mpiguide.reports.figure_style import (
     side_labels,
     size_label,
 )
-from mpiguide.reports.forest import DPI, FIGURE_INCHES, deciding_tests, forest_plot
+from mpiguide.reports.forest import DPI, FIGURE_INCHES, deciding_tests, forest_pages, forest_plot
 from mpiguide.reports.plots import (
     PlotOptions,
     _repetitions,
@@ -159,6 +160,30 @@ def test_one_forest_plot_per_guideline_and_deployment_with_every_group(analysed)
     assert (rows.loc[rows["group_verdict"] == "violated", "msg_size"] == 1024).all()
     assert labels_of_plot(forest_plot_path("GL4", "openmpi", "1x2").removesuffix(".png")) == {
         "guideline": "GL4", "plot": "forest", "deployment": "openmpi 1x2", "group": "all",
+        "verdict": "all",
+    }  # fmt: skip
+
+
+def test_a_forest_of_too_many_groups_is_drawn_in_pages(analysed, tmp_path, monkeypatch):
+    assert [(p.start, p.stop) for p in forest_pages(500)] == [(0, 500)]
+    assert [(p.start, p.stop) for p in forest_pages(501)] == [(0, 250), (250, 501)]
+    assert len(forest_pages(1000)) == 2 and len(forest_pages(1001)) == 3
+    monkeypatch.setattr(forest, "FOREST_PAGE_ROWS", 1)
+    plot(analysed / "timings.parquet", analysed / "guidelines" / "tests.csv", OPTIONS,
+         tmp_path / "plots")  # fmt: skip
+    pages = sorted((tmp_path / "plots" / "forest").rglob("*.png"))
+    expected = [
+        tmp_path / "plots" / forest_plot_path(guideline, "openmpi", "1x2", page)
+        for guideline in ("GL12", "GL4")
+        for page in (1, 2)
+    ]
+    assert pages == expected  # every group on a page, no page left over
+    assert (
+        expected[1].relative_to(tmp_path / "plots").as_posix()
+        == "forest/openmpi/1x2/GL12/page2.png"
+    )
+    assert labels_of_plot("forest/openmpi/1x2/GL12/page2") == {
+        "guideline": "GL12", "plot": "forest page 2", "deployment": "openmpi 1x2", "group": "all",
         "verdict": "all",
     }  # fmt: skip
 

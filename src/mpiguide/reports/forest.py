@@ -12,6 +12,7 @@ axis with [`ratio_low`, `ratio_high`] from tests.csv as they are, reference line
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,13 @@ from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from mpiguide.analysis.analysis_types import PROCESS_COUNT_KEYS, AnalysisOptions
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
-from mpiguide.core.paths import ALL_DEPLOYMENTS, deployment_name, forest_plot_path
+from mpiguide.core.paths import (
+    ALL_DEPLOYMENTS,
+    FOREST_PAGE,
+    PLOT_SUFFIX,
+    deployment_name,
+    forest_plot_path,
+)
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
     VERDICT_MARKERS,
@@ -58,6 +65,9 @@ LEGEND_GAP_INCHES = 0.1
 TITLE_GAP_INCHES = 0.15
 BOTTOM_INCHES = 0.75  # tick labels and a two-line axis label under the axes
 DPI = 100
+# At most this many groups in one file (a page, 120 inches tall): Agg draws at most 2^16 pixels
+# a side, and a reader scrolls a taller one no better than several.
+FOREST_PAGE_ROWS = 500
 LABEL_POINTS = 7
 TITLE_POINTS = 8
 
@@ -249,26 +259,47 @@ def forest_plot(
     save_figure(figure, path, tight=False)
 
 
+def forest_pages(rows: int) -> list[slice]:
+    """The rows of each page of a forest of `rows` rows: one page up to FOREST_PAGE_ROWS, else
+    as many pages of equal size as hold them."""
+    pages = -(-rows // FOREST_PAGE_ROWS)
+    bounds = np.linspace(0, rows, pages + 1).round().astype(int)
+    return [slice(int(start), int(stop)) for start, stop in itertools.pairwise(bounds)]
+
+
 def forest_figures(
     tests: pd.DataFrame, keys: list[str], options: AnalysisOptions, campaign: str, outdir: Path
 ) -> list[FigureJob]:
-    """Per guideline and deployment the forest plot of its groups below outdir, to draw
-    (figure_style.FigureJob), the one of the most groups first."""
+    """Per guideline and deployment the forest plot of its groups below outdir (in pages where
+    they are too many for one file), to draw (figure_style.FigureJob), the largest first."""
     rows = deciding_tests(tests)
     where = pd.DataFrame(
         [forest_deployment(row, options.varied) for row in rows.to_dict("records")],
         columns=["_mpi", "_deployment"], index=rows.index,
     )  # fmt: skip
-    parts = []
-    for (guideline, mpi, deployment), part in pd.concat([rows, where], axis=1).groupby(
+    figures = []
+    for (guideline, mpi, deployment), forest in pd.concat([rows, where], axis=1).groupby(
         ["guideline", "_mpi", "_deployment"], sort=True
     ):
-        path = outdir / forest_plot_path(str(guideline), mpi, deployment)
-        path.parent.mkdir(parents=True, exist_ok=True)
         shown = f"{mpi} {deployment}"
-        title = f"{guideline} ({part['relation'].iloc[0]}), {shown}"
-        parts.append((part, title, provenance(campaign, options, shown), path))
-    return [
-        FigureJob(forest_plot, (part, keys, options, title, footer, path))
-        for part, title, footer, path in sorted(parts, key=lambda each: -len(each[0]))
-    ]
+        title = f"{guideline} ({forest['relation'].iloc[0]}), {shown}"
+        footer = provenance(campaign, options, shown)
+        pages = forest_pages(len(forest))
+        if len(pages) == 1:
+            figures.append(
+                (forest, title, footer, forest_plot_path(str(guideline), mpi, deployment))
+            )
+            continue
+        for number, rows_of_page in enumerate(pages, start=1):
+            part = forest.iloc[rows_of_page]
+            figures.append((part, f"{title}, page {number} of {len(pages)}: groups "
+                            f"#{int(part['group'].iloc[0])} to #{int(part['group'].iloc[-1])} of "
+                            f"{len(forest)}, the others in {FOREST_PAGE}1 to {FOREST_PAGE}"
+                            f"{len(pages)}{PLOT_SUFFIX} beside this file", footer,
+                            forest_plot_path(str(guideline), mpi, deployment, number)))  # fmt: skip
+    jobs = []
+    for part, title, footer, name in sorted(figures, key=lambda figure: -len(figure[0])):
+        path = outdir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        jobs.append(FigureJob(forest_plot, (part, keys, options, title, footer, path)))
+    return jobs
