@@ -7,8 +7,9 @@ so that peak RSS is its own, each the median of --repeat runs:
 - the pipeline: aggregate() (timings.parquet + medians.parquet) and check() (tests.csv,
   summary.csv, summary.md, slowdown.csv) — plots excluded;
 - the plot job as the workflow runs it, `python -m mpiguide plot` on that tests.csv with the
-  schema's `plots:` defaults (interpreter start and imports included), beside check; the load
-  average is printed with it (the machine may be shared);
+  schema's `plots:` defaults and the CLI's drawing processes, as many as the plot rule's threads
+  (interpreter start and imports included), beside check; the load average is printed with it
+  (the machine may be shared);
 - a bare `pyarrow.parquet.read_table` of timings.parquet: the honest limit of any analysis
   that reads the timings once;
 - one plain `pd.read_parquet` of timings.parquet, what a user opening the data pays;

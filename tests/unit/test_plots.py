@@ -21,7 +21,7 @@ from mpiguide.reports import forest
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
     FigureJob,
-    draw_figures,
+    figure_drawer,
     side_labels,
     size_label,
 )
@@ -201,9 +201,9 @@ def failing_figure(path: Path) -> None:
 
 
 def test_a_figure_failing_in_a_process_fails_the_plot_job(tmp_path):
-    jobs = [FigureJob(failing_figure, (tmp_path / name,)) for name in ("a.png", "b.png")]
-    with pytest.raises(DataError, match=r"a\.png: cannot draw"):
-        draw_figures(jobs, processes=2)
+    with pytest.raises(DataError, match=r"a\.png: cannot draw"), figure_drawer(2) as draw:
+        for name in ("a.png", "b.png"):
+            draw(FigureJob(failing_figure, (tmp_path / name,)))
 
 
 def test_a_forest_plot_widens_for_long_row_labels(analysed, tmp_path):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Collection, Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -83,8 +84,13 @@ PNG_COMPRESSION = 3
 def save_figure(figure: plt.Figure, path: Path, tight: bool = True) -> None:
     """Write `figure` as a PNG at its own size, or (`tight`) grown or cropped to what it draws,
     which lays every text out once more."""
+    box = None
+    if tight:
+        # measured once, as savefig's "tight" measures after a draw of its own
+        drawn = figure.get_tightbbox(figure.canvas.get_renderer())  # type: ignore[attr-defined]
+        box = drawn.padded(plt.rcParams["savefig.pad_inches"])
     with atomic_path(path) as temporary:
-        figure.savefig(temporary, format="png", dpi=100, bbox_inches="tight" if tight else None,
+        figure.savefig(temporary, format="png", dpi=100, bbox_inches=box,
                        pil_kwargs={"compress_level": PNG_COMPRESSION})  # fmt: skip
     plt.close(figure)
 
@@ -96,19 +102,26 @@ class FigureJob(NamedTuple):
     args: tuple[Any, ...]
 
 
-def draw_figures(jobs: Sequence[FigureJob], processes: int = 1) -> None:
-    """Draw every job, in turn or in `processes` processes forked from this one (they inherit
-    what it has read and imported), the jobs handed out in order: the largest first, the
-    processes finish together."""
-    if processes <= 1 or len(jobs) <= 1:
-        for job in jobs:
-            job.draw(*job.args)
+@contextmanager
+def figure_drawer(processes: int = 1) -> Iterator[Callable[[FigureJob], None]]:
+    """A function drawing a figure: at once, or handed to one of `processes` processes forked
+    from this one (they inherit what it has read and imported) while it goes on, say reading
+    what the next figures show; every figure is drawn when the block ends, the first error of
+    a job raised there. Hand the largest figures first: the processes finish together."""
+    if processes <= 1:
+        yield lambda job: job.draw(*job.args)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with ProcessPoolExecutor(min(processes, len(jobs)), mp_context=context) as pool:
-        for future in [pool.submit(job.draw, *job.args) for job in jobs]:
-            future.result()  # a job's error, raised here
+    futures: list[Future[None]] = []
+    with ProcessPoolExecutor(processes, mp_context=context) as pool:
+        try:
+            yield lambda job: futures.append(pool.submit(job.draw, *job.args))
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+        for future in futures:
+            future.result()
 
 
 SIDES = ("lhs", "rhs")

@@ -54,7 +54,7 @@ from mpiguide.reports.figure_style import (
     VERDICT_LEGEND,
     FigureJob,
     below_drawn,
-    draw_figures,
+    figure_drawer,
     group_keys,
     number_text,
     provenance,
@@ -536,19 +536,21 @@ def plot(
     if options.varied not in keys:
         raise DataError(f"{tests_csv}: no column for analysis.varied {options.varied!r}")
     tests = tests.assign(_effect=effect_ratio(tests))
-    jobs = forest_figures(tests, keys, options, campaign, outdir)
-    focus = focus_tests(tests, plot_options)
-    timings = _repetitions(timings_parquet, focus) if len(focus) else None
-    for _, test in focus.iterrows():
-        name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
-        footer = provenance(campaign, options, deployment_of(test, options.varied))
-        group = tests.loc[(tests["guideline"] == test["guideline"])
-                          & (tests["group"] == test["group"])]  # fmt: skip
-        jobs.append(FigureJob(overview_plot, (
-            group, keys, options.varied, footer, outdir / "overview" / name)))  # fmt: skip
-        jobs.append(FigureJob(focus_plot, (
-            test, _side_repetitions(test, timings), keys, options.varied, options.confidence,
-            footer, outdir / "focus" / name)))  # fmt: skip
-    jobs.append(FigureJob(heatmap, (
-        tests, options.varied, provenance(campaign, options), heatmap_path)))  # fmt: skip
-    draw_figures(jobs, processes)
+    with figure_drawer(processes) as draw:
+        for job in forest_figures(tests, keys, options, campaign, outdir):
+            draw(job)
+        draw(FigureJob(heatmap, (tests, options.varied, provenance(campaign, options),
+                                 heatmap_path)))  # fmt: skip
+        # read while the forests are drawn
+        focus = focus_tests(tests, plot_options)
+        timings = _repetitions(timings_parquet, focus) if len(focus) else None
+        for _, test in focus.iterrows():
+            name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
+            footer = provenance(campaign, options, deployment_of(test, options.varied))
+            group = tests.loc[(tests["guideline"] == test["guideline"])
+                              & (tests["group"] == test["group"])]  # fmt: skip
+            draw(FigureJob(overview_plot, (
+                group, keys, options.varied, footer, outdir / "overview" / name)))  # fmt: skip
+            draw(FigureJob(focus_plot, (
+                test, _side_repetitions(test, timings), keys, options.varied, options.confidence,
+                footer, outdir / "focus" / name)))  # fmt: skip
