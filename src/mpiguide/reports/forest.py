@@ -1,7 +1,7 @@
 """Forest plots: per guideline and deployment one figure of every group, each a row with the
 effect of its deciding test, that test's interval and the group's verdict mark — what holds,
-what is violated and what these runs cannot tell, side by side, in one file whatever the
-number of groups.
+what is violated and what these runs cannot tell, side by side, in one file up to
+FOREST_PAGE_ROWS groups and in pages of equal size beyond.
 
 A group's row shows the test farthest from its relation among those whose verdict is the
 group's (the most violated test of a violated group, the most nearly violated undecided test of
