@@ -7,8 +7,9 @@ so that peak RSS is its own, each the median of --repeat runs:
 - the pipeline: aggregate() (timings.parquet + medians.parquet) and check() (tests.csv,
   summary.csv, summary.md, slowdown.csv) — plots excluded;
 - the plot job as the workflow runs it, `python -m mpiguide plot` on that tests.csv with the
-  schema's `plots:` defaults (interpreter start and imports included), beside check; the load
-  average is printed with it (the machine may be shared);
+  schema's `plots:` defaults and the CLI's drawing processes, as many as the plot rule's threads
+  (interpreter start and imports included), beside check; the load average is printed with it
+  (the machine may be shared);
 - a bare `pyarrow.parquet.read_table` of timings.parquet: the honest limit of any analysis
   that reads the timings once;
 - one plain `pd.read_parquet` of timings.parquet, what a user opening the data pays;
@@ -26,8 +27,12 @@ csv_table.write_csv_table, pandas' DataFrame.to_csv and pyarrow.csv.write_csv; o
 adjustment of the largest guideline's p-values by analysis.stats.adjust_pvalues and by
 statsmodels' multipletests; and check itself as shipped and with pandas' writer swapped in (its
 output is the same).
+`--plot-only` (with `--workdir DIR --reuse`) times only check and the plot job on the kept
+campaign; `--plot-baseline SRC` also runs the plot job of another checkout's src/ (e.g. the
+commit before a change, `git worktree add`) in turn with this one's, on the same data, and
+prints their ratio: the figure to trust while other work shares the machine.
 Usage: python benchmarks/analysis_scale.py [--workdir DIR [--reuse]] [--runs 30] [--repeat 3]
-       [--keep] [--reference DIR] [--components]
+       [--keep] [--reference DIR] [--components] [--plot-only [--plot-baseline SRC]]
 """
 
 from __future__ import annotations
@@ -124,6 +129,19 @@ def stage_pipeline(workdir: Path) -> dict:
     }
 
 
+def stage_check(workdir: Path) -> dict:
+    """check() alone on the campaign's medians.parquet, as a change of analysis options runs."""
+    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.catalogue import load_catalogue, resolve
+    from mpiguide.analysis.guidelines import check
+
+    guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
+    start = time.perf_counter()
+    check(workdir / "medians.parquet", guidelines, AnalysisOptions.with_defaults(),
+          workdir / "guidelines")  # fmt: skip
+    return {"check_s": time.perf_counter() - start, "peak_rss_mb": peak_rss_mb()}
+
+
 def stage_read(workdir: Path) -> dict:
     import pandas as pd
 
@@ -151,18 +169,49 @@ def stage_raw_read(workdir: Path) -> dict:
     return {"total_s": time.perf_counter() - start, "rows": rows, "peak_rss_mb": peak_rss_mb()}
 
 
-def plot_job(workdir: Path) -> dict:
-    """Seconds of one `python -m mpiguide plot` on the campaign's tests.csv, and what it drew."""
-    plots = workdir / "plots"
+def plot_job(workdir: Path, source: Path | None = None) -> dict:
+    """Seconds of one `python -m mpiguide plot` on the campaign's tests.csv with the CLI's
+    defaults, as the plot rule runs it, and what it drew; `source`: the src/ of another
+    checkout of mpiguide to run instead (e.g. before a change)."""
+    plots = workdir / ("plots" if source is None else "plots-baseline")
     shutil.rmtree(plots, ignore_errors=True)
+    env = None if source is None else {**os.environ, "PYTHONPATH": str(source)}
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "mpiguide", "plot", "--timings", str(workdir / "timings.parquet"),
          "--tests", str(workdir / "guidelines" / "tests.csv"), "--analysis-json", "{}",
-         "--campaign", "analysis_scale", "--outdir", str(plots)], check=True,
+         "--campaign", "analysis_scale", "--outdir", str(plots)], check=True, env=env,
     )  # fmt: skip
     return {"total_s": time.perf_counter() - start,
             "pngs": float(len(list(plots.rglob("*.png"))))}  # fmt: skip
+
+
+def print_plot_goal(plot: dict, check_s: float, load_before: str) -> None:
+    goal = check_s + 30
+    print(f"plot job (python -m mpiguide plot, {plot['pngs']:.0f} PNGs): "
+          f"{plot['total_s']:.2f} s beside check {check_s:.2f} s; goal <= check + 30 s = "
+          f"{goal:.2f} s: {'met' if plot['total_s'] <= goal else 'NOT met'}; load average "
+          f"(1, 5, 15 min) {load_before} before the plot jobs, {load_average()} after")  # fmt: skip
+
+
+def plot_only(workdir: Path, repeat: int, baseline: Path | None) -> None:
+    """check and the plot job on a kept campaign, each the median of `repeat` fresh processes;
+    with `baseline`, that checkout's plot job in turn with this one's, on the same data."""
+    check_s = median_of("check", workdir, repeat)["check_s"]
+    load_before = load_average()
+    runs: dict[str, list[dict]] = {"this": [], "baseline": []}
+    for _ in range(repeat):
+        runs["this"].append(plot_job(workdir))
+        if baseline is not None:
+            runs["baseline"].append(plot_job(workdir, baseline))
+    median = {name: {key: float(np.median([r[key] for r in results])) for key in results[0]}
+              for name, results in runs.items() if results}  # fmt: skip
+    print(f"medians of {repeat} fresh processes each")
+    print_plot_goal(median["this"], check_s, load_before)
+    if baseline is not None:
+        this, before = median["this"]["total_s"], median["baseline"]["total_s"]
+        print(f"plot job of {baseline} ({median['baseline']['pngs']:.0f} PNGs), in turn with "
+              f"this one: {before:.2f} s; this / that: {this / before:.2f}")  # fmt: skip
 
 
 def load_average() -> str:
@@ -296,6 +345,7 @@ def print_components(figures: dict, repeat: int) -> None:
 
 STAGES = {
     "pipeline": stage_pipeline,
+    "check": stage_check,
     "read": stage_read,
     "arrow-read": stage_arrow_read,
     "raw-read": stage_raw_read,
@@ -344,6 +394,18 @@ def main() -> None:
                         help="holds guidelines/ tables of an earlier run")  # fmt: skip
     parser.add_argument("--components", action="store_true",
                         help="time check's hand-written paths against libraries")  # fmt: skip
+    parser.add_argument(
+        "--plot-only",
+        action="store_true",
+        help="time only check and the plot job (with --workdir --reuse)",
+    )
+    parser.add_argument(
+        "--plot-baseline",
+        type=Path,
+        metavar="SRC",
+        help="with --plot-only: also time the plot job of the mpiguide "
+        "package in SRC (another checkout's src/), in turn with this one",
+    )
     parser.add_argument("--stage", choices=[*STAGES, "components"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stage == "components":
@@ -354,6 +416,11 @@ def main() -> None:
         return
     if args.reuse and args.workdir is None:
         parser.error("--reuse needs --workdir")
+    if args.plot_only or args.plot_baseline:
+        if not args.reuse:
+            parser.error("--plot-only needs --workdir DIR --reuse (a synthesised campaign)")
+        plot_only(args.workdir, args.repeat, args.plot_baseline)
+        return
     if args.components:
         if not args.reuse:
             parser.error("--components needs --workdir DIR --reuse (a synthesised campaign)")
@@ -399,13 +466,7 @@ def main() -> None:
               f"pipeline / pd.read_parquet: {pipeline['total_s'] / read['total_s']:.2f}; "
               "pipeline peak RSS goal <= 2048 MB")  # fmt: skip
         load_before = load_average()
-        plot = median_plot_job(workdir, args.repeat)
-        print(f"plot job (python -m mpiguide plot, {plot['pngs']:.0f} PNGs): "
-              f"{plot['total_s']:.2f} s beside check {pipeline['check_s']:.2f} s; goal <= check "
-              f"+ 30 s = {pipeline['check_s'] + 30:.2f} s: "
-              f"{'met' if plot['total_s'] <= pipeline['check_s'] + 30 else 'NOT met'}; load "
-              f"average (1, 5, 15 min) {load_before} before the plot jobs, {load_average()} "
-              "after")  # fmt: skip
+        print_plot_goal(median_plot_job(workdir, args.repeat), pipeline["check_s"], load_before)
         tests = (workdir / "guidelines" / "tests.csv").read_text().count("\n") - 1
         per_25k = pipeline["check_s"] * 25_000 / tests
         print(f"tests: {tests}; check per 25 000 tests: {per_25k:.2f} s (goal <= 1 s)")

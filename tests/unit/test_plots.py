@@ -2,26 +2,39 @@
 exactly for the groups `plots:` selects (capped), always a heatmap; what the plots print (sizes,
 side names, verdict marks) and that an undecided mark is not drawn in the colour of a pass."""
 
+from pathlib import Path
+
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.cbook import boxplot_stats
 from matplotlib.colors import to_rgb
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.guidelines import check
+from mpiguide.analysis.tables import parameter_columns
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import forest_plot_path, group_plot_name, labels_of_plot, safe_name
-from mpiguide.reports.figure_style import VERDICT_COLOURS, side_labels, size_label
-from mpiguide.reports.forest import deciding_tests
+from mpiguide.reports import forest
+from mpiguide.reports.figure_style import (
+    VERDICT_COLOURS,
+    FigureJob,
+    figure_drawer,
+    side_labels,
+    size_label,
+)
+from mpiguide.reports.forest import DPI, FIGURE_INCHES, deciding_tests, forest_pages, forest_plot
 from mpiguide.reports.plots import (
     PlotOptions,
     _repetitions,
+    box_statistics,
     cell_annotations,
     heatmap_cells,
     plot,
     ratio_ticks,
+    read_tests,
 )
 from mpiguide.store.aggregate import aggregate
 from synthetic import Deployment, grid_frame, write_campaign
@@ -149,6 +162,79 @@ def test_one_forest_plot_per_guideline_and_deployment_with_every_group(analysed)
         "guideline": "GL4", "plot": "forest", "deployment": "openmpi 1x2", "group": "all",
         "verdict": "all",
     }  # fmt: skip
+
+
+def test_a_forest_of_too_many_groups_is_drawn_in_pages(analysed, tmp_path, monkeypatch):
+    assert [(p.start, p.stop) for p in forest_pages(500)] == [(0, 500)]
+    assert [(p.start, p.stop) for p in forest_pages(501)] == [(0, 250), (250, 501)]
+    assert len(forest_pages(1000)) == 2 and len(forest_pages(1001)) == 3
+    monkeypatch.setattr(forest, "FOREST_PAGE_ROWS", 1)
+    plot(analysed / "timings.parquet", analysed / "guidelines" / "tests.csv", OPTIONS,
+         tmp_path / "plots")  # fmt: skip
+    pages = sorted((tmp_path / "plots" / "forest").rglob("*.png"))
+    expected = [
+        tmp_path / "plots" / forest_plot_path(guideline, "openmpi", "1x2", page)
+        for guideline in ("GL12", "GL4")
+        for page in (1, 2)
+    ]
+    assert pages == expected  # every group on a page, no page left over
+    assert (
+        expected[1].relative_to(tmp_path / "plots").as_posix()
+        == "forest/openmpi/1x2/GL12/page2.png"
+    )
+    assert labels_of_plot("forest/openmpi/1x2/GL12/page2") == {
+        "guideline": "GL12", "plot": "forest page 2", "deployment": "openmpi 1x2", "group": "all",
+        "verdict": "all",
+    }  # fmt: skip
+
+
+def test_two_processes_draw_the_same_figures(analysed, tmp_path):
+    plot(analysed / "timings.parquet", analysed / "guidelines" / "tests.csv", OPTIONS,
+         tmp_path / "plots", processes=2)  # fmt: skip
+    drawn = sorted(p.relative_to(tmp_path / "plots") for p in (tmp_path / "plots").rglob("*.png"))
+    alone = sorted(p.relative_to(analysed / "plots") for p in (analysed / "plots").rglob("*.png"))
+    assert drawn == alone and len(drawn) == 7  # 2 forests, 2 overview, 2 focus, the heatmap
+
+
+def failing_figure(path: Path) -> None:
+    raise DataError(f"{path}: cannot draw")
+
+
+def test_a_figure_failing_in_a_process_fails_the_plot_job(tmp_path):
+    with pytest.raises(DataError, match=r"a\.png: cannot draw"), figure_drawer(2) as draw:
+        for name in ("a.png", "b.png"):
+            draw(FigureJob(failing_figure, (tmp_path / name,)))
+
+
+def test_a_forest_plot_widens_for_long_row_labels(analysed, tmp_path):
+    """No row label, heading or legend is cut off: the figure's width is measured from them."""
+    numeric = pd.read_csv(analysed / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
+    tests = read_tests(analysed / "guidelines" / "tests.csv")
+    rows = deciding_tests(tests.assign(_effect=tests["violation_ratio"]))
+    rows = rows.loc[rows["guideline"] == "GL4"]
+    keys = parameter_columns(numeric)
+    plain, wide = tmp_path / "plain.png", tmp_path / "wide.png"
+    forest_plot(rows, keys, OPTIONS, "GL4", "footer", plain)
+    forest_plot(rows.assign(dtype=[f"type{i}_" + "x" * 200 for i in range(len(rows))]), keys,
+                OPTIONS, "GL4", "footer", wide)  # fmt: skip
+    assert mpimg.imread(plain).shape[1] == FIGURE_INCHES * DPI
+    assert mpimg.imread(wide).shape[1] > FIGURE_INCHES * DPI + 500  # 200 more characters
+    for png in (plain, wide):
+        # text and marks from the left margin to the legend, none cut at an edge
+        drawn = np.flatnonzero((mpimg.imread(png)[..., :3] < 0.5).any(axis=(0, 2)))
+        assert 5 <= drawn.min() <= 15 and drawn.max() < mpimg.imread(png).shape[1] - 5
+
+
+def test_box_statistics_are_matplotlibs():
+    rng = np.random.default_rng(1)
+    times = np.concatenate([rng.lognormal(size=49), [40.0], rng.lognormal(size=50)])
+    boxes = pd.DataFrame({"run": np.repeat([0, 1], 50), "side": "lhs", "time": times})
+    stats = box_statistics(boxes)
+    for run, part in boxes.groupby("run"):
+        expected = boxplot_stats(part["time"].to_numpy())[0]
+        ours = stats.loc[(run, "lhs"), ["q1", "median", "q3", "whisker_low", "whisker_high"]]
+        theirs = [expected[key] for key in ("q1", "med", "q3", "whislo", "whishi")]
+        assert np.allclose(ours.to_numpy(dtype=float), theirs)
 
 
 def pixels_near(png, colour: str, tolerance: float = 0.04) -> np.ndarray:

@@ -24,6 +24,7 @@ rule plot:
         f"{RESULTS}/logs/plot.log",
     conda:
         "../envs/analysis.yaml"
+    threads: 2  # mpiguide plot draws in 2 processes (cli/report.py, PLOT_PROCESSES)
     params:
         analysis=as_json(config["analysis"]),
         plots=as_json(config["plots"]),

@@ -31,6 +31,8 @@ from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import MODEL_CATALOGUE
 from mpiguide.core.paths import COST_FILES, LIBRARY_TABLE_FILES, REPORT_TABLE_FILES
 
+# Processes drawing the plots: the plot rule's threads (workflow/rules/plot.smk).
+PLOT_PROCESSES = 2
 # What a figure pasted alone into a slide names first.
 CAMPAIGN_NAME = Option("--campaign", "the campaign's name, for the figures' titles (default: none)",
                        settings={"metavar": "NAME"})  # fmt: skip
@@ -44,7 +46,7 @@ def plot(args: argparse.Namespace) -> None:
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
     plots = PlotOptions.from_mapping(parse_json(args.plots_json, "--plots-json", dict),
                                      "--plots-json")  # fmt: skip
-    plot(args.timings, args.tests, options, args.outdir, plots, args.campaign or "")
+    plot(args.timings, args.tests, options, args.outdir, plots, args.campaign or "", args.processes)
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -147,6 +149,9 @@ CAMPAIGN_REPORTS = (
                " schema's defaults)", settings={"default": "{}", "metavar": "JSON"}),
         CAMPAIGN_NAME,
         OUTDIR,
+        Option("--processes", f"draw the figures in N processes (default: {PLOT_PROCESSES}, "
+               "as the workflow's plot rule reserves)",
+               settings={"type": integer(1), "default": PLOT_PROCESSES, "metavar": "N"}),
     )),
     Command("fit", "fit latency models to the run medians", fit, (
         MEDIANS,

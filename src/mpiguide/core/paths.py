@@ -112,10 +112,12 @@ LIBRARY_TABLE_FILES = ("library_table.csv", "library_table.md")
 # plots/: `overview/<guideline>-group<NNNN>-<verdict>.png` and
 # `focus/<guideline>-group<NNNN>-<verdict>.png` (for the groups the campaign's `plots.focus`
 # selects), `forest/<mpi>/<nodes>x<ppn>/<guideline>.png` (every group of a guideline in one
-# deployment; `all` for the deployment where the varied parameter is a process count) and
+# deployment; `all` for the deployment where the varied parameter is a process count; one
+# `<guideline>/page<k>.png` per page where the groups are too many for one file) and
 # `heatmap.png` (each part made safe for a file name).
 GROUP_PLOT_KINDS = ("overview", "focus")
 FOREST = "forest"
+FOREST_PAGE = "page"
 ALL_DEPLOYMENTS = "all"
 HEATMAP = "heatmap"
 PLOT_SUFFIX = ".png"
@@ -132,20 +134,24 @@ def group_plot_name(guideline: str, group: int, verdict: str) -> str:
     return safe_name(guideline, f"group{group:04d}", verdict) + PLOT_SUFFIX
 
 
-def forest_plot_path(guideline: str, mpi: str, deployment: str) -> str:
+def forest_plot_path(guideline: str, mpi: str, deployment: str, page: int | None = None) -> str:
     """`forest/<mpi>/<deployment>/<guideline>.png` below plots/: a guideline's groups in one
-    deployment (`deployment_name(...)`, or ALL_DEPLOYMENTS)."""
-    return f"{FOREST}/{safe_name(mpi)}/{safe_name(deployment)}/{safe_name(guideline)}{PLOT_SUFFIX}"
+    deployment (`deployment_name(...)`, or ALL_DEPLOYMENTS); `.../<guideline>/page<k>.png`,
+    k from 1, for page k of a forest too long for one file."""
+    stem = f"{FOREST}/{safe_name(mpi)}/{safe_name(deployment)}/{safe_name(guideline)}"
+    return stem + (PLOT_SUFFIX if page is None else f"/{FOREST_PAGE}{page}{PLOT_SUFFIX}")
 
 
 def labels_of_plot(name: str) -> dict[str, str]:
     """Labels of a plot below plots/, its suffix removed (`overview/GL4-group0003-violated`,
-    `forest/openmpi/1x2/GL4`, `heatmap`): the guideline, the kind of plot, the deployment, the
-    group and its verdict (`all` where the plot shows several)."""
+    `forest/openmpi/1x2/GL4`, `forest/openmpi/1x2/GL4/page2`, `heatmap`): the guideline, the
+    kind of plot (`forest page 2`), the deployment, the group and its verdict (`all` where the
+    plot shows several)."""
     parts = name.split("/")
-    if parts[0] == FOREST and len(parts) == 4:
-        _, mpi, deployment, guideline = parts
-        return {"guideline": guideline, "plot": FOREST, "deployment": f"{mpi} {deployment}",
+    if parts[0] == FOREST and len(parts) in (4, 5):
+        _, mpi, deployment, guideline, *page = parts
+        plot = f"{FOREST} {page[0].replace(FOREST_PAGE, 'page ')}" if page else FOREST
+        return {"guideline": guideline, "plot": plot, "deployment": f"{mpi} {deployment}",
                 "group": "all", "verdict": "all"}  # fmt: skip
     kind, _, stem = name.rpartition("/")
     if not kind:

@@ -1,7 +1,7 @@
 """Forest plots: per guideline and deployment one figure of every group, each a row with the
 effect of its deciding test, that test's interval and the group's verdict mark — what holds,
-what is violated and what these runs cannot tell, side by side, in one file whatever the
-number of groups.
+what is violated and what these runs cannot tell, side by side, in one file up to
+FOREST_PAGE_ROWS groups and in pages of equal size beyond.
 
 A group's row shows the test farthest from its relation among those whose verdict is the
 group's (the most violated test of a violated group, the most nearly violated undecided test of
@@ -12,7 +12,10 @@ axis with [`ratio_low`, `ratio_high`] from tests.csv as they are, reference line
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -21,15 +24,27 @@ matplotlib.use("Agg")  # files only, no display; must precede pyplot
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
+from matplotlib.backend_bases import RendererBase
+from matplotlib.legend import Legend
+from matplotlib.text import Text
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from mpiguide.analysis.analysis_types import PROCESS_COUNT_KEYS, AnalysisOptions
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
-from mpiguide.core.paths import ALL_DEPLOYMENTS, deployment_name, forest_plot_path
+from mpiguide.core.paths import (
+    ALL_DEPLOYMENTS,
+    FOREST_PAGE,
+    PLOT_SUFFIX,
+    deployment_name,
+    forest_plot_path,
+)
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
     VERDICT_MARKERS,
     VERDICTS,
+    FigureJob,
     group_keys,
     provenance,
     save_figure,
@@ -38,7 +53,23 @@ from mpiguide.reports.figure_style import (
     with_provenance,
 )
 
+# The figure's geometry, in inches, fixed from what it holds instead of measured around every
+# text (a tight bounding box lays thousands of row labels out twice more): a constant width,
+# the ratio axis taking what the row labels and the legend leave, one row per group.
+FIGURE_INCHES = 12.0
+MIN_AXES_INCHES = 4.0
 ROW_INCHES = 0.24
+MARGIN_INCHES = 0.1
+LABEL_GAP_INCHES = 0.06
+LEGEND_GAP_INCHES = 0.1
+TITLE_GAP_INCHES = 0.15
+BOTTOM_INCHES = 0.75  # tick labels and a two-line axis label under the axes
+DPI = 100
+# At most this many groups in one file (a page, 120 inches tall): Agg draws at most 2^16 pixels
+# a side, and a reader scrolls a taller one no better than several.
+FOREST_PAGE_ROWS = 500
+LABEL_POINTS = 7
+TITLE_POINTS = 8
 
 
 def deciding_tests(tests: pd.DataFrame) -> pd.DataFrame:
@@ -56,7 +87,7 @@ def deciding_tests(tests: pd.DataFrame) -> pd.DataFrame:
     return chosen.join(counts, on=["guideline", "group"])
 
 
-def forest_deployment(test: pd.Series, varied: str) -> tuple[str, str]:
+def forest_deployment(test: Mapping[str, Any], varied: str) -> tuple[str, str]:
     """The mpi entry and deployment of a group's forest plot: where the varied parameter is a
     process count a group spans the deployments (ALL_DEPLOYMENTS)."""
     if varied in PROCESS_COUNT_KEYS:
@@ -77,7 +108,8 @@ def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[s
     which the rows differ, `n/a` where one does not apply; the names of those keys
     (`ndim ordering`), and what every row shares (`op: a vs b; nrep=10 ...`). Values without
     their keys keep the labels short: drawing them is most of a forest plot's time."""
-    described = [group_keys(row, keys, varied) for _, row in rows.iterrows()]
+    records = rows.to_dict("records")
+    described = [group_keys(row, keys, varied) for row in records]
     shared = set.intersection(*({*differing, *fixed} for differing, fixed in described))
     values = [
         dict(_split_item(item) for item in (*differing, *fixed) if item not in shared)
@@ -85,7 +117,7 @@ def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[s
     ]
     columns = list(dict.fromkeys(key for row in values for key in row))
     labels = []
-    for (_, row), own in zip(rows.iterrows(), values, strict=True):
+    for row, own in zip(records, values, strict=True):
         marks = [f"✗{row['n_violated']}"] if row["n_violated"] else []
         marks += [f"?{row['n_undecided']}"] if row["n_undecided"] else []
         # a holding group's mark says all its tests hold: no count to add
@@ -107,17 +139,8 @@ def _reference_lines(axes: plt.Axes, relation: str, v_thres: float) -> None:
         axes.axvline(threshold, color=VERDICT_COLOURS[VIOLATED], linewidth=0.8, linestyle=":")
 
 
-def forest_plot(
-    rows: pd.DataFrame,
-    keys: list[str],
-    options: AnalysisOptions,
-    title: str,
-    footer: str,
-    path: Path,
-) -> None:
-    """One row per group (in `rows`, top to bottom): its deciding test's ratio as the group's
-    verdict mark and that test's interval."""
-    figure, axes = plt.subplots(figsize=(10, 1.6 + ROW_INCHES * len(rows)))
+def _draw_rows(axes: plt.Axes, rows: pd.DataFrame, v_thres: float) -> np.ndarray:
+    """Every row's interval and verdict mark, one collection per verdict; the verdicts."""
     y = np.arange(len(rows))
     ratio = rows["violation_ratio"].to_numpy(dtype=float)
     low = rows["ratio_low"].to_numpy(dtype=float)
@@ -125,9 +148,9 @@ def forest_plot(
     verdicts = rows["group_verdict"].to_numpy(dtype=object)
     finite = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in (ratio, low, high)])
     span = (
-        (min(finite.min(), 1 / options.v_thres), max(finite.max(), options.v_thres))
+        (min(finite.min(), 1 / v_thres), max(finite.max(), v_thres))
         if len(finite)
-        else (1 / options.v_thres, options.v_thres)
+        else (1 / v_thres, v_thres)
     )
     # an unbounded side of an interval runs to the axis' edge
     left, right = span[0] / 1.05, span[1] * 1.05
@@ -140,56 +163,143 @@ def forest_plot(
         axes.hlines(y[mine], starts, ends, color=VERDICT_COLOURS[verdict], linewidth=1.6)
         axes.scatter(ratio[mine], y[mine], marker=VERDICT_MARKERS[verdict], s=36, zorder=3,
                      color=VERDICT_COLOURS[verdict])  # fmt: skip
-    _reference_lines(axes, str(rows["relation"].iloc[0]), options.v_thres)
+    _reference_lines(axes, str(rows["relation"].iloc[0]), v_thres)
     axes.set_xscale("log")
     axes.set_xlim(left, right)
-    labels, columns, common = row_labels(rows, keys, options.varied)
-    axes.set_yticks(y, labels, fontsize=7)
     # plain ratios, evenly spaced on the log axis, whatever its span
     ticks = sorted({float(f"{tick:.2g}") for tick in np.geomspace(left, right, 7)[1:-1]} | {1.0})
     axes.xaxis.set_major_locator(FixedLocator(ticks))
     axes.xaxis.set_minor_locator(NullLocator())
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.yaxis.set_major_locator(NullLocator())
     axes.set_ylim(len(rows) - 0.5, -0.5)
-    axes.set_xlabel(
-        f"violation_ratio (lhs / rhs median of run medians, log scale) with its one-sided "
-        f"{100 * options.confidence:g} % bounds [ratio_low, ratio_high]; dotted: v_thres"
-    )
     axes.grid(axis="x", which="both", linewidth=0.3, alpha=0.5)
+    return verdicts
+
+
+def _widest(artists: Sequence[Artist], renderer: RendererBase) -> float:
+    """The width, in inches, of the widest of `artists` as `renderer` lays them out."""
+    return max(artist.get_window_extent(renderer).width for artist in artists) / DPI
+
+
+def _lay_out(
+    figure: plt.Figure, axes: plt.Axes, heading: Text, labels: list[Text], legend: Legend
+) -> None:
+    """Place the heading, the row labels, the axes and the legend, measured once: the row
+    labels are measured by the renderer that then draws them (at the figure's final size, so
+    that their layout is reused), and the figure widens only if they leave the axes too
+    little."""
+    rows = len(labels)
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    heading_inches = heading.get_window_extent(renderer).height / DPI
+    height = (MARGIN_INCHES + heading_inches + TITLE_GAP_INCHES + rows * ROW_INCHES
+              + BOTTOM_INCHES + MARGIN_INCHES)  # fmt: skip
+    figure.set_size_inches(FIGURE_INCHES, height)
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    label_inches = _widest(labels, renderer) if labels else 0.0
+    left = MARGIN_INCHES + label_inches + LABEL_GAP_INCHES
+    beside = LEGEND_GAP_INCHES + _widest([legend], renderer) + MARGIN_INCHES
+    width = max(
+        FIGURE_INCHES,
+        left + MIN_AXES_INCHES + beside,
+        2 * MARGIN_INCHES + _widest([heading], renderer),
+    )  # the axis label's two lines are narrower than the axes' least width
+    if width > FIGURE_INCHES:
+        figure.set_size_inches(width, height)
+    axes_inches = width - left - beside
+    axes.set_position((left / width, BOTTOM_INCHES / height, axes_inches / width,
+                       rows * ROW_INCHES / height))  # fmt: skip
+    heading.set_position((MARGIN_INCHES / width, 1 - MARGIN_INCHES / height))
+    legend.set_bbox_to_anchor((1 + LEGEND_GAP_INCHES / axes_inches, 1.0), axes.transAxes)
+
+
+def forest_plot(
+    rows: pd.DataFrame,
+    keys: list[str],
+    options: AnalysisOptions,
+    title: str,
+    footer: str,
+    path: Path,
+) -> None:
+    """One row per group (in `rows`, top to bottom): its deciding test's ratio as the group's
+    verdict mark and that test's interval."""
+    figure = plt.figure(dpi=DPI)
+    axes = figure.add_axes((0.0, 0.0, 1.0, 1.0))
+    verdicts = _draw_rows(axes, rows, options.v_thres)
+    labels, columns, common = row_labels(rows, keys, options.varied)
+    # Row labels as text beside the axes, not tick labels: ticks cost an artist each and are
+    # laid out again for every title and axis label placed.
+    beside_axes = blended_transform_factory(axes.transAxes, axes.transData)
+    offset = ScaledTranslation(-LABEL_GAP_INCHES, 0, figure.dpi_scale_trans)
+    texts = [
+        axes.text(0.0, y, label, transform=beside_axes + offset, ha="right", va="center",
+                  fontsize=LABEL_POINTS, clip_on=False)
+        for y, label in enumerate(labels)
+    ]  # fmt: skip
+    axes.set_xlabel(
+        f"violation_ratio (lhs / rhs median of run medians, log scale)\nwith its one-sided "
+        f"{100 * options.confidence:g} % bounds [ratio_low, ratio_high]; dotted: v_thres",
+        fontsize=TITLE_POINTS,
+    )
     counts = {verdict: int((verdicts == verdict).sum()) for verdict in VERDICTS}
-    axes.set_title(
+    heading = figure.text(
+        0.0, 1.0,
         with_provenance(
             footer,
             f"{title}: {len(rows)} groups — {counts[VIOLATED]} {VIOLATED}, "
             f"{counts[UNDECIDED]} {UNDECIDED}, {counts[HOLDS]} {HOLDS}\n{common}\nrows: #group "
             f"{columns} @ {options.varied} of the group's test farthest from its relation among "
-            "those with the group's verdict; ✗k ?u/n: k violated, u undecided of its n tests",
+            "those with the group's verdict;\n✗k ?u/n: k violated, u undecided of its n tests",
         ),
-        fontsize=8,
-    )
-    axes.legend(handles=verdict_handles(), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                fontsize=7, title="group verdict", title_fontsize=7)  # fmt: skip
-    save_figure(figure, path)
+        ha="left", va="top", fontsize=TITLE_POINTS,
+    )  # fmt: skip
+    legend = axes.legend(handles=verdict_handles(), loc="upper left", fontsize=7,
+                         title="group verdict", title_fontsize=7)  # fmt: skip
+    _lay_out(figure, axes, heading, texts, legend)
+    save_figure(figure, path, tight=False)
 
 
-def forest_plots(
+def forest_pages(rows: int) -> list[slice]:
+    """The rows of each page of a forest of `rows` rows: one page up to FOREST_PAGE_ROWS, else
+    as many pages of equal size as hold them."""
+    pages = -(-rows // FOREST_PAGE_ROWS)
+    bounds = np.linspace(0, rows, pages + 1).round().astype(int)
+    return [slice(int(start), int(stop)) for start, stop in itertools.pairwise(bounds)]
+
+
+def forest_figures(
     tests: pd.DataFrame, keys: list[str], options: AnalysisOptions, campaign: str, outdir: Path
-) -> list[Path]:
-    """Per guideline and deployment a forest plot of its groups below outdir; the paths
-    written."""
+) -> list[FigureJob]:
+    """Per guideline and deployment the forest plot of its groups below outdir (in pages where
+    they are too many for one file), to draw (figure_style.FigureJob), the largest first."""
     rows = deciding_tests(tests)
     where = pd.DataFrame(
-        [forest_deployment(row, options.varied) for _, row in rows.iterrows()],
+        [forest_deployment(row, options.varied) for row in rows.to_dict("records")],
         columns=["_mpi", "_deployment"], index=rows.index,
     )  # fmt: skip
-    written = []
-    for (guideline, mpi, deployment), part in pd.concat([rows, where], axis=1).groupby(
+    figures = []
+    for (guideline, mpi, deployment), forest in pd.concat([rows, where], axis=1).groupby(
         ["guideline", "_mpi", "_deployment"], sort=True
     ):
-        path = outdir / forest_plot_path(str(guideline), mpi, deployment)
-        path.parent.mkdir(parents=True, exist_ok=True)
         shown = f"{mpi} {deployment}"
-        forest_plot(part, keys, options, f"{guideline} ({part['relation'].iloc[0]}), {shown}",
-                    provenance(campaign, options, shown), path)  # fmt: skip
-        written.append(path)
-    return written
+        title = f"{guideline} ({forest['relation'].iloc[0]}), {shown}"
+        footer = provenance(campaign, options, shown)
+        pages = forest_pages(len(forest))
+        if len(pages) == 1:
+            figures.append(
+                (forest, title, footer, forest_plot_path(str(guideline), mpi, deployment))
+            )
+            continue
+        for number, rows_of_page in enumerate(pages, start=1):
+            part = forest.iloc[rows_of_page]
+            figures.append((part, f"{title}, page {number} of {len(pages)}: groups "
+                            f"#{int(part['group'].iloc[0])} to #{int(part['group'].iloc[-1])} of "
+                            f"{len(forest)}, the others in {FOREST_PAGE}1 to {FOREST_PAGE}"
+                            f"{len(pages)}{PLOT_SUFFIX} beside this file", footer,
+                            forest_plot_path(str(guideline), mpi, deployment, number)))  # fmt: skip
+    jobs = []
+    for part, title, footer, name in sorted(figures, key=lambda figure: -len(figure[0])):
+        path = outdir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        jobs.append(FigureJob(forest_plot, (part, keys, options, title, footer, path)))
+    return jobs

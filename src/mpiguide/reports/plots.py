@@ -30,8 +30,10 @@ matplotlib.use("Agg")  # files only, no display; must precede pyplot
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import seaborn as sns
+from matplotlib.collections import PolyCollection
 from matplotlib.colors import LogNorm
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
@@ -50,7 +52,9 @@ from mpiguide.reports.figure_style import (
     SIDES,
     VERDICT_COLOURS,
     VERDICT_LEGEND,
+    FigureJob,
     below_drawn,
+    figure_drawer,
     group_keys,
     number_text,
     provenance,
@@ -60,7 +64,7 @@ from mpiguide.reports.figure_style import (
     varied_keys,
     with_provenance,
 )
-from mpiguide.reports.forest import forest_plots
+from mpiguide.reports.forest import forest_figures
 
 NUMERIC_COLUMNS = (
     "group", "lhs_exp_id", "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs",
@@ -214,18 +218,26 @@ def overview_plot(
     save_figure(figure, path)
 
 
-def _whisker_span(values: pd.Series) -> tuple[float, float]:
-    """The ends of a box plot's whiskers: the extreme values within 1.5 IQR of the quartiles."""
-    q1, q3 = values.quantile([0.25, 0.75])
-    inside = values[(values >= q1 - 1.5 * (q3 - q1)) & (values <= q3 + 1.5 * (q3 - q1))]
-    return float(inside.min()), float(inside.max())
+def box_statistics(boxes: pd.DataFrame) -> pd.DataFrame:
+    """Per run and side of `boxes` (run, side, time) a box plot's figures, as matplotlib's
+    boxplot computes them: quartiles, median and the whiskers' ends (the extreme values within
+    1.5 IQR of the quartiles)."""
+    grouped = boxes.groupby(["run", "side"], sort=True)["time"]
+    stats = grouped.quantile([0.25, 0.5, 0.75]).unstack()
+    stats.columns = ["q1", "median", "q3"]
+    reach = 1.5 * (stats["q3"] - stats["q1"])
+    bounds = boxes.join((stats["q1"] - reach).rename("_low"), on=["run", "side"]).join(
+        (stats["q3"] + reach).rename("_high"), on=["run", "side"]
+    )
+    inside = boxes.loc[(bounds["time"] >= bounds["_low"]) & (bounds["time"] <= bounds["_high"])]
+    whiskers = inside.groupby(["run", "side"], sort=True)["time"].agg(["min", "max"])
+    return stats.join(whiskers.rename(columns={"min": "whisker_low", "max": "whisker_high"}))
 
 
-def _clip_outliers(axes: plt.Axes, boxes: pd.DataFrame) -> None:
+def _clip_outliers(axes: plt.Axes, boxes: pd.DataFrame, stats: pd.DataFrame) -> None:
     """The y axis over every box's whiskers: a few repetitions 10x slower (a preempted process)
     would otherwise flatten every box; how many lie outside is printed."""
-    spans = [_whisker_span(part["time"]) for _, part in boxes.groupby(["run", "side"])]
-    low, high = min(span[0] for span in spans), max(span[1] for span in spans)
+    low, high = float(stats["whisker_low"].min()), float(stats["whisker_high"].max())
     pad = 0.05 * (high - low) or 0.05 * high
     low, high = low - pad, high + pad
     outside = int(((boxes["time"] < low) | (boxes["time"] > high)).sum())
@@ -233,6 +245,34 @@ def _clip_outliers(axes: plt.Axes, boxes: pd.DataFrame) -> None:
         axes.set_ylim(low, high)
         axes.text(0.01, 0.01, f"{outside} of {len(boxes)} repetitions outside the axis",
                   transform=axes.transAxes, fontsize=7, color="dimgrey")  # fmt: skip
+
+
+BOX_WIDTH = 0.4  # of one side's box: a run's two boxes side by side fill 0.8 of its slot
+BOX_LINES = "#404040"
+
+
+def _draw_boxes(
+    axes: plt.Axes, boxes: pd.DataFrame, stats: pd.DataFrame, side: str, slot: dict[int, float]
+) -> None:
+    """One side's box plots at x = slot[run]: one collection each for the boxes, the medians,
+    the whiskers and their caps, one line of outliers (a box plot of matplotlib's or seaborn's
+    draws half a dozen artists per box)."""
+    mine = stats.xs(side, level="side")
+    x = mine.index.map(slot).to_numpy(dtype=float)
+    left, right = x - 0.45 * BOX_WIDTH, x + 0.45 * BOX_WIDTH
+    q1, q3 = mine["q1"].to_numpy(), mine["q3"].to_numpy()
+    corners = np.stack([left, q1, right, q1, right, q3, left, q3], axis=1).reshape(-1, 4, 2)
+    axes.add_collection(PolyCollection(list(corners), facecolors=SIDE_COLOURS[side],
+                                       edgecolors=BOX_LINES, linewidths=1.0))  # fmt: skip
+    axes.hlines(mine["median"], left, right, colors=BOX_LINES, linewidth=1.5, zorder=3)
+    ends = np.concatenate([mine["whisker_low"], mine["whisker_high"]])
+    axes.vlines(np.tile(x, 2), ends, np.concatenate([q1, q3]), colors=BOX_LINES, linewidth=1.0)
+    axes.hlines(ends, np.tile(x - BOX_WIDTH / 4, 2), np.tile(x + BOX_WIDTH / 4, 2),
+                colors=BOX_LINES, linewidth=1.0)  # fmt: skip
+    reps = boxes.loc[boxes["side"] == side].join(mine, on="run")
+    beyond = reps.loc[(reps["time"] < reps["whisker_low"]) | (reps["time"] > reps["whisker_high"])]
+    axes.plot(beyond["run"].map(slot), beyond["time"], linestyle="none", marker="o",
+              markersize=2, markerfacecolor="none", color=BOX_LINES)  # fmt: skip
 
 
 def focus_plot(
@@ -248,19 +288,24 @@ def focus_plot(
     gives the verdict (in its colour), its effect with bounds and the test that decided, and the
     Hodges-Lehmann reading as a second one."""
     names = dict(zip(SIDES, side_labels(test, keys), strict=True))
-    normalised = repetitions.assign(
-        time=repetitions["time_s"] / test["median_lhs"], side=repetitions["side"].map(names)
-    )
-    figure, axes = plt.subplots(figsize=(max(6, 0.5 * normalised["run"].nunique() + 2), 4.5))
-    sns.boxplot(data=normalised, x="run", y="time", hue="side", hue_order=list(names.values()),
-                palette={names[side]: SIDE_COLOURS[side] for side in SIDES}, ax=axes,
-                fliersize=2)  # fmt: skip
+    normalised = repetitions.assign(time=repetitions["time_s"] / test["median_lhs"])
+    runs = sorted(normalised["run"].unique())
+    figure, axes = plt.subplots(figsize=(max(6, 0.5 * len(runs) + 2), 4.5))
+    stats = box_statistics(normalised)
+    for side, offset in zip(SIDES, (-BOX_WIDTH / 2, BOX_WIDTH / 2), strict=True):
+        _draw_boxes(axes, normalised, stats, side,
+                    {run: index + offset for index, run in enumerate(runs)})  # fmt: skip
+    axes.set_xlim(-0.5, len(runs) - 0.5)
+    axes.set_xticks(np.arange(len(runs)), [str(run) for run in runs])
+    axes.set_xlabel("run")
     axes.axhline(1.0, color=SIDE_COLOURS["lhs"], linewidth=0.8, linestyle="--")
     axes.axhline(test["median_rhs"] / test["median_lhs"], color=SIDE_COLOURS["rhs"],
                  linewidth=0.8, linestyle="--")  # fmt: skip
     axes.set_ylabel("time / median of lhs run medians")
-    _clip_outliers(axes, normalised)
-    axes.legend(title=None, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _clip_outliers(axes, normalised, stats)
+    axes.legend(handles=[Patch(facecolor=SIDE_COLOURS[side], edgecolor=BOX_LINES, label=name)
+                         for side, name in names.items()],
+                fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # fmt: skip
     level = f"{100 * confidence:g} %"
     at = value_label(varied, test[varied])
     axes.set_title(
@@ -426,7 +471,8 @@ def _check_experiments(timings_parquet: Path, tests: pd.DataFrame, tests_csv: Pa
     one) would otherwise plot empty sides."""
     named = {*tests["lhs_exp_id"].astype(int), *tests["rhs_exp_id"].astype(int)}
     try:
-        measured = set(pq.read_table(timings_parquet, columns=["exp_id"]).column(0).to_pylist())
+        exp_ids = pq.read_table(timings_parquet, columns=["exp_id"]).column(0)
+        measured = set(pc.unique(exp_ids).to_pylist())
     except (OSError, ValueError, KeyError) as error:
         raise DataError(f"{timings_parquet}: cannot read the timings: {error}") from None
     absent = sorted(named - measured)
@@ -469,9 +515,10 @@ def plot(
     outdir: str | Path,
     plot_options: PlotOptions | None = None,
     campaign: str = "",
+    processes: int = 1,
 ) -> None:
     """Write forest/ (every group), overview/ and focus/ (the groups `plot_options` selects)
-    and heatmap.png into outdir."""
+    and heatmap.png into outdir, drawn in `processes` processes."""
     timings_parquet, outdir = Path(timings_parquet), Path(outdir)
     plot_options = plot_options or PlotOptions.from_mapping({}, "plots")
     if not timings_parquet.is_file():
@@ -489,15 +536,21 @@ def plot(
     if options.varied not in keys:
         raise DataError(f"{tests_csv}: no column for analysis.varied {options.varied!r}")
     tests = tests.assign(_effect=effect_ratio(tests))
-    forest_plots(tests, keys, options, campaign, outdir)
-    focus = focus_tests(tests, plot_options)
-    timings = _repetitions(timings_parquet, focus) if len(focus) else None
-    for _, test in focus.iterrows():
-        name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
-        footer = provenance(campaign, options, deployment_of(test, options.varied))
-        group = tests.loc[(tests["guideline"] == test["guideline"])
-                          & (tests["group"] == test["group"])]  # fmt: skip
-        overview_plot(group, keys, options.varied, footer, outdir / "overview" / name)
-        focus_plot(test, _side_repetitions(test, timings), keys, options.varied,
-                   options.confidence, footer, outdir / "focus" / name)  # fmt: skip
-    heatmap(tests, options.varied, provenance(campaign, options), heatmap_path)
+    with figure_drawer(processes) as draw:
+        for job in forest_figures(tests, keys, options, campaign, outdir):
+            draw(job)
+        draw(FigureJob(heatmap, (tests, options.varied, provenance(campaign, options),
+                                 heatmap_path)))  # fmt: skip
+        # read while the forests are drawn
+        focus = focus_tests(tests, plot_options)
+        timings = _repetitions(timings_parquet, focus) if len(focus) else None
+        for _, test in focus.iterrows():
+            name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
+            footer = provenance(campaign, options, deployment_of(test, options.varied))
+            group = tests.loc[(tests["guideline"] == test["guideline"])
+                              & (tests["group"] == test["group"])]  # fmt: skip
+            draw(FigureJob(overview_plot, (
+                group, keys, options.varied, footer, outdir / "overview" / name)))  # fmt: skip
+            draw(FigureJob(focus_plot, (
+                test, _side_repetitions(test, timings), keys, options.varied, options.confidence,
+                footer, outdir / "focus" / name)))  # fmt: skip
