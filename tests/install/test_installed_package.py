@@ -28,6 +28,7 @@ CAMPAIGN = {
     "deployments": [{"nodes": 1, "ppn": 4}],
     "runs": 6,
     "nrep": 20,
+    "interleave": 1,  # the synthetic runs (tests/synthetic.py) are written back to back
     "experiments": [
         {"op": ["neighbor_allgather", "neighbor_alltoall"], "topology": "cart", "ndim": 2,
          "msg_size": [8, 64, 512]},

@@ -53,7 +53,8 @@ TARGETS = [
 
 
 def exp_ids(csv: Path) -> list[int]:
-    return sorted(pd.read_csv(csv)["exp_id"].tolist())
+    """The experiments of a kernel input (an interleaved one has a row per chunk)."""
+    return sorted(set(pd.read_csv(csv)["exp_id"].tolist()))
 
 
 def finished_runs(project: Path) -> dict[str, int]:

@@ -33,7 +33,9 @@ def test_grid_and_inputs(completed_campaign: Path) -> None:
     for mpi in MPIS:
         for run in RUNS:
             run_input = pd.read_csv(root / "inputs" / mpi / DEPLOYMENT / f"run{run}.csv")
-            assert sorted(run_input["exp_id"]) == sorted(grid["exp_id"])
+            # every experiment, one row per chunk of its interleave
+            chunks = run_input["exp_id"].value_counts().sort_index()
+            assert chunks.to_dict() == grid.set_index("exp_id")["interleave"].to_dict()
             shuffles.append(tuple(run_input["exp_id"]))
     assert len(set(shuffles)) > 1, "every run has the same experiment order"
 
