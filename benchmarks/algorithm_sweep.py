@@ -14,9 +14,11 @@ to the second), and what `tune` wrote (the rules file's rules, the chosen algori
 Null control, flagged share (violated of its tests): the library's choice compared with itself
 under two names. Across: the entry `<entry>-twin`, the same entry again (no algorithms), measured
 in its own launches, against the entry (guideline NULL-ACROSS). Within: every experiment of the
-swept collectives again with a time budget that is never reached (`max_time` 1000 s where the
-block has none, else its budget plus 1 ms), against the experiment itself, under the library's
-choice and under each algorithm (guideline NULL-WITHIN). Both controls add experiments or launches
+swept collectives twice more, with time budgets that differ by 1 ms (`max_time` 1000 s and
+1000.001 s where the block has none, never reached, else its budget plus 1 and 2 ms), the one
+against the other, under the library's choice and under each algorithm (guideline
+NULL-WITHIN): both twins check their budget after every repetition alike (the experiment
+itself, without a budget, would not: not a null). Both controls add experiments or launches
 to their way's kernel time; the table says how many. Both ways measure every block with the
 `interleave` this checkout gives it (the base code had no top-level `interleave` and measured
 back to back by default), and the load average is printed beside each campaign.
@@ -123,13 +125,16 @@ def across_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
     return bench
 
 
-def _twin_budget(budget: float) -> float:
-    return NULL_BUDGET_S if not budget else budget + NULL_MARGIN_S
+def _twin_budgets(budget: float) -> tuple[float, float]:
+    """The two budgets of an experiment's null twins: both checked after every repetition, as
+    a budget is (a broadcast between repetitions), never reached where the block has none."""
+    first = NULL_BUDGET_S if not budget else budget + NULL_MARGIN_S
+    return first, first + NULL_MARGIN_S
 
 
 def within_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
-    """The campaign for this checkout; the null control is a twin of every experiment of the
-    swept collectives, differing only in a time budget never reached."""
+    """The campaign for this checkout; the null control is two twins of every experiment of the
+    swept collectives, measured alike and differing only in their budgets' last digit."""
     bench = copy.deepcopy(config)
     bench.update(campaign=f"{config['campaign']}-within", runs=runs)
     name, entry = _entry(bench)
@@ -139,10 +144,9 @@ def within_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
         ops = [op for op in _ops(block) if op in swept]
         if not ops:
             continue
-        budget = block.get("max_time", 0)
-        twin_budget = _twin_budget(budget)
-        twins.append({**copy.deepcopy(block), "op": ops, "max_time": twin_budget})
-        budgets.add((budget, twin_budget))
+        pair = _twin_budgets(block.get("max_time", 0))
+        twins += [{**copy.deepcopy(block), "op": ops, "max_time": twin} for twin in pair]
+        budgets.add(pair)
     bench["experiments"] = [*bench["experiments"], *twins]
     bench["guidelines"] = [
         *bench["guidelines"],
@@ -152,10 +156,10 @@ def within_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
                 "source": "benchmarks/algorithm_sweep.py",
                 "text": "an experiment ≼ itself under another exp_id, in the same launches",
                 "relation": "le",
-                "lhs": {"mpi": name, "op": swept, "max_time": budget},
-                "rhs": {"mpi": name, "op": swept, "max_time": twin_budget},
+                "lhs": {"mpi": name, "op": swept, "max_time": first},
+                "rhs": {"mpi": name, "op": swept, "max_time": second},
             }
-            for index, (budget, twin_budget) in enumerate(sorted(budgets))
+            for index, (first, second) in enumerate(sorted(budgets))
         ),
     ]
     return bench
@@ -211,8 +215,9 @@ def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
     if way == "within":
         # the null control's twin experiments are swept too: their ALGO tests are not counted
         twins = {
-            canonical_value(_twin_budget(block.get("max_time", 0)))
+            canonical_value(twin)
             for block in config["experiments"]
+            for twin in _twin_budgets(block.get("max_time", 0))
         }
         algo = algo[~algo["max_time"].isin(twins)]
     null = tests[tests["guideline"].str.startswith("NULL-")]

@@ -112,8 +112,22 @@ def test_algorithms_the_kernel_cannot_force_are_left_out_of_all_and_refused_by_n
     sweeps the others, and naming it says why it cannot be swept."""
     swept = [s.algorithm.name for s in settings_of("mpich", {"allreduce": "all"}, mpich, "k")]
     assert swept == ["nb", "recursive_doubling", "reduce_scatter_allgather"]
-    with pytest.raises(ConfigError, match=r"k\.allreduce\[0\]: mpich's 'smp' cannot be forced"):
+    with pytest.raises(ConfigError, match=r"k\.allreduce\[0\]: mpich's 'smp' cannot be swept"):
         settings_of("mpich", {"allreduce": ["smp"]}, mpich, "k")
+
+
+def test_two_process_algorithms_are_swept_only_where_every_deployment_has_two(
+    ompi: Choices,
+) -> None:
+    """Open MPI's two_proc refuses any other size with MPI_ERR_UNSUPPORTED_OPERATION: on a
+    campaign with 4 ranks it would fail every launch of its deployment."""
+    two = [s.algorithm.name for s in settings_of("o", {"allgather": "all"}, ompi, "k")]
+    assert "two_proc" in two
+    both = frozenset({2, 4})
+    wider = [s.algorithm.name for s in settings_of("o", {"allgather": "all"}, ompi, "k", both)]
+    assert wider == [name for name in two if name != "two_proc"]
+    with pytest.raises(ConfigError, match="runs on exactly 2 processes; the deployments have 2, 4"):
+        settings_of("o", {"allgather": ["two_proc"]}, ompi, "k", both)
 
 
 @pytest.mark.parametrize(

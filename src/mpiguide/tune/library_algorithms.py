@@ -43,6 +43,9 @@ NOT_FORCEABLE: dict[str, dict[str, str]] = {
         "pairwise_sendrecv_replace": "it serves MPI_IN_PLACE only, which the kernel never passes",
     },
 }
+# Algorithms for exactly two processes (Open MPI 4.1's coll_base_*_intra_two_procs return
+# MPI_ERR_UNSUPPORTED_OPERATION on any other size): swept only where every deployment has 2.
+TWO_PROCESSES_ONLY: dict[str, frozenset[str]] = {"openmpi": frozenset({"two_proc"})}
 INFO_TIMEOUT_S = 60
 GUIDELINE_PREFIX = "ALGO"
 GUIDELINE_SOURCE = (
@@ -250,12 +253,29 @@ def _setting(base: str, choices: Choices, op: str, algorithm: Algorithm) -> Algo
     )
 
 
+def _refused(library: str, ranks: frozenset[int]) -> dict[str, str]:
+    """The algorithms `all` leaves out and a name may not ask for, with the reason, for a
+    campaign whose deployments have `ranks` processes."""
+    refused = dict(NOT_FORCEABLE.get(library, {}))
+    if ranks != {2}:
+        sizes = ", ".join(map(str, sorted(ranks)))
+        for name in TWO_PROCESSES_ONLY.get(library, frozenset()):
+            refused[name] = f"it runs on exactly 2 processes; the deployments have {sizes}"
+    return refused
+
+
 def settings_of(
-    base: str, asked: Mapping[str, Any], choices: Choices, key_path: str
+    base: str,
+    asked: Mapping[str, Any],
+    choices: Choices,
+    key_path: str,
+    ranks: frozenset[int] = frozenset({2}),
 ) -> list[AlgorithmSetting]:
-    """The settings an entry's `algorithms:` asks for, checked against what the library offers:
-    per collective `all` or a list of algorithm names (Open MPI: or numbers)."""
+    """The settings an entry's `algorithms:` asks for, checked against what the library offers
+    and what the kernel can force on deployments of `ranks` processes: per collective `all` or a
+    list of algorithm names (Open MPI: or numbers)."""
     settings: list[AlgorithmSetting] = []
+    refused = _refused(choices.library, ranks)
     for op, selection in asked.items():
         where = f"{key_path}.{op}"
         offered = choices.algorithms.get(op)
@@ -264,7 +284,6 @@ def settings_of(
                 f"{where}: {choices.library} offers no algorithm choice for {op!r}; allowed: "
                 f"{_allowed(list(choices.algorithms))}"
             )
-        refused = NOT_FORCEABLE.get(choices.library, {})
         if selection == ALL:
             settings.extend(
                 _setting(base, choices, op, a) for a in offered if a.name not in refused
@@ -282,8 +301,8 @@ def settings_of(
                 )
             if algorithm.name in refused:
                 raise ConfigError(
-                    f"{where}[{index}]: {choices.library}'s {algorithm.name!r} cannot be forced "
-                    f"per experiment: {refused[algorithm.name]} (docs/kernel.md)"
+                    f"{where}[{index}]: {choices.library}'s {algorithm.name!r} cannot be swept "
+                    f"here: {refused[algorithm.name]} (docs/kernel.md)"
                 )
             if algorithm.name in picked:
                 raise ConfigError(f"{where}[{index}]: {algorithm.name!r} is named twice")

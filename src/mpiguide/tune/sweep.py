@@ -141,7 +141,8 @@ def algorithm_settings(
                     f"{where}.algorithms.{op}: the campaign measures no {op!r} (the collectives "
                     f"its ops call: {', '.join(sorted(measured)) or 'none'})"
                 )
-        settings.extend(settings_of(name, asked, listed[key], f"{where}.algorithms"))
+        ranks = frozenset(d["nodes"] * d["ppn"] for d in config["deployments"])
+        settings.extend(settings_of(name, asked, listed[key], f"{where}.algorithms", ranks))
     _check_shared_grid(config, source)
     for setting in settings:
         if len(setting.guideline) > GUIDELINE_ID_MAX:
