@@ -50,8 +50,9 @@ void measure_run(struct op_context *ctx, struct sync_state *sync_state,
     const int budgeted = budget > 0;
     /* A forced algorithm applies to the op's calls only: when the loop calls collectives itself
        (the synchronisation, the budget's MPI_Bcast), it is applied around each call of the op,
-       outside the timed window, and otherwise once around all the repetitions (algorithm.h). */
-    const int per_call = algorithm_forced(exp) && (budgeted || sync->calls_collectives);
+       outside the timed window, and otherwise once around all the repetitions (algorithm.h).
+       A library that keeps it per communicator needs neither. */
+    const int per_call = algorithm_applies(exp) && (budgeted || sync->calls_collectives);
     const MPI_Comm sync_comm = sync_state->comm;
     const int sync_rank = sync_state->rank;
     double *dt = xmalloc((size_t)reps * sizeof *dt);

@@ -24,7 +24,7 @@ rule plot:
         f"{RESULTS}/logs/plot.log",
     conda:
         "../envs/analysis.yaml"
-    threads: 2  # mpiguide plot draws in 2 processes (cli/report.py, PLOT_PROCESSES)
+    threads: 2
     params:
         analysis=as_json(config["analysis"]),
         plots=as_json(config["plots"]),
@@ -32,7 +32,7 @@ rule plot:
     shell:
         "python -m mpiguide plot --timings {input.timings:q} --tests {input.tests:q}"
         " --analysis-json {params.analysis:q} --plots-json {params.plots:q}"
-        " --campaign {params.campaign:q} --outdir {output:q} 2> {log:q}"
+        " --campaign {params.campaign:q} --processes {threads} --outdir {output:q} 2> {log:q}"
 
 
 # Seconds to minutes of pandas work on one core: under SLURM it runs where Snakemake runs

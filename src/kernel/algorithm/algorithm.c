@@ -208,6 +208,11 @@ void algorithm_apply(const struct algorithm_set *set, const struct experiment *e
         library_force(&use->variable, use->value, &applied);
 }
 
+int algorithm_applies(const struct experiment *exp)
+{
+    return algorithm_forced(exp) && !library_per_communicator;
+}
+
 void algorithm_restore(const struct algorithm_set *set, const struct experiment *exp)
 {
     const struct algorithm_use *use = use_of(set, exp);

@@ -64,6 +64,9 @@ MPI_Comm algorithm_comm(const struct algorithm_set *set, const struct experiment
    that reads the choice at every call, writes it (algorithm_apply) and puts back what was
    there (algorithm_restore); nothing otherwise or for an experiment that forces nothing. */
 void algorithm_apply(const struct algorithm_set *set, const struct experiment *exp);
+/* Whether algorithm_apply does anything for `exp`: a forced experiment on a library that reads
+   the choice at every call. */
+int algorithm_applies(const struct experiment *exp);
 void algorithm_restore(const struct algorithm_set *set, const struct experiment *exp);
 
 /* OUTPUT.json's "algorithms" member (with its leading ",\n  "), when the launch forces any. */

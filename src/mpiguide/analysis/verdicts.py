@@ -291,7 +291,7 @@ def decide(approx: bool, tests: pd.DataFrame, thresholds: Thresholds) -> None:
     tests["runs_needed"] = pd.array(needed, dtype="Int64")
 
 
-def _as_number(value: object) -> float:
+def as_number(value: object) -> float:
     """A cell of tests.csv (a number, or text as written) as a float; NaN where empty."""
     try:
         return float(value)  # type: ignore[arg-type]
@@ -306,7 +306,7 @@ def runs_needed_text(runs_needed: object, runs: object, verdict: object) -> str:
     a decided test."""
     if verdict != UNDECIDED:
         return ""
-    needed, have = _as_number(runs_needed), _as_number(runs)
+    needed, have = as_number(runs_needed), as_number(runs)
     if np.isnan(needed) or needed > REACHABLE_RUNS or needed > REACHABLE_FACTOR * have:
         return BEYOND_REACH
     return str(int(needed))

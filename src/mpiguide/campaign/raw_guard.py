@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiguide.campaign.checked import Campaign
-from mpiguide.campaign.options_record import OPTIONS_TREE, as_json, record_path
+from mpiguide.campaign.options_record import OPTIONS_TREE, as_json, record_path, recorded_text
 from mpiguide.campaign.schema import key_path
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import BLOCKS_TREE, ROUNDS_TREE, RUN_PATH
@@ -113,17 +113,15 @@ def planning_changes(results: Path, campaign: Campaign) -> list[Change]:
     """How the campaign's grid keys and seed differ from their records below `results`."""
     changes: list[Change] = []
     for name, (path, value) in planned_from(campaign).items():
-        try:
-            text = Path(record_path(str(results), name)).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            continue
-        if text == as_json(value):
+        text = recorded_text(record_path(str(results), name))
+        planned = as_json(value)
+        if text is None or text == planned:
             continue
         try:
             recorded = json.loads(text)
         except ValueError:
             recorded = UNREADABLE
-        current = json.loads(as_json(value))
+        current = json.loads(planned)
         found = [] if recorded is UNREADABLE else list(_changes(recorded, current, path))
         changes.extend(found or _whole_record(recorded, current, path))
     return changes

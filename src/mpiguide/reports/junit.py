@@ -29,6 +29,7 @@ from mpiguide.analysis.verdicts import (
     UNDECIDED,
     VERDICTS,
     VIOLATED,
+    as_number,
     runs_needed_text,
 )
 from mpiguide.core.atomic import atomic_path
@@ -105,18 +106,11 @@ def _lines(tests: pd.DataFrame, varied: str) -> list[str]:
     return [
         f"{varied}={value}: {verdict}, ratio {_number(ratio)} (interval {_number(low)} to "
         f"{_number(high)}), p {_number(p)}, runs {_text(n_lhs)}/{_text(n_rhs)}"
-        + _needed(runs_to_decide, min(_as_float(n_lhs), _as_float(n_rhs)), verdict)
+        + _needed(runs_to_decide, min(as_number(n_lhs), as_number(n_rhs)), verdict)
         for value, verdict, ratio, low, high, p, (n_lhs, n_rhs), runs_to_decide in zip(
             values, *columns, runs, needed, strict=True
         )
     ]
-
-
-def _as_float(value: object) -> float:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def _needed(runs_needed: object, runs: float, verdict: object) -> str:

@@ -502,7 +502,9 @@ def focus_tests(tests: pd.DataFrame, plot_options: PlotOptions) -> pd.DataFrame:
     verdicts = list(plot_options.verdicts)
     groups = tests.loc[tests["group_verdict"].isin(verdicts)]
     focus = groups.loc[groups["verdict"] == groups["group_verdict"]]
-    focus = focus.sort_values("_effect", ascending=False).drop_duplicates(["guideline", "group"])
+    # stable, as forest.deciding_tests: a tie picks the test the group's forest row shows
+    focus = focus.sort_values("_effect", ascending=False, kind="stable")
+    focus = focus.drop_duplicates(["guideline", "group"])
     rank = focus["group_verdict"].map(verdicts.index)
     focus = focus.assign(_rank=rank).sort_values(["_rank", "_effect"], ascending=[True, False])
     return focus.head(plot_options.max).drop(columns="_rank")
@@ -544,11 +546,11 @@ def plot(
         # read while the forests are drawn
         focus = focus_tests(tests, plot_options)
         timings = _repetitions(timings_parquet, focus) if len(focus) else None
+        by_group = tests.groupby(["guideline", "group"], sort=False)
         for _, test in focus.iterrows():
             name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
             footer = provenance(campaign, options, deployment_of(test, options.varied))
-            group = tests.loc[(tests["guideline"] == test["guideline"])
-                              & (tests["group"] == test["group"])]  # fmt: skip
+            group = by_group.get_group((test["guideline"], test["group"]))
             draw(FigureJob(overview_plot, (
                 group, keys, options.varied, footer, outdir / "overview" / name)))  # fmt: skip
             draw(FigureJob(focus_plot, (

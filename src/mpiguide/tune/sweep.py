@@ -120,6 +120,7 @@ def algorithm_settings(
     listed: dict[tuple[str, str], Choices] = {}
     measured = _swept_collectives(config)
     settings: list[AlgorithmSetting] = []
+    ranks = frozenset(d["nodes"] * d["ppn"] for d in config["deployments"])
     for name, entry in config["mpi"].items():
         asked = entry.get("algorithms")
         if not asked:
@@ -141,7 +142,6 @@ def algorithm_settings(
                     f"{where}.algorithms.{op}: the campaign measures no {op!r} (the collectives "
                     f"its ops call: {', '.join(sorted(measured)) or 'none'})"
                 )
-        ranks = frozenset(d["nodes"] * d["ppn"] for d in config["deployments"])
         settings.extend(settings_of(name, asked, listed[key], f"{where}.algorithms", ranks))
     _check_shared_grid(config, source)
     for setting in settings:
