@@ -48,6 +48,7 @@ from mpiguide.campaign.schema import load_schema
 from mpiguide.core.values import canonical_value
 from mpiguide.plan.grid import INTERLEAVE_KEY
 from mpiguide.tune.choose import chosen_algorithms
+from mpiguide.tune.sweep import algorithm_settings
 
 REPO = Path(__file__).resolve().parents[1]
 CAMPAIGNS = ("tune-example", "mpinpc-tune-local")
@@ -56,6 +57,7 @@ BASE = "5033e4c"
 NULL_BUDGET_S = 1000.0  # a max_time no experiment reaches
 NULL_MARGIN_S = 0.001
 DECIDED = ("violated", "holds")
+TWIN_SUFFIX = "-twin"  # the across way's null control: the entry again, in launches of its own
 
 
 def checkout(workdir: Path, way: str, commit: str) -> Path:
@@ -107,9 +109,15 @@ def across_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
     bench = copy.deepcopy(config)
     bench.update(campaign=f"{config['campaign']}-across", runs=runs)
     name, entry = _entry(bench)
+    if entry.get("algorithms"):
+        # by name, as this checkout resolves `all`: the base code would also force algorithms
+        # this one leaves out as unusable at some deployment (two_proc at 4 ranks)
+        entry["algorithms"] = {}
+        for setting in algorithm_settings(config, str(config["campaign"])):
+            entry["algorithms"].setdefault(setting.op, []).append(setting.algorithm.name)
     twin = copy.deepcopy(entry)
     twin.pop("algorithms", None)
-    bench["mpi"][f"{name}-twin"] = twin
+    bench["mpi"][f"{name}{TWIN_SUFFIX}"] = twin
     swept = sorted(entry.get("algorithms", {}))
     bench["guidelines"] = [
         *bench["guidelines"],
@@ -119,7 +127,7 @@ def across_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
             "text": "the library's choice ≼ itself, in launches of another entry",
             "relation": "le",
             "lhs": {"mpi": name, "op": swept},
-            "rhs": {"mpi": f"{name}-twin", "op": swept},
+            "rhs": {"mpi": f"{name}{TWIN_SUFFIX}", "op": swept},
         },
     ]
     return bench
@@ -212,19 +220,24 @@ def rules_collectives(path: Path) -> int:
 def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
     tests = pd.read_csv(results / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
     algo = tests[tests["guideline"].str.startswith("ALGO.")]
+    twins = {
+        canonical_value(twin)
+        for block in config["experiments"]
+        for twin in _twin_budgets(block.get("max_time", 0))
+    }
     if way == "within":
         # the null control's twin experiments are swept too: their ALGO tests are not counted
-        twins = {
-            canonical_value(twin)
-            for block in config["experiments"]
-            for twin in _twin_budgets(block.get("max_time", 0))
-        }
         algo = algo[~algo["max_time"].isin(twins)]
     null = tests[tests["guideline"].str.startswith("NULL-")]
     seconds, launches = kernel_seconds(results)
-    repetitions = float(
-        pd.read_parquet(results / "timings.parquet", columns=["time_s"]).sum().iloc[0]
-    )
+    timings = pd.read_parquet(results / "timings.parquet", columns=["mpi", "exp_id", "time_s"])
+    repetitions = float(timings["time_s"].sum())
+    null_rows = timings["mpi"].str.endswith(TWIN_SUFFIX)
+    if way == "within":
+        grid = pd.read_csv(results / "grid.csv", usecols=["exp_id", "max_time"])
+        twin_ids = grid.loc[grid["max_time"].map(canonical_value).isin(twins), "exp_id"]
+        null_rows = timings["exp_id"].isin(twin_ids)
+    campaign_repetitions = float(timings.loc[~null_rows, "time_s"].sum())
     tuning = results / "tuning"
     chosen = chosen_algorithms(pd.read_csv(tuning / "algorithms.csv"))
     rules = sum(rules_collectives(path) for path in tuning.glob("*.ompi-rules.conf"))
@@ -236,12 +249,23 @@ def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
             f"{seconds:.0f} s in {launches} launches (to the second per launch; null control: "
             f"{control})"
         ),
-        "repetitions' time": f"{repetitions:.3f} s (the sum of timings.parquet's time_s)",
+        "repetitions' time": (
+            f"{repetitions:.3f} s (the sum of timings.parquet's time_s), "
+            f"{campaign_repetitions:.3f} s without the null control's"
+        ),
         "tune chose": "; ".join(f"{op}: {', '.join(names)}" for (_, op), names in chosen.items())
         or "nothing",
         "rules file": f"{rules} collective(s) with rules",
         "null control flagged": _share(null, ("violated",)),
     }
+
+
+def analysis_override(item: str) -> tuple[str, Any]:
+    """`KEY=VALUE` of --reanalyse, the value read as YAML."""
+    key, separator, value = item.partition("=")
+    if not separator or not key:
+        raise SystemExit(f"--reanalyse {item!r}: expected KEY=VALUE, e.g. v_thres=1.03")
+    return key, yaml.safe_load(value)
 
 
 def main() -> None:
@@ -254,6 +278,9 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--dry-run", action="store_true",
                         help="plan each way (snakemake -n) without measuring")  # fmt: skip
+    parser.add_argument("--reanalyse", nargs="+", metavar="KEY=VALUE", default=[],
+                        help="then analyse each way's runs again with these `analysis` keys "
+                        "(YAML, e.g. test=auto v_thres=1.03); nothing is re-measured")  # fmt: skip
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
@@ -261,6 +288,8 @@ def main() -> None:
     commits = {"across": args.base, "within": head}
     builders = {"across": across_campaign, "within": within_campaign}
     table: dict[tuple[str, str], dict[str, str]] = {}
+    reanalysis = dict(analysis_override(item) for item in args.reanalyse)
+    described = ", ".join(args.reanalyse)
     for name in args.campaigns:
         config = pinned_interleave(
             yaml.safe_load((REPO / "config" / "campaigns" / f"{name}.yaml").read_text())
@@ -268,10 +297,16 @@ def main() -> None:
         for way in args.ways:
             project = checkout(args.workdir, way, commits[way])
             print(f"{name}, {way} ({commits[way][:12]}): {args.runs} runs, {load()}", flush=True)
-            results = run_tune(project, builders[way](config, args.runs), args.cores, args.dry_run)
-            if not args.dry_run:
-                table[(name, way)] = summary(config, results, way)
-                print(f"{name}, {way}: done, {load()}", flush=True)
+            bench = builders[way](config, args.runs)
+            results = run_tune(project, bench, args.cores, args.dry_run)
+            if args.dry_run:
+                continue
+            table[(name, way)] = summary(config, results, way)
+            print(f"{name}, {way}: done, {load()}", flush=True)
+            if reanalysis:
+                bench["analysis"] = {**bench["analysis"], **reanalysis}
+                run_tune(project, bench, args.cores, dry_run=False)
+                table[(name, f"{way} (re-analysed: {described})")] = summary(config, results, way)
     for (name, way), rows in table.items():
         print(f"\n{name}, {way} launches, {args.runs} runs")
         for key, value in rows.items():
