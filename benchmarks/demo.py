@@ -30,9 +30,9 @@ from pathlib import Path
 
 import yaml
 
+from _common import REPO, SNAKEMAKE, snakemake_env
 from mpiguide.core.paths import VERDICT_LINES_CSV
 
-REPO = Path(__file__).resolve().parents[1]
 DEMO_CONFIG = Path("config") / "config.yaml"
 # What a fresh clone does not have: results, Snakemake's state, local environments and caches.
 NOT_COPIED = shutil.ignore_patterns(
@@ -47,19 +47,13 @@ def load() -> str:
 
 
 def snakemake(project: Path, *args: str) -> tuple[float, str]:
-    """Run the venv's snakemake in `project` as `make demo` does; seconds and stdout."""
-    venv_bin = Path(sys.executable).parent
-    env = {
-        **os.environ,
-        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
-        # The copy's own package, whatever the venv has installed.
-        "PYTHONPATH": str(project / "src"),
-    }
+    """Run the venv's snakemake in `project` as `make demo` does, with the copy's own package;
+    seconds and stdout."""
     start = time.perf_counter()
     result = subprocess.run(
-        [str(venv_bin / "snakemake"), "--profile", "profiles/local", *args],
+        [str(SNAKEMAKE), "--profile", "profiles/local", *args],
         cwd=project,
-        env=env,
+        env=snakemake_env(project),
         capture_output=True,
         text=True,
         check=False,

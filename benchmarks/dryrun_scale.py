@@ -10,11 +10,10 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO, SNAKEMAKE
+
 CONFIG = REPO / "benchmarks" / "dryrun_scale.yaml"
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 REPEATS = 3
 
 
