@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,3 +36,19 @@ def run_snakemake(project: Path, *args: str, own_package: bool = True) -> None:
     the venv's), its output passed through; stop the benchmark if it fails."""
     env = snakemake_env(project if own_package else None)
     subprocess.run([str(SNAKEMAKE), *args], cwd=project, env=env, check=True)
+
+
+def timed_snakemake(
+    project: Path, *args: str, env: dict[str, str] | None, shown: str
+) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Run the venv's snakemake with `args` in `project` (in `env`; None: this process's), its
+    output captured; the seconds it took and its result. If it fails, stop the benchmark with
+    its output, naming it `snakemake <shown>`."""
+    start = time.perf_counter()
+    result = subprocess.run(
+        [str(SNAKEMAKE), *args], cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"snakemake {shown} failed:\n{result.stdout}\n{result.stderr}")
+    return seconds, result

@@ -22,15 +22,13 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
-from _common import REPO, SNAKEMAKE, snakemake_env
+from _common import REPO, snakemake_env, timed_snakemake
 from mpiguide.core.paths import VERDICT_LINES_CSV
 
 DEMO_CONFIG = Path("config") / "config.yaml"
@@ -49,18 +47,10 @@ def load() -> str:
 def snakemake(project: Path, *args: str) -> tuple[float, str]:
     """Run the venv's snakemake in `project` as `make demo` does, with the copy's own package;
     seconds and stdout."""
-    start = time.perf_counter()
-    result = subprocess.run(
-        [str(SNAKEMAKE), "--profile", "profiles/local", *args],
-        cwd=project,
-        env=snakemake_env(project),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    seconds = time.perf_counter() - start
-    if result.returncode != 0:
-        sys.exit(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    seconds, result = timed_snakemake(
+        project, "--profile", "profiles/local", *args, env=snakemake_env(project),
+        shown=" ".join(args),
+    )  # fmt: skip
     return seconds, result.stdout + result.stderr
 
 
