@@ -30,14 +30,15 @@ from typing import Any
 import pandas as pd
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO
+
 sys.path.insert(0, str(REPO / "tests"))
 
-from mpiguide.analysis.sequential import LOOK_RUNS, STOP  # noqa: E402
-from mpiguide.core.errors import MpiguideError  # noqa: E402
-from mpiguide.core.strict_yaml import load_yaml  # noqa: E402
-from mpiguide.selftest.power import planted_guidelines  # noqa: E402
-from workflow_project import SNAKEMAKE, new_project, snakemake, snakemake_env  # noqa: E402
+from mpiguide.analysis.sequential import LOOK_RUNS, STOP
+from mpiguide.core.errors import MpiguideError
+from mpiguide.core.strict_yaml import load_yaml
+from mpiguide.selftest.power import planted_guidelines
+from workflow_project import SNAKEMAKE, new_project, snakemake, snakemake_env
 
 # The columns that name a test in both campaigns' tests.csv.
 RESULTS_START = "n_lhs"

@@ -34,9 +34,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,13 +42,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from _common import REPO, load, run_snakemake
 from mpiguide.campaign.schema import load_schema
 from mpiguide.core.values import canonical_value
 from mpiguide.plan.grid import INTERLEAVE_KEY
 from mpiguide.tune.choose import chosen_algorithms
 from mpiguide.tune.sweep import algorithm_settings
 
-REPO = Path(__file__).resolve().parents[1]
 CAMPAIGNS = ("tune-example", "mpinpc-tune-local")
 WAYS = ("across", "within")
 BASE = "5033e4c"
@@ -82,11 +80,6 @@ def _entry(config: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if others:
         raise SystemExit(f"{config['campaign']}: expected one mpi entry")
     return name, entry
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
 def pinned_interleave(config: dict[str, Any]) -> dict[str, Any]:
@@ -178,17 +171,10 @@ def run_tune(project: Path, config: dict[str, Any], cores: int, dry_run: bool) -
     the checkout's own code; return its results directory."""
     config_file = project / "config" / "campaigns" / f"bench-{config['campaign']}.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    venv_bin = Path(sys.executable).parent
-    env = {
-        **os.environ,
-        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONPATH": str(project / "src"),
-    }
-    command = [
-        str(venv_bin / "snakemake"), "tune", "--profile", "profiles/local", "--cores", str(cores),
-        "--quiet", "rules", "--configfile", str(config_file), *(["-n"] if dry_run else []),
-    ]  # fmt: skip
-    subprocess.run(command, cwd=project, env=env, check=True)
+    run_snakemake(
+        project, "tune", "--profile", "profiles/local", "--cores", str(cores), "--quiet", "rules",
+        "--configfile", str(config_file), *(["-n"] if dry_run else []),
+    )  # fmt: skip
     return project / "results" / str(config["campaign"])
 
 
@@ -296,13 +282,16 @@ def main() -> None:
         )
         for way in args.ways:
             project = checkout(args.workdir, way, commits[way])
-            print(f"{name}, {way} ({commits[way][:12]}): {args.runs} runs, {load()}", flush=True)
+            print(
+                f"{name}, {way} ({commits[way][:12]}): {args.runs} runs, {load('load average')}",
+                flush=True,
+            )
             bench = builders[way](config, args.runs)
             results = run_tune(project, bench, args.cores, args.dry_run)
             if args.dry_run:
                 continue
             table[(name, way)] = summary(config, results, way)
-            print(f"{name}, {way}: done, {load()}", flush=True)
+            print(f"{name}, {way}: done, {load('load average')}", flush=True)
             if reanalysis:
                 bench["analysis"] = {**bench["analysis"], **reanalysis}
                 run_tune(project, bench, args.cores, dry_run=False)

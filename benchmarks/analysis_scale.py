@@ -53,10 +53,11 @@ from pathlib import Path
 
 import numpy as np
 
+from _common import REPO
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
 # The synthetic campaign writer is test support (tests/synthetic.py), shared with this benchmark.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(REPO / "tests"))
 from synthetic import Deployment, grid_frame, write_campaign
 
 OPS = ("neighbor_allgather", "neighbor_alltoall", "neighbor_allgatherv", "neighbor_alltoallv")

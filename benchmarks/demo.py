@@ -22,17 +22,15 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
+from _common import REPO, snakemake_env, timed_snakemake
 from mpiguide.core.paths import VERDICT_LINES_CSV
 
-REPO = Path(__file__).resolve().parents[1]
 DEMO_CONFIG = Path("config") / "config.yaml"
 # What a fresh clone does not have: results, Snakemake's state, local environments and caches.
 NOT_COPIED = shutil.ignore_patterns(
@@ -47,26 +45,12 @@ def load() -> str:
 
 
 def snakemake(project: Path, *args: str) -> tuple[float, str]:
-    """Run the venv's snakemake in `project` as `make demo` does; seconds and stdout."""
-    venv_bin = Path(sys.executable).parent
-    env = {
-        **os.environ,
-        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
-        # The copy's own package, whatever the venv has installed.
-        "PYTHONPATH": str(project / "src"),
-    }
-    start = time.perf_counter()
-    result = subprocess.run(
-        [str(venv_bin / "snakemake"), "--profile", "profiles/local", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    seconds = time.perf_counter() - start
-    if result.returncode != 0:
-        sys.exit(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    """Run the venv's snakemake in `project` as `make demo` does, with the copy's own package;
+    seconds and stdout."""
+    seconds, result = timed_snakemake(
+        project, "--profile", "profiles/local", *args, env=snakemake_env(project),
+        shown=" ".join(args),
+    )  # fmt: skip
     return seconds, result.stdout + result.stderr
 
 

@@ -7,29 +7,17 @@ run or written under results/.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO, timed_snakemake
+
 CONFIG = REPO / "benchmarks" / "dryrun_scale.yaml"
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 REPEATS = 3
 
 
 def dry_run() -> tuple[float, int]:
-    start = time.perf_counter()
-    result = subprocess.run(
-        [str(SNAKEMAKE), "-n", "--nolock", "--cores", "1", "--configfile", str(CONFIG)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
+    seconds, result = timed_snakemake(
+        REPO, "-n", "--nolock", "--cores", "1", "--configfile", str(CONFIG), env=None, shown="-n"
     )
-    seconds = time.perf_counter() - start
-    if result.returncode != 0:
-        sys.exit(f"snakemake -n failed:\n{result.stdout}\n{result.stderr}")
     total = re.search(r"^total\s+(\d+)$", result.stdout, re.MULTILINE)
     return seconds, int(total[1]) if total else 0
 

@@ -49,10 +49,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO
+
 sys.path.insert(0, str(REPO / "tests"))
 
-from mpi_support import MPI_LIBRARIES, MpiLibrary  # noqa: E402
+from mpi_support import MPI_LIBRARIES, MpiLibrary
 
 SYNC_METHODS = ("dissemination", "hca3_roundtime", "jk_roundtime")
 SYNC_OPS = ("allreduce", "bcast", "alltoall", "allgather")

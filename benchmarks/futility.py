@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO
+
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "unit")]
 
 import test_sequential  # noqa: E402

@@ -18,18 +18,15 @@ with the blocks that are missing.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from _common import REPO, load, run_snakemake
 from mpiguide.core.paths import BLOCK_RECORD_SUFFIX, BLOCKS_TREE, block_path
 
-REPO = Path(__file__).resolve().parents[1]
 CAMPAIGNS = {
     1: REPO / "config" / "campaigns" / "selftest-back-to-back.yaml",
     5: REPO / "config" / "campaigns" / "selftest.yaml",
@@ -39,16 +36,9 @@ DEPLOYMENT = (1, 2)
 ROWS = [(0, 5), (0, 10), (0, 30), (5, 5), (5, 10), (10, 5), (10, 10), (10, 20), (20, 10), (20, 30)]
 
 
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load {one:.2f} / {five:.2f} / {fifteen:.2f}"
-
-
 def snakemake(campaign: str, config_file: Path, runs: int, *targets: str) -> None:
-    venv_bin = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
-    command = [
-        str(venv_bin / "snakemake"),
+    run_snakemake(
+        REPO,
         *targets,
         "--profile",
         "profiles/local",
@@ -59,8 +49,8 @@ def snakemake(campaign: str, config_file: Path, runs: int, *targets: str) -> Non
         "--config",
         f"campaign={campaign}",
         f"runs={runs}",
-    ]
-    subprocess.run(command, cwd=REPO, env=env, check=True)
+        own_package=False,
+    )
 
 
 def campaign_name(suffix: str, interleave: int) -> str:

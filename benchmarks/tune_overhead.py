@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO, load
+
 RANKS = 2
 SIZES = (8, 64, 1024)
 DTYPE = "double"
@@ -66,11 +67,6 @@ LIBRARIES = {
     "mpich": Library("mpich", "mpicc.mpich", "mpiexec.mpich", {}),
 }
 REPLACED = re.compile(r"^mpiguide-tune: rank \d+: line 1 \w+ replaced (\d+) call", re.M)
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load {one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
 def make(source: Path, mpi: Library, build: Path) -> None:

@@ -471,3 +471,26 @@ def test_a_corrected_rank_test_shows_its_bound_at_its_own_level(correction):
         (bound,) = hodges_lehmann_ratios(lhs[None, :], rhs[None, :], 1 - 2 * tail)
         assert test.ratio_low == pytest.approx(min(bound.low[0], test.violation_ratio))
         assert test.violated == (test.ratio_low > 1 and test.violation_ratio >= 1.03)
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh"])
+def test_a_corrected_block_signed_rank_test_shows_its_bound_at_its_own_level(correction):
+    """As for the rank-sum: under a correction a block-paired test's lower bound is the
+    one-sample Hodges-Lehmann bound, on the runs it kept, at the level its p-value is held to."""
+    medians = blocked_entries([2] + [1] * (RUNS - 1))
+    # noise of each launch's own, so that the p-values and bounds differ from test to test
+    rng = np.random.default_rng(4)
+    medians["median_s"] *= np.exp(rng.normal(0, 0.08, len(medians)))
+    options = AnalysisOptions.with_defaults(correction=correction, p_thres=0.05)
+    tests = evaluate(medians, [guideline(**SLOW_VS_FAST)], options, "t")
+    assert set(tests["test"]) == {"block_signed_rank"}
+    tails = 0.05 * tests["p_value"] / tests["p_adjusted"]
+    assert (tails < 0.05).any()
+    for test, tail in zip(tests.itertuples(), tails, strict=True):
+        lhs = medians.loc[(medians["mpi"] == "slow") & (medians["exp_id"] == test.lhs_exp_id)]
+        rhs = medians.loc[(medians["mpi"] == "fast") & (medians["exp_id"] == test.rhs_exp_id)]
+        kept = lambda side: side.sort_values("run")["median_s"].to_numpy()[1:]  # noqa: E731
+        log_ratios = np.log(kept(lhs)) - np.log(kept(rhs))
+        (bound,) = paired_hodges_lehmann_ratios(log_ratios[None, :], 1 - 2 * tail)
+        assert test.ratio_low == pytest.approx(min(bound.low[0], test.violation_ratio))
+        assert test.low_level == pytest.approx(1 - tail)

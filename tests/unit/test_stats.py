@@ -8,9 +8,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from mpiguide.analysis.stats import (
-    _rank_sum_ci_rank,
     _rank_sum_null_cdf,
-    _signed_rank_ci_rank,
     _signed_rank_null_cdf,
     adjust_pvalues,
     hodges_lehmann_ratios,
@@ -91,10 +89,15 @@ def test_rank_sum_null_distribution_equals_enumeration():
 
 
 def test_confidence_rank_matches_the_textbook_value():
-    # Hollander & Wolfe: m = n = 10, 95 %: the 24th smallest and largest differences.
-    assert _rank_sum_ci_rank(10, 10, 0.95) == 24
+    # Hollander & Wolfe: m = n = 10, 95 %: the 24th smallest and largest differences. The
+    # log differences 10 i - (-j) are 0 .. 99, each once: the k-th smallest is k - 1.
+    lhs = np.exp(10.0 * np.arange(10))[None, :]
+    rhs = np.exp(-np.arange(10.0))[None, :]
+    (estimate,) = hodges_lehmann_ratios(lhs, rhs, 0.95)
+    assert np.log([estimate.low[0], estimate.high[0]]) == pytest.approx([23.0, 99.0 - 23.0])
     # too few values for any 95 % interval
-    assert _rank_sum_ci_rank(2, 2, 0.95) == 0
+    (estimate,) = hodges_lehmann_ratios(lhs[:, :2], rhs[:, :2], 0.95)
+    assert (estimate.low[0], estimate.high[0]) == (0.0, np.inf)
 
 
 def test_hodges_lehmann_ratio_hand_case():
@@ -156,9 +159,15 @@ def test_signed_rank_null_distribution_equals_enumeration():
 
 def test_signed_rank_confidence_rank_matches_the_textbook_value():
     # Hollander & Wolfe Table A.4: n = 10, two-sided 95 %: the 9th smallest Walsh average
-    # (P(T+ <= 8) = 0.0244 <= 0.025 < P(T+ <= 9) = 0.0322)
-    assert _signed_rank_ci_rank(10, 0.95) == 9
-    assert _signed_rank_ci_rank(5, 0.95) == 0  # 2**-5 = 0.031 > 0.025: no interval
+    # (P(T+ <= 8) = 0.0244 <= 0.025 < P(T+ <= 9) = 0.0322). The Walsh averages of the powers
+    # of two 2^a are (2^a + 2^b) / 2, a <= b, each once.
+    log_ratios = 2.0 ** np.arange(10)[None, :] / 1024
+    walsh = np.sort([(2.0**a + 2.0**b) / 2 / 1024 for a in range(10) for b in range(a, 10)])
+    (estimate,) = paired_hodges_lehmann_ratios(log_ratios, 0.95)
+    assert np.log([estimate.low[0], estimate.high[0]]) == pytest.approx([walsh[8], walsh[-9]])
+    # 2**-5 = 0.031 > 0.025: no interval
+    (estimate,) = paired_hodges_lehmann_ratios(log_ratios[:, :5], 0.95)
+    assert (estimate.low[0], estimate.high[0]) == (0.0, np.inf)
 
 
 def test_paired_hodges_lehmann_uses_the_kth_walsh_average():

@@ -31,6 +31,7 @@ tests, two-sample otherwise).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -213,23 +214,69 @@ def compare(
         if by_run.any():
             log_ratios = np.log(lhs[by_run]) - np.log(rhs[by_run])
             _paired(result, which[by_run], log_ratios, alternative, confidence)
-        by_block = block_paired[which]
-        counts = kept.sum(axis=1)
-        for k in np.unique(counts[by_block]):
-            rows = np.flatnonzero(by_block & (counts == k))
-            # The kept runs of each row first, in run order: a stable sort of "not kept".
-            columns = np.argsort(~kept[rows], axis=1, kind="stable")[:, :k]
-            log_ratios = np.log(np.take_along_axis(lhs[rows], columns, axis=1)) - np.log(
-                np.take_along_axis(rhs[rows], columns, axis=1)
-            )
-            _block_signed_rank(result, which[rows], log_ratios, alternative,
-                               _Levels(confidence, tails[which[rows]]))  # fmt: skip
+        by_block = np.flatnonzero(block_paired[which])
+        for rows, log_ratios in _kept_log_ratios(lhs[by_block], rhs[by_block], kept[by_block]):
+            _block_signed_rank(result, which[by_block[rows]], log_ratios, alternative,
+                               _Levels(confidence, tails[which[by_block[rows]]]))  # fmt: skip
     frame = pd.DataFrame(result)
     frame[LOST_PAIRS] = lost
     frame[TEST_COLUMN] = np.where(
         paired, PAIRED_T, np.where(block_paired, BLOCK_SIGNED_RANK, unpaired_test)
     )
     return frame
+
+
+def rank_violation_bounds(
+    run_medians: RunMedians,
+    lhs_rows: np.ndarray,
+    rhs_rows: np.ndarray,
+    test: np.ndarray,
+    violation_tail: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The VIOLATION_BOUNDS of the rank tests among tests decided by `compare` (`test`: their
+    TEST_COLUMN) read again at one-sided tail violation_tail[i] (1 - violation_tail[i] each):
+    the bounds `compare` gives them at that tail, without the rest of the comparison; NaN for
+    the t-tests."""
+    n_tests = lhs_rows.size
+    low, high = np.full(n_tests, np.nan), np.full(n_tests, np.nan)
+    n_lhs = run_medians.count[lhs_rows]
+    n_rhs = run_medians.count[rhs_rows]
+    tests = np.asarray(test)
+    rank = np.isin(tests, RANK_TESTS)
+    if not rank.any():
+        return low, high
+    for m, n in np.unique(np.stack((n_lhs[rank], n_rhs[rank]), axis=1), axis=0):
+        which = np.flatnonzero(rank & (n_lhs == m) & (n_rhs == n))
+        level = _violation_level(violation_tail[which])
+        lhs = run_medians.stack(lhs_rows[which], m)
+        rhs = run_medians.stack(rhs_rows[which], n)
+        by_sum = np.flatnonzero(tests[which] == RANKSUM)
+        if by_sum.size:
+            (bounds,) = hodges_lehmann_ratios(lhs[by_sum], rhs[by_sum], level[by_sum])
+            low[which[by_sum]], high[which[by_sum]] = bounds.low, bounds.high
+        by_block = np.flatnonzero(tests[which] == BLOCK_SIGNED_RANK)
+        # A block-paired test keeps the runs whose launches share their block's attempt.
+        _, kept = run_medians.block_pairs(lhs_rows[which[by_block]], rhs_rows[which[by_block]], m)
+        for rows, log_ratios in _kept_log_ratios(lhs[by_block], rhs[by_block], kept):
+            (bounds,) = paired_hodges_lehmann_ratios(log_ratios, level[by_block[rows]])
+            low[which[by_block[rows]]], high[which[by_block[rows]]] = bounds.low, bounds.high
+    return low, high
+
+
+def _kept_log_ratios(
+    lhs: np.ndarray, rhs: np.ndarray, kept: np.ndarray
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per number k of kept runs: the rows that keep k runs, and the log-ratios lhs/rhs of
+    their kept runs in run order, (rows, k)."""
+    counts = kept.sum(axis=1)
+    for k in np.unique(counts):
+        rows = np.flatnonzero(counts == k)
+        # The kept runs of each row first, in run order: a stable sort of "not kept".
+        columns = np.argsort(~kept[rows], axis=1, kind="stable")[:, :k]
+        log_ratios = np.log(np.take_along_axis(lhs[rows], columns, axis=1)) - np.log(
+            np.take_along_axis(rhs[rows], columns, axis=1)
+        )
+        yield rows, log_ratios
 
 
 def _welch_model(log_lhs: np.ndarray, log_rhs: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -277,7 +324,12 @@ class _Levels:
     def two_sided(self) -> tuple[float, float, np.ndarray]:
         """The two-sided levels whose ends are those bounds: a one-sided bound at c is an end
         of the two-sided interval at 2c - 1."""
-        return self.confidence, 2 * self.confidence - 1, 1 - 2 * self.tail
+        return self.confidence, 2 * self.confidence - 1, _violation_level(self.tail)
+
+
+def _violation_level(tail: np.ndarray) -> np.ndarray:
+    """The two-sided level of the interval whose ends are the one-sided bounds at 1 - tail."""
+    return 1 - 2 * tail
 
 
 def _rank_sum(

@@ -33,6 +33,7 @@ from mpiguide.analysis.comparisons import (
     WELCH_T,
     RunMedians,
     compare,
+    rank_violation_bounds,
 )
 from mpiguide.analysis.pairing import (
     Experiments,
@@ -233,7 +234,6 @@ def _corrected_rank_bounds(
     tests: pd.DataFrame,
     guideline: Guideline,
     pairs: _Pairs,
-    experiments: Experiments,
     run_medians: RunMedians,
     options: AnalysisOptions,
 ) -> None:
@@ -249,19 +249,15 @@ def _corrected_rank_bounds(
         tests["p_adjusted"].to_numpy(),
         options.p_thres,
     )
-    lhs_rows, rhs_rows = pairs.lhs_rows[rank], pairs.rhs_rows[rank]
-    again = compare(
+    bounds = rank_violation_bounds(
         run_medians,
-        lhs_rows,
-        rhs_rows,
-        _alternative(guideline),
-        options.confidence,
-        _may_pair(experiments, lhs_rows, rhs_rows, options),
+        pairs.lhs_rows[rank],
+        pairs.rhs_rows[rank],
+        tests[TEST_COLUMN].to_numpy()[rank],
         tails[rank],
-        RANKSUM if options.test == "ranksum" else WELCH_T,
     )
-    for column in VIOLATION_BOUNDS:
-        tests.loc[tests.index[rank], column] = again[column].to_numpy()
+    for column, values in zip(VIOLATION_BOUNDS, bounds, strict=True):
+        tests.loc[tests.index[rank], column] = values
 
 
 def _tests_of(
@@ -283,7 +279,7 @@ def _tests_of(
     stats = pd.concat([block.result() for block in statistics], ignore_index=True)
     tests = pd.concat([tests, stats], axis=1)
     tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)
-    _corrected_rank_bounds(tests, guideline, pairs, experiments, run_medians, options)
+    _corrected_rank_bounds(tests, guideline, pairs, run_medians, options)
     thresholds = Thresholds(options.p_thres, options.v_thres, options.confidence)
     decide(guideline.relation == "approx", tests, thresholds)
     tests["group_verdict"] = group_verdicts(tests["verdict"].to_numpy(), tests["group"].to_numpy())

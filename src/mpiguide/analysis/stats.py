@@ -159,16 +159,6 @@ def _ci_ranks(cdf: np.ndarray, confidence: float | np.ndarray) -> np.ndarray:
     return np.asarray(k, dtype=np.int64)
 
 
-def _rank_sum_ci_rank(m: int, n: int, confidence: float) -> int:
-    """k such that the k-th smallest and k-th largest of the m*n pairwise differences bound a
-    distribution-free confidence interval of level >= `confidence` for the shift.
-
-    k is the largest integer with P(U <= k-1) <= (1 - confidence)/2; 0 means the samples are
-    too small for an interval of that level.
-    """
-    return int(_ci_ranks(_rank_sum_null_cdf(m, n), confidence))
-
-
 @dataclass(frozen=True)
 class RatioEstimates:
     ratio: np.ndarray
@@ -240,12 +230,6 @@ def _signed_rank_null_cdf(n: int) -> np.ndarray:
     for rank in range(1, n + 1):
         counts[rank:] = counts[rank:] + counts[: size - rank].copy()
     return np.cumsum(counts) / counts.sum()
-
-
-def _signed_rank_ci_rank(n: int, confidence: float) -> int:
-    """k such that the k-th smallest and k-th largest Walsh averages of n differences bound a
-    distribution-free confidence interval of level >= `confidence` for their centre (0: none)."""
-    return int(_ci_ranks(_signed_rank_null_cdf(n), confidence))
 
 
 def paired_hodges_lehmann_ratios(

@@ -11,7 +11,8 @@ its runtime is warned about: it is likely, not certain, to be killed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,42 @@ def run_jobs(config: Mapping[str, Any], blocking: str) -> dict[str, int]:
     return {run_rule(mpi): 1 for mpi in config["mpi"]}
 
 
+@dataclass(frozen=True)
+class _Overrun:
+    """A run job whose time exceeds its `runtime`: `seconds` per estimate over it."""
+
+    rule: str
+    minutes: float
+    launches: int
+    seconds: dict[str, float]
+
+    @property
+    def block(self) -> str:
+        """What a block adds to the job's time, for the messages."""
+        return f", {self.launches} launches back to back in one block" if self.launches > 1 else ""
+
+
+def _overruns(
+    config: Mapping[str, Any],
+    blocking: str,
+    runtime_minutes: Mapping[str, float | None],
+    run_seconds: Mapping[str, float],
+) -> Iterator[_Overrun]:
+    """The run jobs whose time by some estimate of `run_seconds` (seconds a launch) exceeds
+    their `runtime` (minutes; None: no limit)."""
+    for rule, launches in run_jobs(config, blocking).items():
+        minutes = runtime_minutes.get(rule)
+        if minutes is None:
+            continue
+        over = {
+            name: seconds * launches
+            for name, seconds in run_seconds.items()
+            if seconds * launches > minutes * 60
+        }
+        if over:
+            yield _Overrun(rule, minutes, launches, over)
+
+
 def check_walltime(
     config: Mapping[str, Any],
     grid: pd.DataFrame,
@@ -68,19 +105,15 @@ def check_walltime(
 ) -> None:
     """ConfigError when a run job cannot finish within its `runtime` (minutes; None: no limit),
     naming the resource to raise and the keys that make the runs long."""
-    least = least_run_seconds(grid)
-    for rule, launches in run_jobs(config, blocking).items():
-        minutes = runtime_minutes.get(rule)
-        if minutes is None or least * launches <= minutes * 60:
-            continue
-        block = f", {launches} launches back to back in one block" if launches > 1 else ""
+    for overrun in _overruns(config, blocking, runtime_minutes, {"least": least_run_seconds(grid)}):
+        rule = overrun.rule
         raise ConfigError(
-            f"{source}: a `{rule}` job cannot finish within its runtime of {minutes:g} min: "
-            f"its {len(grid)} experiments take at least {least * launches:,.0f} s{block} "
-            f"(nrep x (at least {MIN_SECONDS_PER_REPETITION * 1e9:g} ns a repetition + work x "
-            f"at least {MIN_SECONDS_PER_WORK_ITERATION * 1e9:g} ns), max_time included); raise "
-            f"`runtime` (the profile's default-resources, or set-resources: {rule}: runtime) or "
-            "lower nrep or work"
+            f"{source}: a `{rule}` job cannot finish within its runtime of {overrun.minutes:g} "
+            f"min: its {len(grid)} experiments take at least {overrun.seconds['least']:,.0f} s"
+            f"{overrun.block} (nrep x (at least {MIN_SECONDS_PER_REPETITION * 1e9:g} ns a "
+            f"repetition + work x at least {MIN_SECONDS_PER_WORK_ITERATION * 1e9:g} ns), "
+            f"max_time included); raise `runtime` (the profile's default-resources, or "
+            f"set-resources: {rule}: runtime) or lower nrep or work"
         )
 
 
@@ -95,23 +128,16 @@ def typical_walltime_warnings(
     campaign.summary's model) exceeds its `runtime` (minutes; None: no limit), naming the rule,
     the estimate and the resource to raise."""
     found = []
-    for rule, launches in run_jobs(config, blocking).items():
-        minutes = runtime_minutes.get(rule)
-        if minutes is None:
-            continue
-        over = {
-            deployment: seconds * launches
-            for deployment, seconds in run_seconds.items()
-            if seconds * launches > minutes * 60
-        }
-        if not over:
-            continue
-        estimates = ", ".join(f"{seconds / 60:,.1f} min ({d})" for d, seconds in over.items())
-        block = f", {launches} launches back to back in one block" if launches > 1 else ""
+    for overrun in _overruns(config, blocking, runtime_minutes, run_seconds):
+        estimates = ", ".join(
+            f"{seconds / 60:,.1f} min ({deployment})"
+            for deployment, seconds in overrun.seconds.items()
+        )
         found.append(
-            f"{source}: a `{rule}` job is estimated at about {estimates}{block}, above its "
-            f"runtime of {minutes:g} min: a job is killed at its runtime, and the estimate is "
-            "typical, not a bound; time one run, then raise `runtime` (the profile's "
-            f"default-resources, or set-resources: {rule}: runtime) or lower nrep"
+            f"{source}: a `{overrun.rule}` job is estimated at about {estimates}{overrun.block}, "
+            f"above its runtime of {overrun.minutes:g} min: a job is killed at its runtime, and "
+            "the estimate is typical, not a bound; time one run, then raise `runtime` (the "
+            f"profile's default-resources, or set-resources: {overrun.rule}: runtime) or lower "
+            "nrep"
         )
     return found

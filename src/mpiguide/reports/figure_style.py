@@ -11,6 +11,7 @@ import multiprocessing
 from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,6 +27,7 @@ from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS
 from mpiguide.analysis.pairing import LINKED_KEYS, PAIR_SEPARATOR, split_pair
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.atomic import atomic_path
+from mpiguide.core.paths import ALL_DEPLOYMENTS, deployment_name
 
 VERDICTS = (VIOLATED, UNDECIDED, HOLDS)
 # Red for a violation, purple for "these runs cannot tell", green for a pass: purple is in
@@ -179,21 +181,44 @@ def pair_labels(key: str, cell: str) -> list[str]:
     return [value_label(key, value) if value else "n/a" for value in split_pair(cell)]
 
 
+@dataclass(frozen=True)
+class GroupKey:
+    """A key of a group's description and its value: `a vs b` where lhs and rhs differ, the
+    value's label where the group fixes it."""
+
+    key: str
+    value: str
+    differing: bool
+
+    @property
+    def text(self) -> str:
+        """`op: a vs b` where the sides differ, `ndim=2` where fixed."""
+        return f"{self.key}: {self.value}" if self.differing else f"{self.key}={self.value}"
+
+
 def group_keys(
     test: Mapping[str, Any], keys: list[str], varied: str
-) -> tuple[list[str], list[str]]:
-    """A group's description from one of its tests: the keys where lhs and rhs differ
-    (`op: a vs b`) and the fixed ones (`ndim=2`), the varied and deployment keys left out."""
+) -> tuple[list[GroupKey], list[GroupKey]]:
+    """A group's description from one of its tests: the keys where lhs and rhs differ and the
+    fixed ones, the varied and deployment keys left out."""
     differing = [
-        f"{key}: {' vs '.join(pair_labels(key, test[key]))}"
+        GroupKey(key, " vs ".join(pair_labels(key, test[key])), differing=True)
         for key in keys
         if key not in varied_keys(varied) and PAIR_SEPARATOR in test[key]
     ]  # fmt: skip
     fixed = [
-        f"{key}={value_label(key, test[key])}"
+        GroupKey(key, value_label(key, test[key]), differing=False)
         for key in keys
         if key not in (varied, *DEPLOYMENT_KEYS, *PROCESS_COUNT_KEYS)
         and test[key]
         and PAIR_SEPARATOR not in test[key]
     ]
     return differing, fixed
+
+
+def group_deployment(test: Mapping[str, Any], varied: str) -> tuple[str, str]:
+    """The mpi entry and deployment a test's group is in: where the varied parameter is a
+    process count a group spans the deployments (ALL_DEPLOYMENTS)."""
+    if varied in PROCESS_COUNT_KEYS:
+        return str(test["mpi"]), ALL_DEPLOYMENTS
+    return str(test["mpi"]), deployment_name(test["nodes"], test["ppn"])

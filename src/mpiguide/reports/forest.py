@@ -13,9 +13,8 @@ axis with [`ratio_low`, `ratio_high`] from tests.csv as they are, reference line
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -31,20 +30,15 @@ from matplotlib.text import Text
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
-from mpiguide.analysis.analysis_types import PROCESS_COUNT_KEYS, AnalysisOptions
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
-from mpiguide.core.paths import (
-    ALL_DEPLOYMENTS,
-    FOREST_PAGE,
-    PLOT_SUFFIX,
-    deployment_name,
-    forest_plot_path,
-)
+from mpiguide.core.paths import FOREST_PAGE, PLOT_SUFFIX, forest_plot_path
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
     VERDICT_MARKERS,
     VERDICTS,
     FigureJob,
+    group_deployment,
     group_keys,
     provenance,
     save_figure,
@@ -87,22 +81,6 @@ def deciding_tests(tests: pd.DataFrame) -> pd.DataFrame:
     return chosen.join(counts, on=["guideline", "group"])
 
 
-def forest_deployment(test: Mapping[str, Any], varied: str) -> tuple[str, str]:
-    """The mpi entry and deployment of a group's forest plot: where the varied parameter is a
-    process count a group spans the deployments (ALL_DEPLOYMENTS)."""
-    if varied in PROCESS_COUNT_KEYS:
-        return str(test["mpi"]), ALL_DEPLOYMENTS
-    return str(test["mpi"]), deployment_name(test["nodes"], test["ppn"])
-
-
-def _split_item(item: str) -> tuple[str, str]:
-    """`ndim=2` or `op: a vs b` (group_keys) as (key, value)."""
-    equals, colon = item.find("="), item.find(": ")
-    if colon != -1 and (equals == -1 or colon < equals):
-        return item[:colon], item[colon + 2 :]
-    return item[:equals], item[equals + 1 :]
-
-
 def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[str], str, str]:
     """Each row's label — `#3 2 RAND @ 1 KiB ✗2 ?1/10`: the values of only the keys in
     which the rows differ, `n/a` where one does not apply; the names of those keys
@@ -112,7 +90,7 @@ def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[s
     described = [group_keys(row, keys, varied) for row in records]
     shared = set.intersection(*({*differing, *fixed} for differing, fixed in described))
     values = [
-        dict(_split_item(item) for item in (*differing, *fixed) if item not in shared)
+        {item.key: item.value for item in (*differing, *fixed) if item not in shared}
         for differing, fixed in described
     ]
     columns = list(dict.fromkeys(key for row in values for key in row))
@@ -126,8 +104,8 @@ def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[s
         labels.append(f"#{int(row['group'])} {cells} @ {value_label(varied, row[varied])}{tally}")
     differing, fixed = described[0]
     common = "; ".join(
-        [item for item in differing if item in shared]
-        + [" ".join(item for item in fixed if item in shared)]
+        [item.text for item in differing if item in shared]
+        + [" ".join(item.text for item in fixed if item in shared)]
     )
     return labels, " ".join(columns), common
 
@@ -274,7 +252,7 @@ def forest_figures(
     they are too many for one file), to draw (figure_style.FigureJob), the largest first."""
     rows = deciding_tests(tests)
     where = pd.DataFrame(
-        [forest_deployment(row, options.varied) for row in rows.to_dict("records")],
+        [group_deployment(row, options.varied) for row in rows.to_dict("records")],
         columns=["_mpi", "_deployment"], index=rows.index,
     )  # fmt: skip
     figures = []

@@ -36,9 +36,8 @@ from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline
 from mpiguide.analysis.tables import FUTILE_COLUMNS, futile_note, parameter_columns
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VERDICTS, VIOLATED
 from mpiguide.core.atomic import atomic_path
-from mpiguide.core.errors import DataError
 from mpiguide.core.paths import PLOT_SUFFIX, deployment_name, labels_of_plot, safe_name
-from mpiguide.reports.report_tables import decided_with_rst, read_tests
+from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
 
 # The columns the page reads of verdict_lines.csv and summary.csv.
 COUNT_COLUMNS = (*VERDICTS, "groups", *(f"{verdict}_groups" for verdict in VERDICTS))
@@ -466,18 +465,6 @@ def page_html(campaign: Campaign, page_dir: Path, made: datetime) -> str:
     return "\n".join(parts)
 
 
-def _read_table(path: Path, needed: Sequence[str], what: str) -> pd.DataFrame:
-    """A table as text, cells as written; DataError names the file and a missing column."""
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise DataError(f"{path}: cannot read {what}: {error}") from None
-    missing = [column for column in needed if column not in table]
-    if missing:
-        raise DataError(f"{path}: column {missing[0]!r} missing")
-    return table
-
-
 def find_figures(
     plots: Path | None, figures: Sequence[Path], guidelines: Iterable[str]
 ) -> dict[str, list[Figure]]:
@@ -513,13 +500,13 @@ class PageSources:
 
 
 def read_campaign(sources: PageSources) -> Campaign:
-    lines = _read_table(sources.verdict_lines_csv, LINE_COLUMNS, "the verdict lines")
+    lines = read_text_table(sources.verdict_lines_csv, LINE_COLUMNS, "the verdict lines")
     report_written = _modified(sources.report) if sources.report.is_file() else None
     return Campaign(
         name=sources.campaign,
         options=AnalysisOptions.read_record(sources.decided_with),
         lines=lines,
-        summary=_read_table(sources.summary_csv, SUMMARY_COLUMNS, "the summary"),
+        summary=read_text_table(sources.summary_csv, SUMMARY_COLUMNS, "the summary"),
         tests=read_tests(sources.tests_csv),
         guidelines={guideline.id: guideline for guideline in sources.guidelines},
         figures=find_figures(sources.plots, sources.figures, lines["guideline"]),

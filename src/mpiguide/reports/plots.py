@@ -38,14 +38,14 @@ from matplotlib.colors import LogNorm
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, PROCESS_COUNT_KEYS, AnalysisOptions
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions
 from mpiguide.analysis.pairing import PAIR_SEPARATOR, lhs_side, split_pair
 from mpiguide.analysis.tables import effect_ratio, parameter_columns
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.columns import STATUS, VALID
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
-from mpiguide.core.paths import HEATMAP, PLOT_SUFFIX, deployment_name, group_plot_name
+from mpiguide.core.paths import ALL_DEPLOYMENTS, HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.core.strict_yaml import load_package_yaml
 from mpiguide.reports.figure_style import (
     MSG_SIZE,
@@ -55,6 +55,7 @@ from mpiguide.reports.figure_style import (
     FigureJob,
     below_drawn,
     figure_drawer,
+    group_deployment,
     group_keys,
     number_text,
     provenance,
@@ -157,11 +158,10 @@ def _x_values(values: pd.Series) -> tuple[pd.Series, bool]:
 
 
 def deployment_of(test: pd.Series, varied: str) -> str:
-    """The mpi entry and deployment a test's group is in (the mpi entry alone where the varied
-    parameter is a process count)."""
-    if varied in PROCESS_COUNT_KEYS:
-        return str(test["mpi"])
-    return f"{test['mpi']} {deployment_name(test['nodes'], test['ppn'])}"
+    """The mpi entry and deployment a test's group is in, as its figures' footers name them
+    (the mpi entry alone where the group spans the deployments)."""
+    mpi, deployment = group_deployment(test, varied)
+    return mpi if deployment == ALL_DEPLOYMENTS else f"{mpi} {deployment}"
 
 
 def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
@@ -172,7 +172,8 @@ def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
     differing, fixed = group_keys(first, keys, varied)
     return (
         f"{first['guideline']} group {first['group']} ({deployment}): "
-        f"{first['group_verdict']}; {'; '.join(differing)}\n" + " ".join(fixed)
+        f"{first['group_verdict']}; {'; '.join(item.text for item in differing)}\n"
+        + " ".join(item.text for item in fixed)
     )
 
 

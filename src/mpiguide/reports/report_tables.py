@@ -44,15 +44,21 @@ TRAILING = (
 SHOWN_GROUPS = (VIOLATED, UNDECIDED)
 
 
+def read_text_table(path: Path, needed: Sequence[str], what: str) -> pd.DataFrame:
+    """A table as text, cells as written; DataError names the file and a missing column."""
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise DataError(f"{path}: cannot read {what}: {error}") from None
+    missing = [column for column in needed if column not in table]
+    if missing:
+        raise DataError(f"{path}: column {missing[0]!r} missing")
+    return table
+
+
 def read_tests(tests_csv: Path) -> pd.DataFrame:
     """tests.csv as text, cells as written (so that the tables repeat its numbers exactly)."""
-    try:
-        tests = pd.read_csv(tests_csv, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise DataError(f"{tests_csv}: cannot read the tests: {error}") from None
-    missing = [column for column in NEEDED if column not in tests]
-    if missing:
-        raise DataError(f"{tests_csv}: column {missing[0]!r} missing")
+    tests = read_text_table(tests_csv, NEEDED, "the tests")
     unknown = ~tests["verdict"].isin(VERDICTS) | ~tests["group_verdict"].isin(VERDICTS)
     if unknown.any():
         line = int(unknown.to_numpy().argmax()) + 2  # the header is line 1
