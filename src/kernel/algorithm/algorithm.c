@@ -149,12 +149,10 @@ int algorithm_set_create(struct algorithm_set *set, const struct experiment *exp
                          MPI_Comm world)
 {
     memset(set, 0, sizeof *set);
-    set->untuned = MPI_COMM_NULL;
-    int untuned = 0;
     for (size_t i = 0; i < count; i++)
-        untuned |= algorithm_untuned(&exps[i]);
+        set->has_untuned |= algorithm_untuned(&exps[i]);
     /* Every rank holds the same experiments: all make the duplicate, or none. */
-    if (untuned)
+    if (set->has_untuned)
         untuned_dup(world, &set->untuned);
     for (size_t i = 0; i < count; i++) {
         const char *collective = algorithm_forced(&exps[i]);
@@ -204,7 +202,7 @@ int algorithm_set_create(struct algorithm_set *set, const struct experiment *exp
 
 void algorithm_set_free(struct algorithm_set *set)
 {
-    if (set->untuned != MPI_COMM_NULL)
+    if (set->has_untuned)
         MPI_CHECK(MPI_Comm_free(&set->untuned));
     for (int i = 0; i < set->count; i++) {
         if (set->uses[i].comm != MPI_COMM_NULL)
@@ -263,7 +261,7 @@ void algorithm_restore(const struct algorithm_set *set, const struct experiment 
 
 void algorithm_write_json(FILE *json, const struct algorithm_set *set)
 {
-    if (set->count == 0 && set->untuned == MPI_COMM_NULL)
+    if (set->count == 0 && !set->has_untuned)
         return;
     fputs(",\n  \"algorithms\": {\"library\": ", json);
     json_string(json, library_name);
@@ -281,7 +279,7 @@ void algorithm_write_json(FILE *json, const struct algorithm_set *set)
         fprintf(json, ", \"value\": %d}", use->value);
     }
     fputc(']', json);
-    if (set->untuned != MPI_COMM_NULL) {
+    if (set->has_untuned) {
         fputs(", \"untuned\": {\"algorithm\": ", json);
         json_string(json, ALGORITHM_UNTUNED);
         fputs(", \"mechanism\": ", json);

@@ -54,8 +54,10 @@ struct algorithm_use {
 struct algorithm_set {
     struct algorithm_use *uses;
     int count;
-    MPI_Comm untuned; /* world's duplicate made with the hint, when an experiment is untuned;
-                         else MPI_COMM_NULL */
+    /* When an experiment is untuned (1 in has_untuned): world's duplicate made with the hint.
+       A set of zeros holds nothing to free (MPI_COMM_NULL need not be 0). */
+    int has_untuned;
+    MPI_Comm untuned;
 };
 
 /* Collective over world, after the experiments are loaded: checks that every rank can switch
