@@ -95,6 +95,7 @@ def test_each_tuned_point_with_its_within_launch_test_and_the_across_launch_pair
     assert f"## libmpiguide-tune's mock-ups: {WITHIN}" in note
     assert f"## Everything else under libmpiguide-tune: {ACROSS}" in note
     assert "it is not the verdict on the replaced collective" in note
+    assert "the groups `algorithm=untuned|` compare the library's own call" in note
     assert (
         "| openmpi | allreduce | 2 | 8 | ring | 2 [1.5, 2.5] | 1.8 [1.4, 2.2] | 1 | violated |"
         in (note)
