@@ -424,3 +424,16 @@ def test_verify_refuses_an_entry_name_too_long_for_its_tune_guideline(tmp_path: 
     (tuning / f"{name}.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8\n")
     with pytest.raises(ConfigError, match=r"name too long for the guideline 'TUNE\.eee"):
         verify_campaign(config, SOURCE, tmp_path / "results")
+
+
+def test_verify_refuses_a_block_that_chooses_the_algorithm_of_a_replaced_collective(
+    tmp_path: Path,
+) -> None:
+    config = _config()
+    del config["mpi"]["openmpi"]["algorithms"]
+    config["experiments"].append({"op": "allreduce", "msg_size": 8, "algorithm": "ring"})
+    tuning = tmp_path / "results" / "t" / "tuning"
+    tuning.mkdir(parents=True)
+    (tuning / "openmpi.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8\n")
+    with pytest.raises(ConfigError, match=r"experiments\[1\]\.algorithm: .*verify's `untuned`"):
+        verify_campaign(config, SOURCE, tmp_path / "results")

@@ -220,7 +220,8 @@ def swept_experiments(
         if ALGORITHM in block:
             raise ConfigError(
                 f"{source}: experiments[{index}].{ALGORITHM}: the mpi entries' `algorithms` "
-                f"set it for {', '.join(swept)}; leave it out of this block"
+                f"(or verify's `{UNTUNED}`) set it for {', '.join(swept)}; leave it out of this "
+                "block"
             )
         # a block's `where` may drop every experiment of an op
         alone = {key: config[key] for key in ("nrep", INTERLEAVE_KEY) if key in config}
