@@ -63,15 +63,23 @@ static struct comm_rules *rules_for_size(int size, const struct tune_rules *all)
     return on;
 }
 
+/* With `attaching` held: the keyval, created first if need be; 0 or an MPI error code. */
+static int keyval_ready(void)
+{
+    if (keyval != MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
+    const int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &keyval, NULL);
+    if (rc != MPI_SUCCESS)
+        keyval = MPI_KEYVAL_INVALID;
+    return rc;
+}
+
 /* With `attaching` held: the rules attached to the intra-communicator `comm`, attached first if
    it has none; NULL if an MPI call fails or memory runs out. */
 static const struct comm_rules *attached(MPI_Comm comm, const struct tune_rules *all)
 {
-    if (keyval == MPI_KEYVAL_INVALID &&
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &keyval, NULL) != MPI_SUCCESS) {
-        keyval = MPI_KEYVAL_INVALID;
+    if (keyval_ready() != MPI_SUCCESS)
         return NULL;
-    }
     void *rules;
     int has_rules = 0;
     if (PMPI_Comm_get_attr(comm, keyval, &rules, &has_rules) != MPI_SUCCESS)
@@ -89,6 +97,29 @@ static const struct comm_rules *attached(MPI_Comm comm, const struct tune_rules 
         return NULL;
     }
     return on;
+}
+
+int tune_comm_exempt(MPI_Comm comm)
+{
+    int size, rc;
+    if ((rc = PMPI_Comm_size(comm, &size)) != MPI_SUCCESS)
+        return rc;
+    /* No rules of any size: the calls on `comm` find none and go to the library. */
+    static const struct tune_rules none = {0};
+    struct comm_rules *on = rules_for_size(size, &none);
+    if (!on)
+        return MPI_ERR_NO_MEM;
+    if (pthread_mutex_lock(&attaching) != 0) {
+        free(on);
+        return MPI_ERR_INTERN;
+    }
+    if ((rc = keyval_ready()) == MPI_SUCCESS)
+        rc = PMPI_Comm_set_attr(comm, keyval, on);
+    if (rc != MPI_SUCCESS)
+        free(on);
+    if (pthread_mutex_unlock(&attaching) != 0)
+        return MPI_ERR_INTERN;
+    return rc;
 }
 
 const struct comm_rules *tune_comm_rules(MPI_Comm comm, const struct tune_rules *all)

@@ -30,6 +30,12 @@ struct comm_rules {
    the library: MPI_COMM_NULL, an intercommunicator, or an MPI query about it that failed. */
 const struct comm_rules *tune_comm_rules(MPI_Comm comm, const struct tune_rules *all);
 
+/* Makes the new intra-communicator `comm` exempt: it gets rules for no collective, so every call
+   on it goes to the library (and is counted as such). Its duplicates are not exempt: MPI does
+   not copy the attribute, and a duplicate finds its rules on its first call. Returns 0, or an
+   MPI error code, or MPI_ERR_NO_MEM. */
+int tune_comm_exempt(MPI_Comm comm);
+
 /* The rule of `on` for `collective` moving `bytes`, NULL if none. */
 static inline const struct comm_rule *tune_comm_rule_for(const struct comm_rules *on,
                                                          enum tune_collective collective,

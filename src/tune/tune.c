@@ -1,9 +1,11 @@
 /* libmpiguide-tune: a PMPI library that runs a collective as the mock-up that measured faster,
  * for the communicator sizes and message sizes its tuning file names (rules.h), and leaves every
- * other call to the MPI library (through any PMPI tool loaded after it). Selected by MPIGUIDE_TUNE=<tuning file>; loaded with
- * LD_PRELOAD or linked before the MPI library (docs/analysis.md, "The tuning file of
- * libmpiguide-tune"). MPIGUIDE_TUNE_REPORT=1 makes every rank say at MPI_Finalize how many calls
- * each rule replaced. */
+ * other call to the MPI library (through any PMPI tool loaded after it). Selected by
+ * MPIGUIDE_TUNE=<tuning file>; loaded with LD_PRELOAD or linked before the MPI library
+ * (docs/analysis.md, "The tuning file of libmpiguide-tune"). MPIGUIDE_TUNE_REPORT=1 makes every
+ * rank say at MPI_Finalize how many calls each rule replaced. A communicator made by
+ * MPI_Comm_dup_with_info with the hint of tune_hint.h is exempt: its calls go to the library, so
+ * a program can measure the library's own call beside the replaced one in one launch. */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -20,6 +22,7 @@
 #include "replacements.h"
 #include "rules.h"
 #include "thread_cache.h"
+#include "tune_hint.h"
 
 #define TUNE_VARIABLE "MPIGUIDE_TUNE"
 #define REPORT_VARIABLE "MPIGUIDE_TUNE_REPORT"
@@ -41,6 +44,8 @@ static int (*next_allgather)(const void *, int, MPI_Datatype, void *, int, MPI_D
 static int (*next_allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op,
                              MPI_Comm) = PMPI_Allreduce;
 static int (*next_scan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) = PMPI_Scan;
+/* MPI_Comm_dup_with_info, which this library reads the hint of and leaves to the next. */
+static int (*next_comm_dup_with_info)(MPI_Comm, MPI_Info, MPI_Comm *) = PMPI_Comm_dup_with_info;
 /* MPI_Finalize too, as MPI_Init (preload.h), so that a tool after this library starts and stops. */
 static int (*next_finalize)(void) = PMPI_Finalize;
 
@@ -90,6 +95,7 @@ void preload_configure(void)
     resolve_next((void **)&preload_next_init, "MPI_Init");
     resolve_next((void **)&preload_next_init_thread, "MPI_Init_thread");
     resolve_next((void **)&next_finalize, "MPI_Finalize");
+    resolve_next((void **)&next_comm_dup_with_info, "MPI_Comm_dup_with_info");
 }
 
 /* The tuning file and its rules (preload.h). */
@@ -241,4 +247,58 @@ PRELOAD_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_D
     if (replaced(TUNE_SCAN, &call, &error_code))
         return error_code;
     return next_scan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+/* Whether `info` exempts a communicator: its TUNE_HINT_KEY is TUNE_HINT_OFF. Another value of
+   the key stops the program: read as "not exempt", a misspelt value would silently measure the
+   replacement where the library's own call was asked for. */
+static int asks_exempt(MPI_Info info, bool *exempt)
+{
+    *exempt = false;
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    int length, flag;
+    MPI_TRY(PMPI_Info_get_valuelen(info, TUNE_HINT_KEY, &length, &flag));
+    if (!flag)
+        return MPI_SUCCESS;
+    char *value = malloc((size_t)length + 1);
+    if (!value)
+        return MPI_ERR_NO_MEM;
+    const int rc = PMPI_Info_get(info, TUNE_HINT_KEY, length, value, &flag);
+    if (rc != MPI_SUCCESS || !flag) {
+        free(value);
+        return rc != MPI_SUCCESS ? rc : MPI_ERR_INFO_KEY;
+    }
+    if (strcmp(value, TUNE_HINT_OFF) != 0) {
+        fail_say("MPI_Comm_dup_with_info: info key '" TUNE_HINT_KEY "' is '%s'; the one value "
+                 "allowed is '" TUNE_HINT_OFF "' (the new communicator's collectives then go to "
+                 "the MPI library, never to a mock-up)",
+                 value);
+        free(value);
+        PMPI_Abort(MPI_COMM_WORLD, EXIT_BAD_INPUT);
+        return MPI_ERR_INFO_VALUE;
+    }
+    free(value);
+    *exempt = true;
+    return MPI_SUCCESS;
+}
+
+/* The hint is read here, not from the new communicator's info: a library may drop keys it does
+   not know (MPICH does). A duplicate of an exempt communicator made any other way is not
+   exempt (comm_rules.h). */
+PRELOAD_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    bool exempt;
+    MPI_TRY(asks_exempt(info, &exempt));
+    MPI_TRY(next_comm_dup_with_info(comm, info, newcomm));
+    if (!exempt)
+        return MPI_SUCCESS;
+    const int rc = tune_comm_exempt(*newcomm);
+    if (rc != MPI_SUCCESS) {
+        /* Not exempt, it would run mock-ups where the library's own call was asked for. */
+        if (PMPI_Comm_free(newcomm) != MPI_SUCCESS)
+            *newcomm = MPI_COMM_NULL;
+        return rc;
+    }
+    return MPI_SUCCESS;
 }

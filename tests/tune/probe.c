@@ -12,6 +12,11 @@
  *                             and freed in turn (see communicators() for which, in which order);
  *                             prints "handles reused R of N": how many times a communicator
  *                             got the handle of the one freed just before it
+ *   probe hinted COUNT        MPI_Allreduce of COUNT doubles (MPI_SUM) on MPI_COMM_WORLD, on a
+ *                             duplicate made by MPI_Comm_dup_with_info with mpiguide_tune=off
+ *                             (exempt: the library's), and on an MPI_Comm_dup of that duplicate
+ *                             (not exempt)
+ *   probe misspelt COUNT      MPI_Comm_dup_with_info with mpiguide_tune=of: refused
  *   probe threads COUNT       under MPI_THREAD_MULTIPLE, THREADS threads at once, each making
  *                             THREAD_CALLS MPI_Allreduce of COUNT doubles (MPI_SUM) on a
  *                             duplicate of MPI_COMM_WORLD of its own, and ending before
@@ -207,6 +212,37 @@ static void communicators(int count)
     free(send), free(got), free(want);
 }
 
+/* A duplicate of MPI_COMM_WORLD made by MPI_Comm_dup_with_info with mpiguide_tune=`value`. */
+static MPI_Comm hinted_dup(const char *value)
+{
+    MPI_Info info;
+    MPI_Comm comm;
+    check(MPI_Info_create(&info), "MPI_Info_create");
+    check(MPI_Info_set(info, "mpiguide_tune", value), "MPI_Info_set");
+    check(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm), "MPI_Comm_dup_with_info");
+    check(MPI_Info_free(&info), "MPI_Info_free");
+    return comm;
+}
+
+/* Per repetition, one MPI_Allreduce on each of: MPI_COMM_WORLD, the exempt duplicate, a plain
+   duplicate of the exempt one. */
+static void hinted(int count)
+{
+    double *send = malloc((size_t)count * sizeof *send);
+    double *got = malloc((size_t)count * sizeof *got);
+    double *want = malloc((size_t)count * sizeof *want);
+    MPI_Comm exempt = hinted_dup("off"), copy;
+    check(MPI_Comm_dup(exempt, &copy), "MPI_Comm_dup");
+    for (int repeat = 0; repeat < REPEATS; repeat++) {
+        allreduce_on(MPI_COMM_WORLD, count, send, got, want);
+        allreduce_on(exempt, count, send, got, want);
+        allreduce_on(copy, count, send, got, want);
+    }
+    check(MPI_Comm_free(&copy), "MPI_Comm_free");
+    check(MPI_Comm_free(&exempt), "MPI_Comm_free");
+    free(send), free(got), free(want);
+}
+
 struct thread_work {
     MPI_Comm comm;
     int count;
@@ -262,7 +298,7 @@ int main(int argc, char **argv)
     check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
     const int count = argc == 3 ? atoi(argv[2]) : 0;
     if (count <= 0 || size < 2 || (strcmp(argv[1], "communicators") == 0 && size != 2)) {
-        fprintf(stderr, "usage: probe replaceable|unhandled|threads COUNT, on 2 or more ranks; "
+        fprintf(stderr, "usage: probe replaceable|unhandled|threads|hinted|misspelt COUNT, on 2 or more ranks; "
                         "probe communicators COUNT, on 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -272,6 +308,10 @@ int main(int argc, char **argv)
         communicators(count);
     else if (strcmp(argv[1], "threads") == 0)
         threads(count);
+    else if (strcmp(argv[1], "hinted") == 0)
+        hinted(count);
+    else if (strcmp(argv[1], "misspelt") == 0)
+        hinted_dup("of");
     else
         unhandled(count);
     if (rank == 0)

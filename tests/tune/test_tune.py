@@ -48,7 +48,8 @@ def rules_file(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_exports_exactly_the_interposed_functions(tune_build: TuneBuild) -> None:
-    """Only the replaceable collectives and MPI_Init/Finalize; the mock-ups stay private, so a
+    """Only the replaceable collectives, MPI_Init/Finalize and MPI_Comm_dup_with_info (whose
+    hint exempts a communicator); the mock-ups stay private, so a
     program that has its own (the kernel) keeps them."""
     symbols = subprocess.run(
         ["nm", "-D", "--defined-only", str(tune_build.library)],
@@ -65,6 +66,7 @@ def test_exports_exactly_the_interposed_functions(tune_build: TuneBuild) -> None
         "MPI_Allgather",
         "MPI_Allreduce",
         "MPI_Scan",
+        "MPI_Comm_dup_with_info",
     }
 
 

@@ -1,6 +1,7 @@
 """The kernel under --verify with libmpiguide-tune preloaded: every collective the tuning file
 names runs as its mock-up, including the collectives the kernel's own mock-ups are made of
-(allreduce_as_reduce_bcast's MPI_Bcast), and every result is still the collective's. 2 ranks,
+(allreduce_as_reduce_bcast's MPI_Bcast), and every result is still the collective's; an
+experiment with `algorithm: untuned` runs the library's own call in the same launch. 2 ranks,
 both MPI libraries, one short launch each."""
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from kernel.kernel_files import write_input
+from mpiguide.core.values import UNTUNED
 
 from .conftest import TuneBuild
-from .test_tune import replaced
+from .test_tune import left, replaced
 
 if TYPE_CHECKING:
     from mpi_support import Kernel
@@ -62,3 +64,26 @@ def test_kernel_verifies_what_the_library_replaces(
     # per line).
     assert set(found) == {1, 2, 3, 4}, result.stderr
     assert all(len(calls) == 1 and min(calls) > 0 for calls in found.values()), found
+
+
+def test_an_untuned_experiment_runs_the_library_s_own_call(
+    tune_build: TuneBuild, kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """Two experiments alike but for `algorithm: untuned`, in one launch: every call of the first
+    is replaced, every call of the second left to the library (the kernel calls MPI_Scan for
+    nothing else, so both make the same number of calls: verify, warm-up, repetitions)."""
+    kernel = kernel_for(tune_build.mpi.name)
+    rows = [
+        {"exp_id": i, "op": "scan", "nrep": 5, "dtype": "int", "msg_size": 4096,
+         "algorithm": algorithm}
+        for i, algorithm in enumerate(("", UNTUNED))
+    ]  # fmt: skip
+    infile = write_input(tmp_path / "in.csv", rows)
+    rules = tmp_path / "scan.tune"
+    rules.write_text("scan_as_exscan_reduce_local ranks=2 bytes=8-65536\n")
+    argv = [kernel.binary, "--verify", "--nprocs", str(RANKS), infile, tmp_path / "out.csv"]
+    result = tune_build.launch(RANKS, argv, rules)
+    assert result.returncode == 0, result.stderr
+    calls = replaced(result.stderr)[1]
+    assert len(calls) == 1 and min(calls) > 0, result.stderr
+    assert left(result.stderr) == {"MPI_Scan": calls}, result.stderr

@@ -25,6 +25,7 @@ from mpiguide.tune.library_algorithms import (
 )
 from mpiguide.tune.sweep import (
     SETTINGS_KEY,
+    TUNE_GUIDELINE_SOURCE,
     algorithm_settings,
     kernel_entry,
     setting_marks,
@@ -362,3 +363,77 @@ def test_verify_preloads_the_tuning_library_where_a_mock_up_replaces_a_collectiv
     assert tune_libraries(verified) == {library: "openmpi"}
     check_campaign(verified, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
     assert tuned_pairs(verified) == [("openmpi", "openmpi.tuned")]
+
+
+def test_verify_compares_the_replaced_call_with_the_library_s_own_within_one_launch(
+    ompi: Choices, tmp_path: Path
+) -> None:
+    """Each replaced collective's ops get an `untuned` sibling and a TUNE guideline that pairs,
+    within `<entry>.tuned`, the replaced call with the library's own; ops of other collectives
+    and the mock-ups get none. A sweep of the same collective sweeps the original experiments
+    only: `untuned` is never crossed with a forced algorithm."""
+    config = _config()
+    config["experiments"].append({"op": "bcast", "msg_size": 8})
+    tuning = tmp_path / "results" / "t" / "tuning"
+    _figure5(tuning, "openmpi,openmpi,allreduce,1,2,8,ring,4,1e-5,2e-5,2.0,1.5,2.5,violated")
+    (tuning / "openmpi.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8-8  # x\n")
+    verified = verify_campaign(config, SOURCE, tmp_path / "results")
+    assert verified["experiments"][-1] == {
+        "op": "allreduce", "msg_size": [8, 1024], "algorithm": ["untuned"],
+    }  # fmt: skip
+    assert verified["guidelines"] == [
+        {
+            "id": "TUNE.openmpi.allreduce",
+            "source": TUNE_GUIDELINE_SOURCE,
+            "text": "MPI_Allreduce as libmpiguide-tune runs it for openmpi ≼ the library's own "
+            "call, in the same launches",
+            "relation": "le",
+            "lhs": {"mpi": "openmpi.tuned", "op": ["allreduce"], "algorithm": "library-default"},
+            "rhs": {"mpi": "openmpi.tuned", "op": ["allreduce"], "algorithm": "untuned"},
+        }
+    ]
+    expanded = with_algorithm_sweeps(verified, algorithm_settings(verified, SOURCE, _listing(ompi)))
+    assert {(r["op"], r["algorithm"] or "") for r in expand(expanded)} == {
+        ("allreduce", ""), ("allreduce", "ring"), ("allreduce", "untuned"),
+        ("allreduce_as_reduce_bcast", ""), ("bcast", ""),
+    }  # fmt: skip
+    assert [g["id"] for g in expanded["guidelines"]] == [
+        "TUNE.openmpi.allreduce",
+        "ALGO.openmpi.allreduce.ring",
+    ]
+    check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+
+
+def test_verify_refuses_a_tuning_file_that_names_no_mock_up(tmp_path: Path) -> None:
+    config = _config()
+    del config["mpi"]["openmpi"]["algorithms"]
+    tuning = tmp_path / "results" / "t" / "tuning"
+    tuning.mkdir(parents=True)
+    (tuning / "openmpi.tune").write_text("allreduce_as_magic ranks=2 bytes=8\n")
+    with pytest.raises(ConfigError, match="'allreduce_as_magic' is not a mock-up"):
+        verify_campaign(config, SOURCE, tmp_path / "results")
+
+
+def test_verify_refuses_an_entry_name_too_long_for_its_tune_guideline(tmp_path: Path) -> None:
+    config = _config()
+    name = "e" * 60
+    config["mpi"] = {name: config["mpi"]["openmpi"]}
+    del config["mpi"][name]["algorithms"]
+    tuning = tmp_path / "results" / "t" / "tuning"
+    tuning.mkdir(parents=True)
+    (tuning / f"{name}.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8\n")
+    with pytest.raises(ConfigError, match=r"name too long for the guideline 'TUNE\.eee"):
+        verify_campaign(config, SOURCE, tmp_path / "results")
+
+
+def test_verify_refuses_a_block_that_chooses_the_algorithm_of_a_replaced_collective(
+    tmp_path: Path,
+) -> None:
+    config = _config()
+    del config["mpi"]["openmpi"]["algorithms"]
+    config["experiments"].append({"op": "allreduce", "msg_size": 8, "algorithm": "ring"})
+    tuning = tmp_path / "results" / "t" / "tuning"
+    tuning.mkdir(parents=True)
+    (tuning / "openmpi.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8\n")
+    with pytest.raises(ConfigError, match=r"experiments\[1\]\.algorithm: .*verify's `untuned`"):
+        verify_campaign(config, SOURCE, tmp_path / "results")

@@ -51,8 +51,8 @@ localrules:
 # `verify: true` (`--config verify=True`): the campaign re-measured with the tuning applied:
 # each algorithm `tune` chose beside the library's own choice within the same launches
 # (verify.md), and each entry whose libmpiguide-tune file replaces a collective beside
-# <entry>.tuned in the same blocks, whose before / after of every guideline (MPINPC's Figure 4)
-# is `mpiguide diff` of the two.
+# <entry>.tuned in the same blocks: inside <entry>.tuned the replaced call beside the library's
+# own (verify.md), and across launches `mpiguide diff` of the two entries for everything else.
 if config["verify"]:
     VERIFY_PAIRS = dict(tuned_pairs(config))
     VERIFY = f"{RESULTS}/{VERIFY_TREE}"

@@ -8,6 +8,12 @@
 #include "check.h"
 #include "io/json.h"
 #include "ops/op_table.h"
+#include "tune_hint.h"
+
+/* How an untuned experiment runs, in the provenance. */
+static const char untuned_mechanism[] =
+    "MPI_Comm_dup_with_info with info " TUNE_HINT_KEY "=" TUNE_HINT_OFF ": libmpiguide-tune, "
+    "if loaded, leaves the experiment's calls to the MPI library; no control variable written";
 
 int algorithm_before_init(char *error, size_t size)
 {
@@ -41,6 +47,10 @@ static int choices_of(const char *collective, struct algorithm_choice *choices, 
 int algorithm_find(const char *collective, const char *name, int *value, char *error,
                    size_t size)
 {
+    if (strcmp(name, ALGORITHM_UNTUNED) == 0) {
+        *value = -1;
+        return 0;
+    }
     struct algorithm_choice choices[LIBRARY_MAX_CHOICES];
     char cvar[96], reason[256], mpi[48];
     mpi_name(collective, mpi, sizeof mpi);
@@ -102,9 +112,25 @@ int algorithm_list(FILE *out)
     return 0;
 }
 
+int algorithm_untuned(const struct experiment *exp)
+{
+    return strcmp(exp->algorithm, ALGORITHM_UNTUNED) == 0;
+}
+
 const char *algorithm_forced(const struct experiment *exp)
 {
-    return exp->algorithm[0] ? operation_table[exp->op].algorithm_of : NULL;
+    return exp->algorithm[0] && !algorithm_untuned(exp) ? operation_table[exp->op].algorithm_of
+                                                        : NULL;
+}
+
+/* A duplicate of `comm` whose collectives libmpiguide-tune leaves to the library. */
+static void untuned_dup(MPI_Comm comm, MPI_Comm *dup)
+{
+    MPI_Info info;
+    MPI_CHECK(MPI_Info_create(&info));
+    MPI_CHECK(MPI_Info_set(info, TUNE_HINT_KEY, TUNE_HINT_OFF));
+    MPI_CHECK(MPI_Comm_dup_with_info(comm, info, dup));
+    MPI_CHECK(MPI_Info_free(&info));
 }
 
 /* The use of the experiment's algorithm in the set; NULL when it forces none. */
@@ -123,6 +149,11 @@ int algorithm_set_create(struct algorithm_set *set, const struct experiment *exp
                          MPI_Comm world)
 {
     memset(set, 0, sizeof *set);
+    for (size_t i = 0; i < count; i++)
+        set->has_untuned |= algorithm_untuned(&exps[i]);
+    /* Every rank holds the same experiments: all make the duplicate, or none. */
+    if (set->has_untuned)
+        untuned_dup(world, &set->untuned);
     for (size_t i = 0; i < count; i++) {
         const char *collective = algorithm_forced(&exps[i]);
         if (!collective || use_of(set, &exps[i]))
@@ -171,6 +202,8 @@ int algorithm_set_create(struct algorithm_set *set, const struct experiment *exp
 
 void algorithm_set_free(struct algorithm_set *set)
 {
+    if (set->has_untuned)
+        MPI_CHECK(MPI_Comm_free(&set->untuned));
     for (int i = 0; i < set->count; i++) {
         if (set->uses[i].comm != MPI_COMM_NULL)
             MPI_CHECK(MPI_Comm_free(&set->uses[i].comm));
@@ -185,6 +218,12 @@ MPI_Comm algorithm_comm(const struct algorithm_set *set, const struct experiment
                         MPI_Comm comm, MPI_Comm *own)
 {
     *own = MPI_COMM_NULL;
+    if (algorithm_untuned(exp)) {
+        if (exp->topology == TOPO_NONE)
+            return set->untuned;
+        untuned_dup(comm, own);
+        return *own;
+    }
     const struct algorithm_use *use = use_of(set, exp);
     if (!use || !library_per_communicator)
         return comm;
@@ -222,7 +261,7 @@ void algorithm_restore(const struct algorithm_set *set, const struct experiment 
 
 void algorithm_write_json(FILE *json, const struct algorithm_set *set)
 {
-    if (set->count == 0)
+    if (set->count == 0 && !set->has_untuned)
         return;
     fputs(",\n  \"algorithms\": {\"library\": ", json);
     json_string(json, library_name);
@@ -239,7 +278,15 @@ void algorithm_write_json(FILE *json, const struct algorithm_set *set)
         json_string(json, use->cvar);
         fprintf(json, ", \"value\": %d}", use->value);
     }
-    fputs("]}", json);
+    fputc(']', json);
+    if (set->has_untuned) {
+        fputs(", \"untuned\": {\"algorithm\": ", json);
+        json_string(json, ALGORITHM_UNTUNED);
+        fputs(", \"mechanism\": ", json);
+        json_string(json, untuned_mechanism);
+        fputc('}', json);
+    }
+    fputc('}', json);
 }
 
 void algorithm_end(void)

@@ -724,7 +724,8 @@ int input_names_algorithm(const char *path)
         chomp(line, (size_t)length);
         char *fields[COL_COUNT + 1];
         const int n = split(line, fields, COL_COUNT + 1);
-        names = column < n && column <= COL_COUNT && fields[column][0] != '\0';
+        names = column < n && column <= COL_COUNT && fields[column][0] != '\0' &&
+                strcmp(fields[column], ALGORITHM_UNTUNED) != 0;
     }
     free(line);
     fclose(file);

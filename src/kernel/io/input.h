@@ -20,8 +20,9 @@ struct run_shape {
 int input_read(const char *path, const struct run_shape *run, struct experiment **experiments,
                size_t *count, char digest_hex[65]);
 
-/* Whether some row of the file names an algorithm (column algorithm not empty): read before
-   MPI_Init, without validating anything. 0 also when the file cannot be read. */
+/* Whether some row of the file names an algorithm of the library (column algorithm neither
+   empty nor ALGORITHM_UNTUNED, which needs nothing of the library): read before MPI_Init,
+   without validating anything. 0 also when the file cannot be read. */
 int input_names_algorithm(const char *path);
 
 /* Writes the input's columns as TSV (--list-params): a header row `param default applies`, then

@@ -222,7 +222,10 @@ void output_experiment(struct output *out, const struct experiment *exp, const c
     if (exp->algorithm[0]) {
         fputs("\"algorithm\": ", json);
         json_string(json, exp->algorithm);
-        fprintf(json, ", \"algorithm_value\": %d, ", exp->algorithm_value);
+        /* An untuned experiment writes no control variable. */
+        if (algorithm_forced(exp))
+            fprintf(json, ", \"algorithm_value\": %d", exp->algorithm_value);
+        fputs(", ", json);
     }
     fputs("\"dims\": ", json);
     if (topo && topo->ndims > 0) {

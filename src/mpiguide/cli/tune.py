@@ -85,8 +85,9 @@ COMMANDS = (
     Command(
         "verify-report",
         "from a verify campaign's tests.csv: per (entry, collective, ranks, message size) that "
-        "`tune` chose an algorithm for, the within-launch comparison of that algorithm with the "
-        "library's choice on the new runs, and which comparisons were across launches and why",
+        "`tune` chose an algorithm for, or that a libmpiguide-tune rule (the <entry>.tune files "
+        "beside algorithms.csv) replaces, the within-launch comparison with the library's own "
+        "call on the new runs, and which comparisons were across launches and why",
         verify_report,
         (
             TESTS.but(help="the verify campaign's tests.csv"),

@@ -13,6 +13,10 @@ import pandas as pd
 # that it pairs only with itself, never as the wildcard of a parameter that does not apply. Not
 # "default": Open MPI's allgatherv has an algorithm of that name.
 LIBRARY_CHOICE = "library-default"
+# The experiment parameter `algorithm` reserved for every library: the library's own call on a
+# communicator libmpiguide-tune leaves alone, beside the replaced call in the same launch (the
+# kernel's ALGORITHM_UNTUNED, src/kernel/algorithm/algorithm.h; docs/kernel.md).
+UNTUNED = "untuned"
 
 
 def canonical_value(value: object) -> str:

@@ -14,6 +14,7 @@ chosen sizes, merged where consecutive measured sizes chose the same mock-up, ar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,6 +79,41 @@ class Replacement:
             f"  # speedup >= {self.speedup:.3g} [{self.low:.3g}, {self.high:.3g}], "
             f"measured at {sizes} B"
         )
+
+
+# A rule as Replacement.line writes it.
+_WRITTEN = re.compile(
+    r"^(?P<mockup>\w+) ranks=(?P<ranks>\d+) bytes=(?P<lo>\d+)-(?P<hi>\d+)  # speedup >= "
+    r"(?P<speedup>\S+) \[(?P<low>\S+), (?P<high>\S+)\], measured at (?P<sizes>\d+(?:, \d+)*) B$"
+)
+
+
+def rule_lines(text: str) -> list[str]:
+    """The rules of a tuning file as libmpiguide-tune reads them: each line without its comment,
+    blank ones left out."""
+    return [rule for line in text.splitlines() if (rule := line.split("#", 1)[0].strip())]
+
+
+def read_replacements(entry: str, text: str) -> tuple[list[Replacement], list[str]]:
+    """The rules of `entry`'s tuning file that `tuning_file` wrote, and its other rule lines
+    (written or edited by hand: no measured sizes or gain) as they are."""
+    written, other = [], []
+    for line in text.splitlines():
+        if not line.split("#", 1)[0].strip():
+            continue
+        match = _WRITTEN.match(line.strip())
+        if not match or match["mockup"] not in REPLACEMENTS:
+            other.append(line.strip())
+            continue
+        written.append(
+            Replacement(
+                entry, REPLACEMENTS[match["mockup"]], match["mockup"], int(match["ranks"]),
+                int(match["lo"]), int(match["hi"]),
+                tuple(int(size) for size in match["sizes"].split(", ")),
+                float(match["speedup"]), float(match["low"]), float(match["high"]),
+            )
+        )  # fmt: skip
+    return written, other
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from mpiguide.core.paths import (
     TUNING_TREE,
     mockup_tuning_name,
 )
-from mpiguide.core.values import LIBRARY_CHOICE
+from mpiguide.core.values import LIBRARY_CHOICE, UNTUNED
 from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, INTERLEAVE_KEY, applies, expand
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
@@ -49,6 +49,7 @@ from mpiguide.tune.library_algorithms import (
     installed_choices,
     settings_of,
 )
+from mpiguide.tune.mockup_rules import REPLACEMENTS, rule_lines
 
 # Key of a swept entry in the expanded config (not a config key: the expansion writes it, the
 # schema refuses it in a config file): the settings it sweeps, as plain JSON values.
@@ -66,6 +67,13 @@ VERIFY_STEPS = (
     "FILE`, then `snakemake verify --configfile FILE --config verify=True`"
 )
 TUNED_SUFFIX = ".tuned"
+# The guideline of a collective an entry's libmpiguide-tune file replaces: TUNE.<entry>.<op>.
+TUNE_GUIDELINE_PREFIX = "TUNE"
+TUNE_GUIDELINE_SOURCE = (
+    "mpiguide verify: a collective libmpiguide-tune runs as a faster mock-up (Hunold 2023, "
+    "MPINPC: mock-ups as self-consistent performance guidelines) is not slower than the "
+    "library's own call"
+)
 # libmpiguide-tune (src/tune), as the workflow builds it for a tuned entry: beside its base
 # entry's kernel, with the same mpicc.
 TUNE_LIBRARY = "libmpiguide-tune.so"
@@ -187,23 +195,33 @@ def _swept_block(block: Mapping[str, Any], op: str, names: Sequence[str]) -> dic
     return {**kept, "op": op, ALGORITHM: list(names)}
 
 
+def _untuned_only(block: Mapping[str, Any]) -> bool:
+    """Whether a block asks for the library's own call untouched by libmpiguide-tune alone
+    (`algorithm: untuned`, verify adds such blocks): no other algorithm is swept in it."""
+    algorithm = block.get(ALGORITHM)
+    names = algorithm if isinstance(algorithm, list) else [algorithm]
+    return bool(names) and all(name == UNTUNED for name in names)
+
+
 def swept_experiments(
     config: Mapping[str, Any], sweep: Mapping[str, Sequence[str]], source: str
 ) -> list[dict[str, Any]]:
     """The config's experiment blocks, and per block and op that calls a swept collective
     (`sweep`: collective -> algorithm names) the block's experiments of that op with each
-    algorithm. Rows that two blocks give collapse in the grid."""
+    algorithm; a block of `algorithm: untuned` alone is not swept. Rows that two blocks give
+    collapse in the grid."""
     operations = load_operations()
     blocks = [dict(block) for block in config["experiments"]]
     added = []
     for index, block in enumerate(blocks):
         swept = [op for op in _ops(block) if operations[op].algorithm_of in sweep]
-        if not swept:
+        if not swept or _untuned_only(block):
             continue
         if ALGORITHM in block:
             raise ConfigError(
                 f"{source}: experiments[{index}].{ALGORITHM}: the mpi entries' `algorithms` "
-                f"set it for {', '.join(swept)}; leave it out of this block"
+                f"(or verify's `{UNTUNED}`) set it for {', '.join(swept)}; leave it out of this "
+                "block"
             )
         # a block's `where` may drop every experiment of an op
         alone = {key: config[key] for key in ("nrep", INTERLEAVE_KEY) if key in config}
@@ -289,12 +307,44 @@ def kernel_entry(config: Mapping[str, Any], name: str) -> str:
     return str(config["mpi"][name].get(KERNEL_KEY, name))
 
 
-def _has_rules(path: Path) -> bool:
-    """Whether a libmpiguide-tune file replaces anything (a line besides comments)."""
+def _replaced_collectives(path: Path, where: str) -> list[str]:
+    """The collectives a libmpiguide-tune file replaces (its rules' mock-ups), in file order;
+    [] when there is no file or it has no rule."""
     if not path.is_file():
-        return False
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return any(line.split("#", 1)[0].strip() for line in lines)
+        return []
+    found: list[str] = []
+    for line in rule_lines(path.read_text(encoding="utf-8")):
+        mockup = line.split()[0]
+        if mockup not in REPLACEMENTS:
+            raise ConfigError(
+                f"{where}: {path}: {mockup!r} is not a mock-up libmpiguide-tune runs "
+                f"({', '.join(REPLACEMENTS)})"
+            )
+        if REPLACEMENTS[mockup] not in found:
+            found.append(REPLACEMENTS[mockup])
+    return found
+
+
+def tune_guideline_id(entry: str, collective: str) -> str:
+    """The TUNE guideline of a collective an entry's libmpiguide-tune file replaces."""
+    return f"{TUNE_GUIDELINE_PREFIX}.{entry}.{collective}"
+
+
+def _tune_guideline(entry: str, collective: str, ops: Sequence[str]) -> dict[str, Any]:
+    """Within `<entry>.tuned`: the call libmpiguide-tune replaces ≼ the library's own call
+    (`algorithm: untuned`, on a communicator the library exempts), paired run by run."""
+    tuned = f"{entry}{TUNED_SUFFIX}"
+    return {
+        "id": tune_guideline_id(entry, collective),
+        "source": TUNE_GUIDELINE_SOURCE,
+        "text": (
+            f"MPI_{collective.capitalize()} as libmpiguide-tune runs it for {entry} ≼ the "
+            "library's own call, in the same launches"
+        ),
+        "relation": "le",
+        "lhs": {"mpi": tuned, "op": list(ops), ALGORITHM: LIBRARY_CHOICE},
+        "rhs": {"mpi": tuned, "op": list(ops), ALGORITHM: UNTUNED},
+    }
 
 
 def tune_library_path(campaign: str, entry: str) -> str:
@@ -333,12 +383,16 @@ def tuned_algorithms_csv(verify_campaign_name: str) -> str:
 
 def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> dict[str, Any]:
     """The campaign re-measured with its tuning (`verify: true`), results in
-    `<campaign>-verify`. Within one launch: each swept entry sweeps only the algorithms `tune`
-    chose (results/<campaign>/tuning/algorithms.csv), so its ALGO guidelines compare, on new
-    runs, each choice with the library's own in the same launches. Across launches: each entry
-    whose libmpiguide-tune file replaces a collective by a mock-up runs beside `<entry>.tuned`,
-    which preloads the library with that file (a preloaded library replaces the call for the
-    whole process), in the same blocks; `mpiguide diff` of the two is the before / after. The
+    `<campaign>-verify`. Each swept entry sweeps only the algorithms `tune` chose
+    (results/<campaign>/tuning/algorithms.csv), so its ALGO guidelines compare, on new runs, each
+    choice with the library's own in the same launches. Each entry whose libmpiguide-tune file
+    replaces a collective by a mock-up runs beside `<entry>.tuned`, which preloads the library
+    with that file, in the same blocks; the experiments of the ops that call a replaced
+    collective get a sibling with `algorithm: untuned`, which runs on a communicator the library
+    leaves alone, and the guideline `TUNE.<entry>.<collective>` compares, within `<entry>.tuned`
+    and the same launches, the replaced call with the library's own. In `<entry>` (nothing
+    preloaded) the untuned siblings are the library's call twice. `mpiguide diff` of `<entry>`
+    and `<entry>.tuned` stays the across-launch before / after of everything else. The
     campaign's other entries and guidelines stay as they are."""
     tuning = results / str(config["campaign"]) / TUNING_TREE
     campaign = f"{config['campaign']}{VERIFY_SUFFIX}"
@@ -346,16 +400,26 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
     verified = copy.deepcopy(dict(config))
     verified["campaign"] = campaign
     tuned = _tuned_algorithms(config, tuning, where)
+    replaced: dict[str, list[str]] = {}
     for name in list(config["mpi"]):
         entry = verified["mpi"][name]
         if entry.pop("algorithms", None) and tuned:
             entry["algorithms"] = copy.deepcopy(tuned)
         mockups = tuning / mockup_tuning_name(name)
-        if not _has_rules(mockups):
+        collectives = _replaced_collectives(mockups, where)
+        if not collectives:
             continue
         tuned_name = f"{name}{TUNED_SUFFIX}"
         if tuned_name in config["mpi"]:
             raise ConfigError(f"{source}: mpi.{tuned_name}: the name verify gives {name} tuned")
+        for collective in collectives:
+            guideline = tune_guideline_id(name, collective)
+            if len(guideline) > GUIDELINE_ID_MAX:
+                raise ConfigError(
+                    f"{source}: mpi.{name}: name too long for the guideline {guideline!r} (at "
+                    f"most {GUIDELINE_ID_MAX} characters); shorten it"
+                )
+        replaced[name] = collectives
         preloaded = copy.deepcopy(entry)
         preloaded.pop("algorithms", None)
         preloaded[KERNEL_KEY] = name
@@ -364,12 +428,25 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
             **_preload_env(entry["env"], tune_library_path(campaign, name), mockups),
         }
         verified["mpi"][tuned_name] = preloaded
-    if not tuned and not tuned_pairs(verified):
+    if not tuned and not replaced:
         raise ConfigError(
             f"{where}: nothing was tuned to verify: `tune` chose none of the library's "
             f"algorithms (algorithms.csv in {tuning}) and no tuning file of libmpiguide-tune "
             f"there replaces a collective ({VERIFY_STEPS})"
         )
+    if replaced:
+        untuned = {c: [UNTUNED] for collectives in replaced.values() for c in collectives}
+        verified["experiments"] = swept_experiments(config, untuned, where)
+        ids = {g if isinstance(g, str) else g["id"] for g in verified["guidelines"]}
+        verified["guidelines"] = [
+            *verified["guidelines"],
+            *(
+                _tune_guideline(name, collective, _ops_calling(config, collective))
+                for name, collectives in replaced.items()
+                for collective in collectives
+                if tune_guideline_id(name, collective) not in ids
+            ),
+        ]
     return verified
 
 
