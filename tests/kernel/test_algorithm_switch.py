@@ -302,7 +302,8 @@ def test_an_unknown_algorithm_is_refused_with_the_allowed_names(
     stderr = refused(kernel, tmp_path, [experiment(0, "allreduce", 64, "float", "foo")])
     assert (
         f"{tmp_path / 'in.csv'}:2: algorithm 'foo' is not an algorithm of MPI_Allreduce in "
-        f"{library}; allowed: {allowed}\n"
+        f"{library}; allowed: {allowed}; or untuned (the library's own call, past "
+        "libmpiguide-tune)\n"
     ) in stderr
 
 

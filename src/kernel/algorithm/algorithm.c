@@ -78,6 +78,9 @@ int algorithm_find(const char *collective, const char *name, int *value, char *e
                          : "");
     for (int i = 0; i < count && n >= 0 && (size_t)n < size; i++)
         n += snprintf(error + n, size - (size_t)n, "%s%s", i ? ", " : "", choices[i].name);
+    if (n >= 0 && (size_t)n < size)
+        snprintf(error + n, size - (size_t)n,
+                 "; or " ALGORITHM_UNTUNED " (the library's own call, past libmpiguide-tune)");
     return -1;
 }
 
