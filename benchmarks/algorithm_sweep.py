@@ -264,6 +264,8 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--dry-run", action="store_true",
                         help="plan each way (snakemake -n) without measuring")  # fmt: skip
+    parser.add_argument("--interleave", type=int,
+                        help="the campaigns' `interleave` instead of their own")  # fmt: skip
     parser.add_argument("--reanalyse", nargs="+", metavar="KEY=VALUE", default=[],
                         help="then analyse each way's runs again with these `analysis` keys "
                         "(YAML, e.g. test=auto v_thres=1.03); nothing is re-measured")  # fmt: skip
@@ -277,9 +279,10 @@ def main() -> None:
     reanalysis = dict(analysis_override(item) for item in args.reanalyse)
     described = ", ".join(args.reanalyse)
     for name in args.campaigns:
-        config = pinned_interleave(
-            yaml.safe_load((REPO / "config" / "campaigns" / f"{name}.yaml").read_text())
-        )
+        config = yaml.safe_load((REPO / "config" / "campaigns" / f"{name}.yaml").read_text())
+        if args.interleave is not None:
+            config[INTERLEAVE_KEY] = args.interleave
+        config = pinned_interleave(config)
         for way in args.ways:
             project = checkout(args.workdir, way, commits[way])
             print(
