@@ -1,7 +1,5 @@
 """`python -m mpiguide …`: the command line (mpiguide.cli)."""
 
-import sys
+from mpiguide.cli import run
 
-from mpiguide.cli import main
-
-sys.exit(main())
+run()

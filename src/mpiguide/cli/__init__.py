@@ -15,6 +15,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from mpiguide.cli import decide, prepare, report, selftest, tune
 from mpiguide.cli.arguments import Command, FailingVerdicts
@@ -96,3 +97,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0
+
+
+def run() -> NoReturn:
+    """The process's entry point (`python -m mpiguide`, the `mpiguide` script): main()'s status
+    as the exit status. A failed command leaves without the interpreter's teardown: Arrow's
+    thread pool, torn down then, can abort the process ("terminate called without an active
+    exception", apache/arrow#34314; seen here in about 1 of 100 refused aggregates), and a
+    clear error's status would read as a crash. Its outputs are written or removed by then."""
+    code = main()
+    if code:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
