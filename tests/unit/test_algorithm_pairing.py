@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import load_catalogue, resolve
-from mpiguide.analysis.comparisons import PAIRED_T, TEST_COLUMN
-from mpiguide.analysis.guidelines import evaluate
+from mpiguide.analysis.comparisons import PAIRED_T, RANKSUM, TEST_COLUMN
+from mpiguide.analysis.guidelines import evaluate, evaluate_looks
+from mpiguide.analysis.sequential import DECIDED, STOP, Looks
+from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 from mpiguide.tune.sweep import with_algorithm_sweeps
@@ -106,3 +109,50 @@ def test_the_librarys_choice_pairs_only_with_itself() -> None:
         (0, 0), (1, 1), (2, 2), (3, 3),
     ]  # fmt: skip
     assert sorted(set(tests["algorithm"])) == ["library-default", "ring"]
+
+
+def test_algo_tests_are_decided_by_analysis_tuning_whatever_the_campaigns_test() -> None:
+    """A campaign decided as MPINPC decides (the rank-sum, v_thres 1.0): its own guidelines keep
+    that test, while an ALGO test is the paired test at `analysis.tuning`'s levels, so a tie
+    (ring as fast as the library's choice) holds to within its 3 % margin; at a margin of 1.0
+    no tie can hold."""
+    medians = _medians({}, launch_spread=0.3)
+    campaign = {"test": "ranksum", "v_thres": 1.0}
+    tests = evaluate(medians, _guidelines(), AnalysisOptions.with_defaults(**campaign), "t")
+    algo = tests[tests["guideline"] == "ALGO.openmpi.allreduce.ring"]
+    mockup = tests[tests["guideline"] == "TGT-ALLREDUCE-AS-REDUCE-BCAST"]
+    assert set(algo[TEST_COLUMN]) == {PAIRED_T}
+    assert set(algo["verdict"]) == {"holds"}
+    assert set(mockup[TEST_COLUMN]) == {RANKSUM}
+    no_margin = AnalysisOptions.with_defaults(**campaign, tuning={"v_thres": 1.0})
+    tests = evaluate(medians, _guidelines(), no_margin, "t")
+    algo = tests[tests["guideline"] == "ALGO.openmpi.allreduce.ring"]
+    assert set(algo["verdict"]) == {"undecided"}
+
+
+def test_adaptive_looks_spend_analysis_tuning_levels_for_algo_tests() -> None:
+    """At planned looks an ALGO test is decided at `analysis.tuning`'s spent levels: a ring 20 %
+    faster is violated at its first look whatever the campaign's v_thres (here 1.5, which no
+    test of this data reaches), and the campaign's own guideline is decided at its own."""
+    medians = _medians({1: 0.8, 3: 0.8}, launch_spread=0.3)
+    options = AnalysisOptions.with_defaults(v_thres=1.5)
+    tests = evaluate_looks(medians, _guidelines(), options, Looks.planned(5, RUNS, 5), "t")
+    algo = tests[tests["guideline"] == "ALGO.openmpi.allreduce.ring"]
+    assert set(algo["verdict"]) == {"violated"}
+    assert set(algo[STOP]) == {DECIDED}
+    mockup = tests[tests["guideline"] == "TGT-ALLREDUCE-AS-REDUCE-BCAST"]
+    assert "violated" not in set(mockup["verdict"])
+
+
+def test_analysis_tuning_is_checked_like_the_campaigns_thresholds() -> None:
+    with pytest.raises(ConfigError, match=r"analysis\.tuning\.v_thres is 0\.9; allowed: a number"):
+        AnalysisOptions.with_defaults(tuning={"v_thres": 0.9})
+    with pytest.raises(ConfigError, match=r"analysis\.tuning\.test is not an option"):
+        AnalysisOptions.with_defaults(tuning={"test": "paired"})
+    options = AnalysisOptions.with_defaults(test="ranksum", tuning={"p_thres": 0.01})
+    assert options.for_guideline("TGT-ALLREDUCE-AS-REDUCE-BCAST") is options
+    for guideline in ("ALGO.openmpi.allreduce.ring", "TUNE.openmpi.allreduce"):
+        decided_with = options.for_guideline(guideline)
+        assert (decided_with.test, decided_with.p_thres, decided_with.v_thres) == (
+            "auto", 0.01, 1.03,
+        )  # fmt: skip

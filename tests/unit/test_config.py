@@ -77,6 +77,7 @@ def test_defaults_are_filled_as_snakemake_fills_them(schema: dict[str, Any]) -> 
         "confidence": 0.95, "layout": "guidelines",
         "variability": [], "run_band": 0.1, "model_tolerance": 0.2,
         "model_weighting": "absolute", "test": "auto",
+        "tuning": {"p_thres": 0.001, "v_thres": 1.03},
     }  # fmt: skip
     assert (ours["seed"], ours["runs"], ours["nrep"], ours["launch"]) == (1, 10, 50, "local")
 
@@ -314,3 +315,25 @@ def test_the_workflow_names_every_config_file_in_its_messages(tmp_path: Path) ->
     second.write_text("runs: 0\n")
     with pytest.raises(ConfigError, match=f"^{first}, {second}: runs: 0 is less than"):
         workflow_campaign(variant(runs=0), [str(first), str(second)], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "guideline",
+    [
+        {"id": "ALGO.mine", "source": "s", "text": "t", "relation": "le",
+         "lhs": {"reorder": 0}, "rhs": {"reorder": 1}},
+        {"id": "TUNE.openmpi.bcast", "source": "s", "text": "t", "relation": "le",
+         "lhs": {"reorder": 0}, "rhs": {"reorder": 1}},
+    ],
+)  # fmt: skip
+def test_a_campaigns_guideline_may_not_take_a_tuning_guidelines_name(
+    tmp_path: Path, guideline: dict[str, Any]
+) -> None:
+    """`analysis.tuning` decides every guideline whose id begins ALGO. or TUNE.: a campaign's
+    own guideline so named is refused before anything runs."""
+    path = tmp_path / "c.yaml"
+    config = variant(guidelines=["GL4", guideline])
+    path.write_text(yaml.safe_dump(config))
+    message = rf"c\.yaml: guidelines\[1\]: '{guideline['id']}': ids beginning ALGO\. or TUNE\. name"
+    with pytest.raises(ConfigError, match=message):
+        workflow_campaign(config, [str(path)], tmp_path)

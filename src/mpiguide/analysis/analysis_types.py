@@ -21,7 +21,7 @@ from mpiguide.core.columns import HEAP
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml
-from mpiguide.core.values import canonical_value
+from mpiguide.core.values import canonical_value, is_tuning_guideline
 from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
 
 if TYPE_CHECKING:
@@ -74,6 +74,47 @@ def analysis_defaults() -> dict[str, Any]:
     return {key: spec["default"] for key, spec in properties.items()}
 
 
+@cache
+def tuning_defaults() -> dict[str, Any]:
+    """The default of every `analysis.tuning` key, as the campaign schema states it."""
+    properties = load_package_yaml(CONFIG_SCHEMA)["properties"]["analysis"]["properties"]
+    return {key: spec["default"] for key, spec in properties["tuning"]["properties"].items()}
+
+
+# The test of a guideline mpiguide adds to tune and verify: both sides share the launches, so
+# `auto` pairs them run by run (the paired t-test).
+TUNING_TEST = "auto"
+
+
+@dataclass(frozen=True)
+class TuningThresholds:
+    """`analysis.tuning`: the levels of the guidelines mpiguide adds to tune and verify."""
+
+    p_thres: float
+    v_thres: float
+
+    @classmethod
+    def from_mapping(cls, tuning: Any, source: str) -> TuningThresholds:
+        if isinstance(tuning, TuningThresholds):
+            return tuning
+        if not isinstance(tuning, Mapping):
+            raise ConfigError(f"{source}: analysis.tuning must be a mapping of p_thres, v_thres")
+        unknown = set(tuning) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(
+                f"{source}: analysis.tuning.{sorted(unknown)[0]} is not an option; allowed: "
+                f"{', '.join(cls.__dataclass_fields__)}"
+            )
+        thresholds = cls(**{**tuning_defaults(), **tuning})
+        for key, valid, allowed in _threshold_checks(thresholds.p_thres, thresholds.v_thres):
+            if not valid:
+                raise ConfigError(
+                    f"{source}: analysis.tuning.{key} is {getattr(thresholds, key)!r}; "
+                    f"allowed: {allowed}"
+                )
+        return thresholds
+
+
 @dataclass(frozen=True)
 class AnalysisOptions:
     """The campaign's `analysis:` options; every default is the campaign schema's."""
@@ -89,6 +130,19 @@ class AnalysisOptions:
     run_band: float
     model_tolerance: float
     model_weighting: str
+    tuning: TuningThresholds
+
+    def for_guideline(self, guideline_id: str) -> AnalysisOptions:
+        """The options a guideline is decided with: the campaign's, or for one that mpiguide
+        adds to tune and verify (core.values.is_tuning_guideline) the paired test at
+        `analysis.tuning`'s levels."""
+        return self.for_tuning() if is_tuning_guideline(guideline_id) else self
+
+    def for_tuning(self) -> AnalysisOptions:
+        """The options of the guidelines mpiguide adds to tune and verify."""
+        return replace(
+            self, test=TUNING_TEST, p_thres=self.tuning.p_thres, v_thres=self.tuning.v_thres
+        )
 
     @classmethod
     def with_defaults(cls, **changes: Any) -> AnalysisOptions:
@@ -104,13 +158,12 @@ class AnalysisOptions:
                 f"{source}: analysis.{sorted(unknown)[0]} is not an option; allowed: "
                 f"{', '.join(cls.__dataclass_fields__)}"
             )
-        options = cls(**{**analysis_defaults(), **analysis, "variability": ()})
+        tuning = TuningThresholds.from_mapping(analysis.get("tuning", {}), source)
+        options = cls(**{**analysis_defaults(), **analysis, "variability": (), "tuning": tuning})
         checks = [
             ("varied", isinstance(options.varied, str) and options.varied in VARIED_KEYS,
              f"one of {', '.join(VARIED_KEYS)}"),
-            ("p_thres", _is_number(options.p_thres) and 0 < options.p_thres < 1,
-             "a number in (0, 1)"),
-            ("v_thres", _is_number(options.v_thres) and options.v_thres >= 1, "a number >= 1"),
+            *_threshold_checks(options.p_thres, options.v_thres),
             ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
             ("confidence", _is_number(options.confidence) and 0.5 < options.confidence < 1,
              "a number in (0.5, 1)"),
@@ -180,6 +233,14 @@ def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:
                     f"allowed: {', '.join(allowed_keys)}"
                 )
     return tuple(selector_of(selector) for selector in raw)
+
+
+def _threshold_checks(p_thres: Any, v_thres: Any) -> list[tuple[str, bool, str]]:
+    """(key, valid, what is allowed) of a p_thres and a v_thres."""
+    return [
+        ("p_thres", _is_number(p_thres) and 0 < p_thres < 1, "a number in (0, 1)"),
+        ("v_thres", _is_number(v_thres) and v_thres >= 1, "a number >= 1"),
+    ]
 
 
 def _is_number(value: object) -> bool:

@@ -59,7 +59,7 @@ from mpiguide.core.columns import BLOCK_ATTEMPT_COLUMN, MEDIAN_VALUES, PAGE_FAUL
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import DECIDED_WITH_JSON, LOOKS_CSV, TESTS_CSV
-from mpiguide.core.values import LIBRARY_CHOICE
+from mpiguide.core.values import LIBRARY_CHOICE, is_tuning_guideline
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
 
@@ -280,8 +280,7 @@ def _tests_of(
     tests = pd.concat([tests, stats], axis=1)
     tests["p_adjusted"] = adjust_pvalues(tests["p_value"].to_numpy(), options.correction)
     _corrected_rank_bounds(tests, guideline, pairs, run_medians, options)
-    thresholds = Thresholds(options.p_thres, options.v_thres, options.confidence)
-    decide(guideline.relation == "approx", tests, thresholds)
+    decide(guideline.relation == "approx", tests, _levels(options))
     tests["group_verdict"] = group_verdicts(tests["verdict"].to_numpy(), tests["group"].to_numpy())
     tests = tests.drop(columns=list(MODEL_COLUMNS))
     tests.insert(0, "relation", guideline.relation)
@@ -337,18 +336,17 @@ def evaluate(
         None if attempts is None else attempts.to_numpy(dtype=np.int64),
     )
     pairs = [_pairs_of(guideline, experiments, options) for guideline in guidelines]
+    decided_with = [options.for_guideline(guideline.id) for guideline in guidelines]
     # The statistics run on the pool while this thread builds the tables' key columns.
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         statistics = [
-            _compare_in_blocks(pool, guideline, guideline_pairs, experiments, run_medians, options)
-            for guideline, guideline_pairs in zip(guidelines, pairs, strict=True)
+            _compare_in_blocks(pool, guideline, guideline_pairs, experiments, run_medians, own)
+            for guideline, guideline_pairs, own in zip(guidelines, pairs, decided_with, strict=True)
         ]
         tests = [
-            _tests_of(
-                guideline, guideline_pairs, blocks, experiments, exp_ids, run_medians, options
-            )
-            for guideline, guideline_pairs, blocks in zip(
-                guidelines, pairs, statistics, strict=True
+            _tests_of(guideline, guideline_pairs, blocks, experiments, exp_ids, run_medians, own)
+            for guideline, guideline_pairs, blocks, own in zip(
+                guidelines, pairs, statistics, decided_with, strict=True
             )
         ]
     faulted = _faulted(medians, rows, len(experiments))
@@ -379,6 +377,32 @@ def first_runs(medians: pd.DataFrame, runs: int) -> pd.DataFrame:
     return ordered[(position < runs) & (count >= runs)]
 
 
+def _levels(options: AnalysisOptions) -> Thresholds:
+    return Thresholds(options.p_thres, options.v_thres, options.confidence)
+
+
+def _spent(options: AnalysisOptions, looks: Looks) -> AnalysisOptions:
+    """The options every look decides at: each error budget, the campaign's and
+    `analysis.tuning`'s, spent a K-th at a time (Looks.spent)."""
+    levels = looks.spent(_levels(options))
+    tuning = looks.spent(_levels(options.for_tuning()))
+    return dataclasses.replace(
+        options,
+        p_thres=levels.p_thres,
+        confidence=levels.confidence,
+        tuning=dataclasses.replace(options.tuning, p_thres=tuning.p_thres),
+    )
+
+
+def _stops(frame: pd.DataFrame, look: int, looks: Looks, spent: AnalysisOptions) -> np.ndarray:
+    """`stops` of a look's tests, each at the spent levels of its guideline."""
+    tuning = frame["guideline"].map(is_tuning_guideline).to_numpy(dtype=bool)
+    stopped = stops(frame, look, looks, _levels(spent))
+    if tuning.any():
+        stopped[tuning] = stops(frame[tuning], look, looks, _levels(spent.for_tuning()))
+    return stopped
+
+
 def evaluate_looks(
     medians: pd.DataFrame,
     guidelines: Sequence[Guideline],
@@ -394,8 +418,7 @@ def evaluate_looks(
     tests = evaluate(medians, guidelines, options, source)
     identity = [c for c in tests.columns[: tests.columns.get_loc("rhs_exp_id") + 1]
                 if c not in ("relation", "group")]  # fmt: skip
-    levels = looks.spent(Thresholds(options.p_thres, options.v_thres, options.confidence))
-    spent = dataclasses.replace(options, p_thres=levels.p_thres, confidence=levels.confidence)
+    spent = _spent(options, looks)
     at_looks = []
     for look, runs in enumerate(looks.runs):
         capped = first_runs(medians, runs)
@@ -403,7 +426,7 @@ def evaluate_looks(
             break
         frame = evaluate(capped, guidelines, spent, source)
         frame[LOOK_RUNS] = runs
-        frame[STOP] = stops(frame, look, looks, levels)
+        frame[STOP] = _stops(frame, look, looks, spent)
         at_looks.append(frame.drop(columns=["group", "group_verdict"]))
     tests[LOOK_RUNS] = 0
     tests[STOP] = OPEN

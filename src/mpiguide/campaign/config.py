@@ -34,7 +34,12 @@ from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.core.strict_yaml import load_yaml
-from mpiguide.core.values import LIBRARY_CHOICE, canonical_value
+from mpiguide.core.values import (
+    LIBRARY_CHOICE,
+    TUNING_GUIDELINE_PREFIXES,
+    canonical_value,
+    is_tuning_guideline,
+)
 from mpiguide.plan.grid import GRID_KEYS, INTERLEAVE_KEY, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
 from mpiguide.plan.inputs import ALGORITHM
@@ -318,6 +323,19 @@ def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
             yield {"lhs": comparison.lhs, "rhs": comparison.rhs}
 
 
+def _check_own_guideline_ids(selection: Sequence[Any], source: str) -> None:
+    """The campaign's guidelines do not take the names of those mpiguide adds to tune and
+    verify: `analysis.tuning` decides every guideline so named."""
+    for index, item in enumerate(selection):
+        name = item.get("id") if isinstance(item, Mapping) else item
+        if isinstance(name, str) and is_tuning_guideline(name):
+            raise ConfigError(
+                f"{source}: guidelines[{index}]: {name!r}: ids beginning "
+                f"{' or '.join(f'{prefix}.' for prefix in TUNING_GUIDELINE_PREFIXES)} name the "
+                "guidelines mpiguide adds to tune and verify; give this one another id"
+            )
+
+
 def _check_guidelines(
     config: Mapping[str, Any],
     catalogue: Mapping[str, Any],
@@ -511,6 +529,7 @@ def checked_campaign(
     """
     schema = load_schema()
     validate_schema(config, schema, source)
+    _check_own_guideline_ids(config["guidelines"], source)
     scaled = scaled_campaign(config, schema, source, local_start)
     expanded = expanded_campaign(scaled, source, cwd)
     options = check_campaign(expanded, load_catalogue(catalogue), source)

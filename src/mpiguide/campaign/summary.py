@@ -191,7 +191,7 @@ def warnings(
         if floor > options.p_thres:
             found.append(
                 f"runs: {runs}: the rank-sum's smallest p-value, 1/C(2n,n) = {floor:.3g}, is "
-                f"above p_thres {options.p_thres:g}: no test can ever be violated"
+                f"above p_thres {options.p_thres:g}: no rank-sum test can ever be violated"
             )
     elif runs < 2:
         found.append(

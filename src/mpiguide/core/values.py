@@ -17,6 +17,21 @@ LIBRARY_CHOICE = "library-default"
 # communicator libmpiguide-tune leaves alone, beside the replaced call in the same launch (the
 # kernel's ALGORITHM_UNTUNED, src/kernel/algorithm/algorithm.h; docs/kernel.md).
 UNTUNED = "untuned"
+# The guidelines mpiguide adds to tune and verify, by the first word of their id:
+# `ALGO.<entry>.<op>.<algorithm>` (an algorithm against the library's choice) and
+# `TUNE.<entry>.<collective>` (libmpiguide-tune's replacement against the library's own call).
+# Both compare two experiments of one entry's launches; `analysis.tuning` decides them. A
+# campaign may not name a guideline of its own so.
+ALGORITHM_GUIDELINE_PREFIX = "ALGO"
+TUNE_GUIDELINE_PREFIX = "TUNE"
+TUNING_GUIDELINE_PREFIXES = (ALGORITHM_GUIDELINE_PREFIX, TUNE_GUIDELINE_PREFIX)
+# Their name where a text speaks of them all.
+TUNING_GUIDELINES = " and ".join(f"{prefix}.…" for prefix in TUNING_GUIDELINE_PREFIXES)
+
+
+def is_tuning_guideline(guideline_id: str) -> bool:
+    """Whether a guideline id is one of those mpiguide adds to tune and verify."""
+    return guideline_id.startswith(tuple(f"{prefix}." for prefix in TUNING_GUIDELINE_PREFIXES))
 
 
 def canonical_value(value: object) -> str:

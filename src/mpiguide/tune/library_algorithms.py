@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.values import ALGORITHM_GUIDELINE_PREFIX
 
 # What lists the choices, by library; an entry's `info` replaces the program (e.g. a full path).
 INFO_PROGRAMS = {"openmpi": "ompi_info", "mpich": "mpivars"}
@@ -47,7 +48,6 @@ NOT_FORCEABLE: dict[str, dict[str, str]] = {
 # MPI_ERR_UNSUPPORTED_OPERATION on any other size): swept only where every deployment has 2.
 TWO_PROCESSES_ONLY: dict[str, frozenset[str]] = {"openmpi": frozenset({"two_proc"})}
 INFO_TIMEOUT_S = 60
-GUIDELINE_PREFIX = "ALGO"
 GUIDELINE_SOURCE = (
     "Hunold 2023 (MPINPC), §4: a library should select the fastest of its own algorithms; "
     "Figure 5 compares them per collective and size"
@@ -119,7 +119,7 @@ class AlgorithmSetting:
 
     @property
     def guideline(self) -> str:
-        return f"{GUIDELINE_PREFIX}.{self.name}"
+        return f"{ALGORITHM_GUIDELINE_PREFIX}.{self.name}"
 
     def env(self) -> dict[str, str]:
         """The environment that selects the algorithm for a whole launch (of an application)."""

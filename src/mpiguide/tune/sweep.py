@@ -34,7 +34,7 @@ from mpiguide.core.paths import (
     TUNING_TREE,
     mockup_tuning_name,
 )
-from mpiguide.core.values import LIBRARY_CHOICE, UNTUNED
+from mpiguide.core.values import LIBRARY_CHOICE, TUNE_GUIDELINE_PREFIX, UNTUNED
 from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, INTERLEAVE_KEY, applies, expand
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
@@ -67,8 +67,6 @@ VERIFY_STEPS = (
     "FILE`, then `snakemake verify --configfile FILE --config verify=True`"
 )
 TUNED_SUFFIX = ".tuned"
-# The guideline of a collective an entry's libmpiguide-tune file replaces: TUNE.<entry>.<op>.
-TUNE_GUIDELINE_PREFIX = "TUNE"
 TUNE_GUIDELINE_SOURCE = (
     "mpiguide verify: a collective libmpiguide-tune runs as a faster mock-up (Hunold 2023, "
     "MPINPC: mock-ups as self-consistent performance guidelines) is not slower than the "
