@@ -407,3 +407,19 @@ def test_focus_plots_show_valid_repetitions_only(analysed, tmp_path):
 def test_colour_bar_ticks_are_ratios_that_do_not_crowd():
     assert ratio_ticks(np.log(4)) == [0.25, 0.5, 1.0, 2.0, 4.0]
     assert ratio_ticks(np.log(1.1)) == [0.95, 1.0, 1.05, 1.1]
+
+
+def test_a_forest_of_an_algo_guideline_draws_and_states_analysis_tuning(analysed, tmp_path):
+    """An ALGO test was decided at `analysis.tuning`'s levels: its forest's v_thres line and
+    footer are those, the campaign's other forests keep the campaign's."""
+    tests = pd.read_csv(analysed / "guidelines" / "tests.csv")
+    tests["guideline"] = tests["guideline"].replace({"GL12": "ALGO.openmpi.allreduce.ring"})
+    tests = tests.assign(_effect=tests["violation_ratio"])
+    options = AnalysisOptions.with_defaults(test="ranksum", v_thres=1.2)
+    jobs = forest.forest_figures(tests, parameter_columns(tests), options, "c", tmp_path)
+    drawn = {str(job.args[3]).split(" ", 1)[0]: job.args for job in jobs}
+    algo, campaign = drawn["ALGO.openmpi.allreduce.ring"], drawn["GL4"]
+    assert (algo[2].v_thres, algo[2].test) == (1.03, "auto")
+    assert "v_thres 1.03" in algo[4] and "test auto" in algo[4]
+    assert (campaign[2].v_thres, campaign[2].test) == (1.2, "ranksum")
+    assert "v_thres 1.2," in campaign[4]

@@ -85,6 +85,21 @@ def test_the_lines_are_rst_that_renders_each_guideline():
     assert "v ≥ 1.5" in html and "below 1.5" in html
 
 
+def test_the_lines_say_how_algo_and_tune_tests_were_decided_where_there_are_some():
+    """A campaign that sweeps algorithms: its ALGO tests were decided at `analysis.tuning`'s
+    levels, not the campaign's, and the lines say so; without such tests they say nothing of
+    them."""
+    tests = campaign_tests()
+    tests.loc[tests["guideline"] == "GL*B", "guideline"] = "ALGO.openmpi.bcast.chain"
+    options = AnalysisOptions.with_defaults(test="ranksum", v_thres=1.0, tuning={"v_thres": 1.05})
+    text = verdict_lines_rst(verdict_lines(tests), options)
+    assert "(ALGO.… and TUNE.…)" in text
+    assert "paired t-test at ``analysis.tuning``'s p_thres 0.001 and v_thres 1.05" in text
+    assert "System Message" not in publish_parts(text, writer="html")["body"]
+    plain = verdict_lines_rst(verdict_lines(campaign_tests()), options)
+    assert "analysis.tuning" not in plain
+
+
 def test_an_adaptive_campaign_s_lines_say_which_undecided_tests_were_futile():
     tests = campaign_tests()
     tests["look_runs"] = ["5", "10", "15", "20", "5", "5", "5"]

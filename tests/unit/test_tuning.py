@@ -171,6 +171,10 @@ def test_the_fastest_significant_algorithm_per_size_and_the_default_elsewhere(
     note = (tmp_path / "tuning" / "tuning.md").read_text()
     assert "| openmpi | allreduce | 2 | 65536 | ring | 2 [1.8, 2.2] |" in note
     assert "openmpi scan at 2 ranks: the fastest algorithm differs between message sizes" in note
+    # how each kind of choice was decided: algorithms by analysis.tuning, mock-ups by the campaign
+    assert "for an algorithm the paired test at `analysis.tuning`'s p ≤ 0.001 and ratio ≥ 1.03" in (
+        " ".join(note.split())
+    )
     # the mock-up that beats MPI_Bcast replaces it through libmpiguide-tune
     assert [r.line().split("  #")[0] for r in tuned.mockups] == [
         "bcast_as_allgatherv ranks=2 bytes=1024-1024"

@@ -28,6 +28,7 @@ from mpiguide.analysis.pairing import LINKED_KEYS, PAIR_SEPARATOR, split_pair
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import ALL_DEPLOYMENTS, deployment_name
+from mpiguide.core.values import TUNING_GUIDELINES
 
 VERDICTS = (VIOLATED, UNDECIDED, HOLDS)
 # Red for a violation, purple for "these runs cannot tell", green for a pass: purple is in
@@ -59,9 +60,14 @@ def thresholds(options: AnalysisOptions) -> str:
     )
 
 
-def provenance(campaign: str, options: AnalysisOptions, where: str = "") -> str:
-    """`campaign X · openmpi 1x2 · p_thres ...`: what a figure pasted alone must say."""
-    parts = [f"campaign {campaign}" if campaign else "", where, thresholds(options)]
+def provenance(
+    campaign: str, options: AnalysisOptions, where: str = "", tuning_too: bool = False
+) -> str:
+    """`campaign X · openmpi 1x2 · p_thres ...`: what a figure pasted alone must say; with
+    `tuning_too` (a figure of the campaign's guidelines and of those mpiguide adds to tune and
+    verify) the latter's options too."""
+    tuning = f"{TUNING_GUIDELINES}: {thresholds(options.for_tuning())}" if tuning_too else ""
+    parts = [f"campaign {campaign}" if campaign else "", where, thresholds(options), tuning]
     return " · ".join(part for part in parts if part)
 
 

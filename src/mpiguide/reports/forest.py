@@ -261,23 +261,27 @@ def forest_figures(
     ):
         shown = f"{mpi} {deployment}"
         title = f"{guideline} ({forest['relation'].iloc[0]}), {shown}"
-        footer = provenance(campaign, options, shown)
+        decided_with = options.for_guideline(str(guideline))
+        footer = provenance(campaign, decided_with, shown)
         pages = forest_pages(len(forest))
         if len(pages) == 1:
             figures.append(
-                (forest, title, footer, forest_plot_path(str(guideline), mpi, deployment))
-            )
+                (forest, title, decided_with, footer,
+                 forest_plot_path(str(guideline), mpi, deployment))
+            )  # fmt: skip
             continue
         for number, rows_of_page in enumerate(pages, start=1):
             part = forest.iloc[rows_of_page]
             figures.append((part, f"{title}, page {number} of {len(pages)}: groups "
                             f"#{int(part['group'].iloc[0])} to #{int(part['group'].iloc[-1])} of "
                             f"{len(forest)}, the others in {FOREST_PAGE}1 to {FOREST_PAGE}"
-                            f"{len(pages)}{PLOT_SUFFIX} beside this file", footer,
+                            f"{len(pages)}{PLOT_SUFFIX} beside this file", decided_with, footer,
                             forest_plot_path(str(guideline), mpi, deployment, number)))  # fmt: skip
     jobs = []
-    for part, title, footer, name in sorted(figures, key=lambda figure: -len(figure[0])):
+    for part, title, decided_with, footer, name in sorted(
+        figures, key=lambda figure: -len(figure[0])
+    ):
         path = outdir / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        jobs.append(FigureJob(forest_plot, (part, keys, options, title, footer, path)))
+        jobs.append(FigureJob(forest_plot, (part, keys, decided_with, title, footer, path)))
     return jobs

@@ -32,11 +32,12 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline
+from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline, TuningThresholds
 from mpiguide.analysis.tables import FUTILE_COLUMNS, futile_note, parameter_columns
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VERDICTS, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import PLOT_SUFFIX, deployment_name, labels_of_plot, safe_name
+from mpiguide.core.values import is_tuning_guideline
 from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
 
 # The columns the page reads of verdict_lines.csv and summary.csv.
@@ -237,18 +238,20 @@ def _count_cell(count: str, words: str, verdict: str) -> str:
 COUNT_HEADER = ("holds", "violated", "undecided", "tests", "groups", "median detectable ratio")
 
 
-def _options_section(options: AnalysisOptions) -> str:
+def _options_section(options: AnalysisOptions, tuning_too: bool) -> str:
     """How the verdicts were decided, in the report's words, then every option."""
     names, values = [], []
     for option in dataclasses.fields(options):
         value = getattr(options, option.name)
         if option.name == "variability":
             value = json.dumps([dict(selector) for selector in value]) if value else "none"
+        elif isinstance(value, TuningThresholds):
+            value = json.dumps(dataclasses.asdict(value))
         names.append(option.name)
         values.append(f'<td id="option-{option.name}"><code>{_escape(value)}</code></td>')
     return (
         '<section id="decided-with">\n<h2>Decided with</h2>\n'
-        f"<p>{rst_inline_html(decided_with_rst(options))}</p>\n"
+        f"<p>{rst_inline_html(decided_with_rst(options, tuning_too))}</p>\n"
         f"{_table(names, [values], 'options')}\n</section>"
     )
 
@@ -445,7 +448,9 @@ def page_html(campaign: Campaign, page_dir: Path, made: datetime) -> str:
         f'<a href="{_href(campaign.tests_csv, page_dir)}">tests.csv</a> of '
         f"{_time(campaign.report.tables_written)}.</p>",
         _report_notice(campaign.report, page_dir, made),
-        _options_section(campaign.options),
+        _options_section(
+            campaign.options, any(is_tuning_guideline(name) for name in campaign.guidelines)
+        ),
         _lines_section(campaign),
     ]
     if contents:

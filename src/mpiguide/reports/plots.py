@@ -47,6 +47,7 @@ from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.paths import ALL_DEPLOYMENTS, HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.core.strict_yaml import load_package_yaml
+from mpiguide.core.values import is_tuning_guideline
 from mpiguide.reports.figure_style import (
     MSG_SIZE,
     SIDES,
@@ -542,7 +543,9 @@ def plot(
     with figure_drawer(processes) as draw:
         for job in forest_figures(tests, keys, options, campaign, outdir):
             draw(job)
-        draw(FigureJob(heatmap, (tests, options.varied, provenance(campaign, options),
+        tuning_too = bool(tests["guideline"].map(is_tuning_guideline).any())
+        draw(FigureJob(heatmap, (tests, options.varied,
+                                 provenance(campaign, options, tuning_too=tuning_too),
                                  heatmap_path)))  # fmt: skip
         # read while the forests are drawn
         focus = focus_tests(tests, plot_options)
@@ -550,7 +553,8 @@ def plot(
         by_group = tests.groupby(["guideline", "group"], sort=False)
         for _, test in focus.iterrows():
             name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
-            footer = provenance(campaign, options, deployment_of(test, options.varied))
+            decided_with = options.for_guideline(str(test["guideline"]))
+            footer = provenance(campaign, decided_with, deployment_of(test, options.varied))
             group = by_group.get_group((test["guideline"], test["group"]))
             draw(FigureJob(overview_plot, (
                 group, keys, options.varied, footer, outdir / "overview" / name)))  # fmt: skip

@@ -30,6 +30,7 @@ from mpiguide.analysis.verdicts import UNDECIDED, VERDICTS, VIOLATED, runs_neede
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV
+from mpiguide.core.values import TUNING_GUIDELINES, is_tuning_guideline
 
 NEEDED = ("guideline", "relation", "group", "verdict", "group_verdict", "detectable_ratio")
 # violated_undecided.csv: these first, then the parameters, then these.
@@ -101,10 +102,13 @@ def _rst_text(text: str) -> str:
     return re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text)
 
 
-def decided_with_rst(options: AnalysisOptions) -> str:
+def decided_with_rst(options: AnalysisOptions, tuning_too: bool = False) -> str:
     """How the verdicts were decided, from check's own record: a report built after the options
-    changed, without re-running check, still states the options its tables were computed with."""
+    changed, without re-running check, still states the options its tables were computed with;
+    with `tuning_too` (the campaign has guidelines mpiguide adds to tune and verify) how those
+    were."""
     v_thres = options.v_thres
+    tuning = options.tuning
     return (
         f"Decided with ``analysis.test: {options.test}`` (where both sides were measured in"
         " the same runs, a paired t-test on the per-run log-ratios, otherwise Welch's t-test on"
@@ -118,14 +122,23 @@ def decided_with_rst(options: AnalysisOptions) -> str:
         " pass. The interval beside a verdict is the one that decided it (tests.csv's"
         " ``low_level``, ``high_level``: the level of each bound). (Recorded by ``check`` in"
         " decided_with.json beside the tables.)\n"
+        + (
+            f"The guidelines mpiguide adds to tune and verify ({TUNING_GUIDELINES}) compare two"
+            " experiments of the same launches and are decided by the paired t-test at"
+            f" ``analysis.tuning``'s p_thres {tuning.p_thres:g} and v_thres"
+            f" {tuning.v_thres:g}, whatever the above says of ``test``, p_thres and v_thres.\n"
+            if tuning_too
+            else ""
+        )
     )
 
 
 def verdict_lines_rst(lines: pd.DataFrame, options: AnalysisOptions) -> str:
     """The front page's lines: how the verdicts were decided, then a bullet per guideline (no
     title, so that it can be included anywhere in a document)."""
+    tuning_too = bool(lines["guideline"].map(is_tuning_guideline).any()) if len(lines) else False
     text = [
-        decided_with_rst(options),
+        decided_with_rst(options, tuning_too),
         "**Verdicts per guideline**, over every MPI library and deployment: a test is "
         "*violated* when the data show a violation, *holds* when they rule one out, "
         "*undecided* when they can do neither (more runs, or a quieter machine, may decide "

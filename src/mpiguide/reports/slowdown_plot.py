@@ -47,8 +47,18 @@ CELL_KEYS = ["mpi", "N", "ppn", "collective", "count"]
 SAVE_DPI = 120
 
 
-# What undecided_cells reads of tests.csv.
-TESTS_COLUMNS = ("relation", "verdict", "median_rhs", "mpi", "nodes", "ppn", "op", "msg_size")
+# What the slowdown overview reads of tests.csv.
+TESTS_COLUMNS = (
+    "guideline",
+    "relation",
+    "verdict",
+    "median_rhs",
+    "mpi",
+    "nodes",
+    "ppn",
+    "op",
+    "msg_size",
+)
 
 
 def read_verdicts(tests_csv: Path) -> pd.DataFrame:

@@ -2,10 +2,10 @@
 
 Input: tests.csv (the guidelines `ALGO.<entry>.<op>.<algorithm>` that mpiguide.tune.sweep
 adds: the library's choice ≼ that algorithm, within the entry's launches) and the settings behind
-them. A collective is tuned
-at a communicator size and message size only where an algorithm beats the default significantly
-— its ALGO test is `violated` (paired test, p ≤ p_thres and ratio ≥ v_thres) in every test at that
-size — and then the fastest such algorithm is chosen; everywhere else the default stays.
+them. A collective is tuned at a communicator size and message size only where an algorithm
+beats the default significantly — its ALGO test is `violated` (the paired test at
+`analysis.tuning`'s p_thres and v_thres) in every test at that size — and then the fastest such
+algorithm is chosen; everywhere else the default stays.
 
 Outputs (mpiguide.core.paths names them):
 - algorithms.csv: Hunold 2023 (MPINPC) Figure 5's view, each algorithm's median against the

@@ -79,6 +79,7 @@ def tuning_md(
     files: Mapping[tuple[str, str], str],
     mockup_lines: Sequence[str] = (),
 ) -> str:
+    tuning = options.tuning
     lines = [
         "# Tuning",
         "",
@@ -88,12 +89,14 @@ def tuning_md(
         "<op>_as_<how>` (the collective against its own mock-up). A collective is tuned at "
         "a number of ranks and a message size only where an algorithm or a mock-up beats the "
         "default in "
-        f"every test there (verdict violated: paired test, p ≤ {options.p_thres}, "
+        "every test there (verdict violated: for an algorithm the paired test at "
+        f"`analysis.tuning`'s p ≤ {tuning.p_thres} and ratio ≥ {tuning.v_thres}; for a "
+        f"mock-up the campaign's test `{options.test}` at p ≤ {options.p_thres} and "
         f"ratio ≥ {options.v_thres}); the fastest such algorithm or mock-up by its "
         "smallest speedup is chosen, and the default stays everywhere else. Expected gain: the "
         "default's time over the algorithm's or mock-up's, with the bounds that decided its "
-        f"verdict (tests.csv's ratio_low, one-sided at 1 - {options.p_thres} after any "
-        f"correction, and ratio_high, one-sided at {options.confidence}).",
+        "verdict (tests.csv's ratio_low, one-sided at 1 - that p after any correction, and "
+        f"ratio_high, one-sided at {options.confidence}).",
         "",
         "## Replaced",
         "",
@@ -128,8 +131,8 @@ def tuning_md(
     lines.append(
         f"{len(kept)} of {len(picks)} (entry, op, ranks, msg_size) keep the default: no "
         "algorithm is significantly faster there in every test (verdicts per algorithm in "
-        f"{ALGORITHMS_CSV}: holds = the default is not slower by v_thres, undecided = the runs "
-        "cannot tell)."
+        f"{ALGORITHMS_CSV}: holds = the default is not slower by {tuning.v_thres}, undecided = "
+        "the runs cannot tell)."
     )
     lines += list(mockup_lines)
     lines += ["", "## Not tuned", ""]
