@@ -44,7 +44,7 @@ import yaml
 
 from _common import REPO, load, run_snakemake
 from mpiguide.campaign.schema import load_schema
-from mpiguide.core.values import canonical_value
+from mpiguide.core.values import ALGORITHM_GUIDELINE_PREFIX, canonical_value
 from mpiguide.plan.grid import INTERLEAVE_KEY
 from mpiguide.tune.choose import chosen_algorithms
 from mpiguide.tune.sweep import algorithm_settings
@@ -205,7 +205,7 @@ def rules_collectives(path: Path) -> int:
 
 def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
     tests = pd.read_csv(results / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
-    algo = tests[tests["guideline"].str.startswith("ALGO.")]
+    algo = tests[tests["guideline"].str.startswith(f"{ALGORITHM_GUIDELINE_PREFIX}.")]
     twins = {
         canonical_value(twin)
         for block in config["experiments"]
