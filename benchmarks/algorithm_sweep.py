@@ -55,6 +55,8 @@ BASE = "5033e4c"
 NULL_BUDGET_S = 1000.0  # a max_time no experiment reaches
 NULL_MARGIN_S = 0.001
 DECIDED = ("violated", "holds")
+# The workflow rule that writes a launch's kernel input (in both ways' code).
+INPUTS_RULE = "inputs"
 TWIN_SUFFIX = "-twin"  # the across way's null control: the entry again, in launches of its own
 
 
@@ -171,10 +173,16 @@ def run_tune(project: Path, config: dict[str, Any], cores: int, dry_run: bool) -
     the checkout's own code; return its results directory."""
     config_file = project / "config" / "campaigns" / f"bench-{config['campaign']}.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    run_snakemake(
-        project, "tune", "--profile", "profiles/local", "--cores", str(cores), "--quiet", "rules",
-        "--configfile", str(config_file), *(["-n"] if dry_run else []),
-    )  # fmt: skip
+    common = ["--profile", "profiles/local", "--cores", str(cores), "--quiet", "rules",
+              "--configfile", str(config_file)]  # fmt: skip
+    if dry_run:
+        run_snakemake(project, "tune", *common, "-n")
+    else:
+        # The launches' inputs first, in an invocation of their own: Snakemake keeps re-checking
+        # its schedule for every job it has finished (docs/workflow.md, "The local profile"), and
+        # after the across way's hundreds of input jobs that took most of a core from the runs.
+        run_snakemake(project, "tune", *common, "--until", INPUTS_RULE)
+        run_snakemake(project, "tune", *common)
     return project / "results" / str(config["campaign"])
 
 
