@@ -1,4 +1,5 @@
-"""One canonical text per parameter value: the scalar rule and the column rule agree."""
+"""One canonical text per parameter value: the scalar rule and the column rule agree; the names
+of the guidelines mpiguide adds to tune and verify."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.core.values import canonical_value, canonical_values
+from mpiguide.core.values import (
+    any_tuning_guideline,
+    canonical_value,
+    canonical_values,
+    is_tuning_guideline,
+)
 
 SAMPLES = [
     pd.Series([8, 1024, 16384], dtype="int64"),
@@ -27,3 +33,12 @@ def test_integral_floats_lose_their_decimals_and_missing_is_empty() -> None:
     assert canonical_value(0.5) == "0.5"
     assert list(canonical_values(pd.Series([8.0, np.nan]))) == ["8", ""]
     assert list(canonical_values(pd.Series(["a", None]))) == ["a", ""]
+
+
+def test_tuning_guidelines_are_named_by_the_first_word_of_their_id() -> None:
+    assert is_tuning_guideline("ALGO.openmpi.allreduce.ring")
+    assert is_tuning_guideline("TUNE.openmpi.allreduce")
+    assert not is_tuning_guideline("ALGORITHM-CHOICE")
+    assert not is_tuning_guideline("GL4")
+    assert any_tuning_guideline(["GL4", "TUNE.openmpi.bcast"])
+    assert not any_tuning_guideline(["GL4", "ALGO"])

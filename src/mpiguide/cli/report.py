@@ -118,15 +118,18 @@ def cost(args: argparse.Namespace) -> None:
 def slowdown_plot(args: argparse.Namespace) -> None:
     from mpiguide.analysis.analysis_types import AnalysisOptions
     from mpiguide.analysis.slowdown import read_slowdown
-    from mpiguide.core.values import is_tuning_guideline
+    from mpiguide.core.values import any_tuning_guideline
     from mpiguide.reports.figure_style import provenance
     from mpiguide.reports.slowdown_plot import plot_overview, read_verdicts, undecided_cells
 
     options = AnalysisOptions.read_record(args.decided_with)
     verdicts = read_verdicts(args.tests)
-    tuning_too = bool(verdicts["guideline"].map(is_tuning_guideline).any())
-    plot_overview(read_slowdown(args.slowdown), undecided_cells(verdicts), args.out,
-                  provenance(args.campaign or "", options, tuning_too=tuning_too))  # fmt: skip
+    footer = provenance(
+        args.campaign or "",
+        options,
+        tuning_too=any_tuning_guideline(verdicts["guideline"].unique()),
+    )
+    plot_overview(read_slowdown(args.slowdown), undecided_cells(verdicts), args.out, footer)
 
 
 def partners(args: argparse.Namespace) -> None:

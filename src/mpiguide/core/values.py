@@ -5,6 +5,8 @@ which grid.csv and the kernel's input leave empty."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -32,6 +34,12 @@ TUNING_GUIDELINES = " and ".join(f"{prefix}.…" for prefix in TUNING_GUIDELINE_
 def is_tuning_guideline(guideline_id: str) -> bool:
     """Whether a guideline id is one of those mpiguide adds to tune and verify."""
     return guideline_id.startswith(tuple(f"{prefix}." for prefix in TUNING_GUIDELINE_PREFIXES))
+
+
+def any_tuning_guideline(guideline_ids: Iterable[object]) -> bool:
+    """Whether some of these guideline ids (e.g. a tests.csv column) is one of those mpiguide
+    adds to tune and verify: a text or figure over them must name their levels too."""
+    return any(is_tuning_guideline(str(guideline_id)) for guideline_id in guideline_ids)
 
 
 def canonical_value(value: object) -> str:

@@ -37,7 +37,7 @@ from mpiguide.analysis.tables import FUTILE_COLUMNS, futile_note, parameter_colu
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VERDICTS, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import PLOT_SUFFIX, deployment_name, labels_of_plot, safe_name
-from mpiguide.core.values import is_tuning_guideline
+from mpiguide.core.values import any_tuning_guideline
 from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
 
 # The columns the page reads of verdict_lines.csv and summary.csv.
@@ -448,9 +448,7 @@ def page_html(campaign: Campaign, page_dir: Path, made: datetime) -> str:
         f'<a href="{_href(campaign.tests_csv, page_dir)}">tests.csv</a> of '
         f"{_time(campaign.report.tables_written)}.</p>",
         _report_notice(campaign.report, page_dir, made),
-        _options_section(
-            campaign.options, any(is_tuning_guideline(name) for name in campaign.guidelines)
-        ),
+        _options_section(campaign.options, any_tuning_guideline(campaign.guidelines)),
         _lines_section(campaign),
     ]
     if contents:

@@ -47,7 +47,7 @@ from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.paths import ALL_DEPLOYMENTS, HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.core.strict_yaml import load_package_yaml
-from mpiguide.core.values import is_tuning_guideline
+from mpiguide.core.values import any_tuning_guideline
 from mpiguide.reports.figure_style import (
     MSG_SIZE,
     SIDES,
@@ -543,7 +543,7 @@ def plot(
     with figure_drawer(processes) as draw:
         for job in forest_figures(tests, keys, options, campaign, outdir):
             draw(job)
-        tuning_too = bool(tests["guideline"].map(is_tuning_guideline).any())
+        tuning_too = any_tuning_guideline(tests["guideline"].unique())
         draw(FigureJob(heatmap, (tests, options.varied,
                                  provenance(campaign, options, tuning_too=tuning_too),
                                  heatmap_path)))  # fmt: skip

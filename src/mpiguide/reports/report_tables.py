@@ -30,7 +30,7 @@ from mpiguide.analysis.verdicts import UNDECIDED, VERDICTS, VIOLATED, runs_neede
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV
-from mpiguide.core.values import TUNING_GUIDELINES, is_tuning_guideline
+from mpiguide.core.values import TUNING_GUIDELINES, any_tuning_guideline
 
 NEEDED = ("guideline", "relation", "group", "verdict", "group_verdict", "detectable_ratio")
 # violated_undecided.csv: these first, then the parameters, then these.
@@ -136,9 +136,8 @@ def decided_with_rst(options: AnalysisOptions, tuning_too: bool = False) -> str:
 def verdict_lines_rst(lines: pd.DataFrame, options: AnalysisOptions) -> str:
     """The front page's lines: how the verdicts were decided, then a bullet per guideline (no
     title, so that it can be included anywhere in a document)."""
-    tuning_too = bool(lines["guideline"].map(is_tuning_guideline).any()) if len(lines) else False
     text = [
-        decided_with_rst(options, tuning_too),
+        decided_with_rst(options, any_tuning_guideline(lines["guideline"])),
         "**Verdicts per guideline**, over every MPI library and deployment: a test is "
         "*violated* when the data show a violation, *holds* when they rule one out, "
         "*undecided* when they can do neither (more runs, or a quieter machine, may decide "
