@@ -95,8 +95,6 @@ class TuningThresholds:
 
     @classmethod
     def from_mapping(cls, tuning: Any, source: str) -> TuningThresholds:
-        if isinstance(tuning, TuningThresholds):
-            return tuning
         if not isinstance(tuning, Mapping):
             raise ConfigError(f"{source}: analysis.tuning must be a mapping of p_thres, v_thres")
         unknown = set(tuning) - set(cls.__dataclass_fields__)

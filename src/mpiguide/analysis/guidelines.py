@@ -394,9 +394,16 @@ def _spent(options: AnalysisOptions, looks: Looks) -> AnalysisOptions:
     )
 
 
-def _stops(frame: pd.DataFrame, look: int, looks: Looks, spent: AnalysisOptions) -> np.ndarray:
-    """`stops` of a look's tests, each at the spent levels of its guideline."""
-    tuning = frame["guideline"].map(is_tuning_guideline).to_numpy(dtype=bool)
+def _stops(
+    frame: pd.DataFrame,
+    look: int,
+    looks: Looks,
+    spent: AnalysisOptions,
+    tuning_ids: Sequence[str],
+) -> np.ndarray:
+    """`stops` of a look's tests, each at the spent levels of its guideline (`tuning_ids`: the
+    guidelines `analysis.tuning` decides)."""
+    tuning = frame["guideline"].isin(tuning_ids).to_numpy(dtype=bool)
     stopped = stops(frame, look, looks, _levels(spent))
     if tuning.any():
         stopped[tuning] = stops(frame[tuning], look, looks, _levels(spent.for_tuning()))
@@ -419,6 +426,7 @@ def evaluate_looks(
     identity = [c for c in tests.columns[: tests.columns.get_loc("rhs_exp_id") + 1]
                 if c not in ("relation", "group")]  # fmt: skip
     spent = _spent(options, looks)
+    tuning_ids = [guideline.id for guideline in guidelines if is_tuning_guideline(guideline.id)]
     at_looks = []
     for look, runs in enumerate(looks.runs):
         capped = first_runs(medians, runs)
@@ -426,7 +434,7 @@ def evaluate_looks(
             break
         frame = evaluate(capped, guidelines, spent, source)
         frame[LOOK_RUNS] = runs
-        frame[STOP] = _stops(frame, look, looks, spent)
+        frame[STOP] = _stops(frame, look, looks, spent, tuning_ids)
         at_looks.append(frame.drop(columns=["group", "group_verdict"]))
     tests[LOOK_RUNS] = 0
     tests[STOP] = OPEN

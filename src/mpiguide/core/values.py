@@ -29,11 +29,12 @@ TUNE_GUIDELINE_PREFIX = "TUNE"
 TUNING_GUIDELINE_PREFIXES = (ALGORITHM_GUIDELINE_PREFIX, TUNE_GUIDELINE_PREFIX)
 # Their name where a text speaks of them all.
 TUNING_GUIDELINES = " and ".join(f"{prefix}.…" for prefix in TUNING_GUIDELINE_PREFIXES)
+_TUNING_ID_STARTS = tuple(f"{prefix}." for prefix in TUNING_GUIDELINE_PREFIXES)
 
 
 def is_tuning_guideline(guideline_id: str) -> bool:
     """Whether a guideline id is one of those mpiguide adds to tune and verify."""
-    return guideline_id.startswith(tuple(f"{prefix}." for prefix in TUNING_GUIDELINE_PREFIXES))
+    return guideline_id.startswith(_TUNING_ID_STARTS)
 
 
 def any_tuning_guideline(guideline_ids: Iterable[object]) -> bool:

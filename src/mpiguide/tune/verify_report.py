@@ -248,8 +248,8 @@ def verify_md(
         "holds bound's level, the upper at the violation bound's). The TUNE test's verdict: "
         "`violated` means the replacement is significantly slower than the library's own call "
         "now; `holds` that it is not slower by `analysis.tuning.v_thres` or more (not that it is "
-        "faster: the "
-        "speedup's lower bound above 1 says that); `undecided` that these runs cannot tell. "
+        "faster: the speedup's lower bound above 1 says that); `undecided` that these runs "
+        "cannot tell. "
         "The gain when tuned is the rule's, the smallest over the sizes it was measured at.",
         "",
     ]
