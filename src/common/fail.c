@@ -5,14 +5,50 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+void stderr_line(void (*compose)(FILE *out, void *context), void *context)
+{
+    char *line = NULL;
+    size_t length = 0;
+    FILE *buffer = open_memstream(&line, &length);
+    if (buffer) {
+        compose(buffer, context);
+        const int closed = fclose(buffer);
+        if (closed == 0)
+            fwrite(line, 1, length, stderr);
+        free(line);
+        if (closed == 0)
+            return;
+    }
+    compose(stderr, context);
+}
+
+struct message {
+    int described;
+    const char *fmt;
+    va_list *args;
+};
+
 /* "NAME: ", what the component describes if `described`, the message and a newline. */
+static void compose_message(FILE *out, void *context)
+{
+    const struct message *message = context;
+    fprintf(out, "%s: ", fail_component.name);
+    if (message->described && fail_component.describe)
+        fail_component.describe(out);
+    va_list args;
+    va_copy(args, *message->args);
+    vfprintf(out, message->fmt, args);
+    va_end(args);
+    fputc('\n', out);
+}
+
 static void say(int described, const char *fmt, va_list args)
 {
-    fprintf(stderr, "%s: ", fail_component.name);
-    if (described && fail_component.describe)
-        fail_component.describe(stderr);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    va_list copy;
+    va_copy(copy, args);
+    struct message message = {described, fmt, &copy};
+    stderr_line(compose_message, &message);
+    va_end(copy);
 }
 
 static void say_described(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -35,11 +35,17 @@ extern const struct fail_component fail_component;
             return mpi_try_rc_;                                                                \
     } while (0)
 
+/* Writes to stderr what compose(out, context) writes to `out`, in one write where memory
+   allows: every rank writes to one pipe of the launcher, and a line written piece by piece can
+   be cut by another rank's. `compose` may be called twice (the second time onto stderr). */
+void stderr_line(void (*compose)(FILE *out, void *context), void *context);
+
 /* Prints "NAME: <message>" and a newline. */
 void fail_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Prints "NAME: <message>" and exits with `status`: for a process whose MPI library has not
-   started (settings read before MPI_Init). */
+/* Prints "NAME: <message>" and exits with `status`: for a user's mistake found before MPI_Init
+   (settings), or after it where every rank finds it (the launcher stops the job when a rank
+   exits, and its output is forwarded before the exit is seen, unlike MPI_Abort's). */
 _Noreturn void fail_exit(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "NAME: <described><message>" and aborts all ranks with EXIT_RUNTIME: for failures that

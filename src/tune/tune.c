@@ -98,20 +98,26 @@ void preload_configure(void)
     resolve_next((void **)&next_comm_dup_with_info, "MPI_Comm_dup_with_info");
 }
 
-/* The tuning file and its rules (preload.h). */
-void preload_announce(void)
+static void compose_announcement(FILE *out, void *context)
 {
-    fprintf(stderr, "mpiguide-tune: active: %s: %zu rule(s)", rules_path, rules.count);
+    (void)context;
+    fprintf(out, "mpiguide-tune: active: %s: %zu rule(s)", rules_path, rules.count);
     for (size_t i = 0; i < rules.count; i++) {
         const struct tune_rule *rule = &rules.rules[i];
         const struct tune_replacement *with = &tune_replacements[rule->replacement];
-        fprintf(stderr, "%s %s as %s at", i ? ";" : ":", tune_collective_names[with->collective],
+        fprintf(out, "%s %s as %s at", i ? ";" : ":", tune_collective_names[with->collective],
                 with->name);
         for (int k = 0; k < rule->rank_count; k++)
-            fprintf(stderr, "%s%d", k ? "," : " ", rule->ranks[k]);
-        fprintf(stderr, " ranks for %llu-%llu B (line %d)", rule->lo, rule->hi, rule->line);
+            fprintf(out, "%s%d", k ? "," : " ", rule->ranks[k]);
+        fprintf(out, " ranks for %llu-%llu B (line %d)", rule->lo, rule->hi, rule->line);
     }
-    fputc('\n', stderr);
+    fputc('\n', out);
+}
+
+/* The tuning file and its rules (preload.h). */
+void preload_announce(void)
+{
+    stderr_line(compose_announcement, NULL);
 }
 
 PRELOAD_EXPORT int MPI_Finalize(void)
@@ -251,7 +257,9 @@ PRELOAD_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_D
 
 /* Whether `info` exempts a communicator: its TUNE_HINT_KEY is TUNE_HINT_OFF. Another value of
    the key stops the program: read as "not exempt", a misspelt value would silently measure the
-   replacement where the library's own call was asked for. */
+   replacement where the library's own call was asked for. It exits rather than aborts: MPICH's
+   mpiexec can drop the ranks' output when one calls MPI_Abort, and this message is the point.
+   The launcher then stops any rank still running. */
 static int asks_exempt(MPI_Info info, bool *exempt)
 {
     *exempt = false;
@@ -270,13 +278,11 @@ static int asks_exempt(MPI_Info info, bool *exempt)
         return rc != MPI_SUCCESS ? rc : MPI_ERR_INFO_KEY;
     }
     if (strcmp(value, TUNE_HINT_OFF) != 0) {
-        fail_say("MPI_Comm_dup_with_info: info key '" TUNE_HINT_KEY "' is '%s'; the one value "
-                 "allowed is '" TUNE_HINT_OFF "' (the new communicator's collectives then go to "
-                 "the MPI library, never to a mock-up)",
-                 value);
-        free(value);
-        PMPI_Abort(MPI_COMM_WORLD, EXIT_BAD_INPUT);
-        return MPI_ERR_INFO_VALUE;
+        fail_exit(EXIT_BAD_INPUT,
+                  "MPI_Comm_dup_with_info: info key '" TUNE_HINT_KEY "' is '%s'; the one value "
+                  "allowed is '" TUNE_HINT_OFF "' (the new communicator's collectives then go to "
+                  "the MPI library, never to a mock-up)",
+                  value);
     }
     free(value);
     *exempt = true;
