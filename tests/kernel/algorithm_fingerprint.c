@@ -13,13 +13,23 @@
      registered and then invalid in Open MPI 4.1.4 here: MPI_T_ERR_INVALID_NAME);
    - MPICH: the values of MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM and of
      MPIR_CVAR_DEVICE_COLLECTIVES when the call starts (its algorithm functions are internal to
-     libmpich).
+     libmpich), and the messages this rank sent during the call and their bytes: Debian's MPICH
+     is built for ch4:ucx alone, so even a rank on the same node is sent to through UCX's
+     exported ucp_tag_send_nbx and ucp_tag_send_sync_nbx, which this library wraps (an
+     algorithm's messages are its fingerprint where nothing else is, as for MPI_Bcast), and
+     how many of them a schedule sent: the "nb" algorithms run the nonblocking collective's
+     schedule, whose messages carry tags from MPIR_FIRST_NBC_TAG (287, mpir_tags.h) up, where
+     the blocking algorithms use their collective's fixed tag below it; the MPI tag is the low
+     32 bits of the UCX tag, less MPICH's two error bits (ch4/netmod/ucx/ucx_types.h).
    MPICH: the kernel's own MPI_Bcast calls (any other datatype) are recorded as own_bcast with
    those values too.
    At MPI_Finalize each rank writes one line per call to $FINGERPRINT_DIR/rank<R>.tsv:
-   collective, count, invocations, elements, cvar, function, device (-1 or -: not observed). */
+   collective, count, invocations, elements, cvar, function, device, sends, bytes, scheduled
+   (-1 or -: not observed). */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +44,14 @@ struct call {
     long long invocations, elements, cvar;
     const char *function;
     long long device;
+    long long sends, bytes, scheduled;
 };
 
 static struct call calls[MAX_CALLS];
 static int ncalls;
 static long long invocations, elements;
+/* MPICH: this rank's messages through UCX, their bytes, and those a schedule sent */
+static long long sends, bytes, scheduled;
 static MPI_Op counting_sum = MPI_OP_NULL;
 static int tool_started;
 
@@ -101,12 +114,35 @@ static long long algorithm_cvar(const char *collective)
     return cvar_value(name);
 }
 
+#if defined(MPICH_VERSION)
+/* ucp_tag_send_nbx and ucp_tag_send_sync_nbx (ucp.h), the handles opaque: MPICH passes the
+   bytes of contiguous data as `count`. */
+#define FIRST_SCHEDULE_TAG 287
+#define MPI_TAG_BITS 0x1FFFFFFFu /* the UCX tag's low 32 bits less bits 29 and 30 */
+#define TAG_SEND_ARGS void *ep, const void *buffer, size_t count, uint64_t tag, const void *param
+#define TAG_SEND(name)                                                                         \
+    void *name(TAG_SEND_ARGS)                                                                  \
+    {                                                                                          \
+        static void *(*real)(TAG_SEND_ARGS);                                                   \
+        if (!real)                                                                             \
+            *(void **)&real = dlsym(RTLD_NEXT, #name);                                         \
+        if (!real) {                                                                           \
+            fprintf(stderr, "algorithm_fingerprint: no " #name " below MPICH\n");             \
+            abort();                                                                           \
+        }                                                                                      \
+        sends++;                                                                               \
+        bytes += (long long)count;                                                             \
+        scheduled += (tag & MPI_TAG_BITS) >= FIRST_SCHEDULE_TAG;                               \
+        return real(ep, buffer, count, tag, param);                                            \
+    }
+TAG_SEND(ucp_tag_send_nbx)
+TAG_SEND(ucp_tag_send_sync_nbx)
+#endif
+
 /* Open MPI: the first coll/base algorithm function entered during the current call. */
 static const char *entered;
 
 #if defined(OPEN_MPI)
-#include <dlfcn.h>
-#include <stdint.h>
 
 /* The real function `name` (resolved once into *slot). */
 static void *next(void **slot, const char *name)
@@ -192,8 +228,8 @@ static struct call *begin(const char *collective, const char *algorithm_of, int 
     }
     struct call *call = &calls[ncalls++];
     *call = (struct call){collective, count, -1, -1, algorithm_cvar(algorithm_of), "-",
-                          cvar_value("MPIR_CVAR_DEVICE_COLLECTIVES")};
-    invocations = elements = 0;
+                          cvar_value("MPIR_CVAR_DEVICE_COLLECTIVES"), -1, -1, -1};
+    invocations = elements = sends = bytes = scheduled = 0;
     entered = NULL;
     return call;
 }
@@ -206,6 +242,11 @@ static void end(struct call *call, int reduction)
         call->invocations = invocations;
         call->elements = elements;
     }
+#if defined(MPICH_VERSION)
+    call->sends = sends;
+    call->bytes = bytes;
+    call->scheduled = scheduled;
+#endif
 }
 
 /* Whether a reduction is an experiment's. */
@@ -285,9 +326,10 @@ int MPI_Finalize(void)
             PMPI_Abort(MPI_COMM_WORLD, 3);
         }
         for (int i = 0; i < ncalls; i++)
-            fprintf(out, "%s\t%d\t%lld\t%lld\t%lld\t%s\t%lld\n", calls[i].collective,
-                    calls[i].count, calls[i].invocations, calls[i].elements, calls[i].cvar,
-                    calls[i].function, calls[i].device);
+            fprintf(out, "%s\t%d\t%lld\t%lld\t%lld\t%s\t%lld\t%lld\t%lld\t%lld\n",
+                    calls[i].collective, calls[i].count, calls[i].invocations, calls[i].elements,
+                    calls[i].cvar, calls[i].function, calls[i].device, calls[i].sends,
+                    calls[i].bytes, calls[i].scheduled);
         if (fclose(out) != 0) {
             fprintf(stderr, "algorithm_fingerprint: cannot write %s\n", path);
             PMPI_Abort(MPI_COMM_WORLD, 3);
