@@ -143,7 +143,6 @@ TAG_SEND(ucp_tag_send_sync_nbx)
 static const char *entered;
 
 #if defined(OPEN_MPI)
-
 /* The real function `name` (resolved once into *slot). */
 static void *next(void **slot, const char *name)
 {
