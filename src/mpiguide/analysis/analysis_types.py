@@ -97,19 +97,10 @@ class TuningThresholds:
     def from_mapping(cls, tuning: Any, source: str) -> TuningThresholds:
         if not isinstance(tuning, Mapping):
             raise ConfigError(f"{source}: analysis.tuning must be a mapping of p_thres, v_thres")
-        unknown = set(tuning) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(
-                f"{source}: analysis.tuning.{sorted(unknown)[0]} is not an option; allowed: "
-                f"{', '.join(cls.__dataclass_fields__)}"
-            )
+        _refuse_unknown(tuning, cls, "analysis.tuning", source)
         thresholds = cls(**{**tuning_defaults(), **tuning})
-        for key, valid, allowed in _threshold_checks(thresholds.p_thres, thresholds.v_thres):
-            if not valid:
-                raise ConfigError(
-                    f"{source}: analysis.tuning.{key} is {getattr(thresholds, key)!r}; "
-                    f"allowed: {allowed}"
-                )
+        checks = _threshold_checks(thresholds.p_thres, thresholds.v_thres)
+        _refuse_invalid(checks, thresholds, "analysis.tuning", source)
         return thresholds
 
 
@@ -150,12 +141,7 @@ class AnalysisOptions:
     @classmethod
     def from_mapping(cls, analysis: Mapping[str, Any], source: str) -> AnalysisOptions:
         """Options from the config's `analysis:` block, defaults for missing keys."""
-        unknown = set(analysis) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(
-                f"{source}: analysis.{sorted(unknown)[0]} is not an option; allowed: "
-                f"{', '.join(cls.__dataclass_fields__)}"
-            )
+        _refuse_unknown(analysis, cls, "analysis", source)
         tuning = TuningThresholds.from_mapping(analysis.get("tuning", {}), source)
         options = cls(**{**analysis_defaults(), **analysis, "variability": (), "tuning": tuning})
         checks = [
@@ -175,11 +161,7 @@ class AnalysisOptions:
             ("model_weighting", options.model_weighting in MODEL_WEIGHTINGS,
              f"one of {', '.join(MODEL_WEIGHTINGS)}"),
         ]  # fmt: skip
-        for key, valid, allowed in checks:
-            if not valid:
-                raise ConfigError(
-                    f"{source}: analysis.{key} is {getattr(options, key)!r}; allowed: {allowed}"
-                )
+        _refuse_invalid(checks, options, "analysis", source)
         selectors = _variability_selectors(analysis.get("variability", []), source)
         return replace(options, variability=selectors)
 
@@ -231,6 +213,29 @@ def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:
                     f"allowed: {', '.join(allowed_keys)}"
                 )
     return tuple(selector_of(selector) for selector in raw)
+
+
+def _refuse_unknown(given: Mapping[str, Any], options: type, where: str, source: str) -> None:
+    """ConfigError naming the first key of `given` that is no field of the dataclass
+    `options` (the block `where` of the config)."""
+    fields = [field.name for field in dataclasses.fields(options)]
+    unknown = set(given) - set(fields)
+    if unknown:
+        raise ConfigError(
+            f"{source}: {where}.{sorted(unknown)[0]} is not an option; allowed: {', '.join(fields)}"
+        )
+
+
+def _refuse_invalid(
+    checks: Sequence[tuple[str, bool, str]], options: object, where: str, source: str
+) -> None:
+    """ConfigError naming the first of `checks` (key, valid, what is allowed) that failed, with
+    the value `options` has for it."""
+    for key, valid, allowed in checks:
+        if not valid:
+            raise ConfigError(
+                f"{source}: {where}.{key} is {getattr(options, key)!r}; allowed: {allowed}"
+            )
 
 
 def _threshold_checks(p_thres: Any, v_thres: Any) -> list[tuple[str, bool, str]]:
