@@ -10,75 +10,12 @@
 
 #include "algorithm/algorithm.h"
 #include "check.h"
+#include "io/input_columns.h"
 #include "io/sha256.h"
 #include "kernel_limits.h"
 #include "ops/op_table.h"
 #include "sync/sync.h"
 #include "topology/topology.h"
-
-enum column {
-    COL_EXP_ID, COL_OP, COL_MSG_SIZE, COL_DTYPE, COL_NREP, COL_WORK, COL_TOPOLOGY, COL_NDIM,
-    COL_NFIN, COL_RADIUS, COL_ORDERING, COL_CONSTRUCTOR, COL_REORDER, COL_ROOT, COL_SYNC,
-    COL_MAX_TIME, COL_BUFFER_OFFSET, COL_COUNTS, COL_INTERLEAVE, COL_WARMUP, COL_ALGORITHM,
-    COL_CHUNK, COL_COUNT
-};
-
-/* When a column applies (docs/architecture.md, "Parameter applicability"); the first five
-   depend on the op, the others on the topology. */
-enum applicability {
-    APPLIES_ALWAYS, APPLIES_MOVES_DATA, APPLIES_ROOT, APPLIES_NONBLOCKING, APPLIES_COUNTS,
-    APPLIES_ALGORITHM_OF, APPLIES_GRID, APPLIES_STENCIL, APPLIES_STENCIL_OR_FULL,
-    APPLIES_TOPOLOGY, APPLIES_KIND_COUNT
-};
-
-static const char *const applicability_names[APPLIES_KIND_COUNT] = {
-    "always", "moves_data", "root", "nonblocking", "counts", "algorithm_of", "grid", "stencil",
-    "stencil_or_full", "topology",
-};
-
-/* A column of the input: its name, the text an empty cell stands for ("" when the column is
-   required, or for ordering and constructor, whose default depends on the topology), and when it
-   applies. The parsing reads its defaults from here; --list-params prints this table. */
-struct column_spec {
-    const char *name;
-    const char *default_text;
-    enum applicability applies;
-};
-
-static const struct column_spec columns[COL_COUNT] = {
-    [COL_EXP_ID] = {"exp_id", "", APPLIES_ALWAYS},
-    [COL_OP] = {"op", "", APPLIES_ALWAYS},
-    [COL_MSG_SIZE] = {"msg_size", "", APPLIES_MOVES_DATA},
-    [COL_DTYPE] = {"dtype", "char", APPLIES_MOVES_DATA},
-    [COL_NREP] = {"nrep", "", APPLIES_ALWAYS},
-    [COL_WORK] = {"work", "0", APPLIES_NONBLOCKING},
-    [COL_TOPOLOGY] = {"topology", "none", APPLIES_ALWAYS},
-    [COL_NDIM] = {"ndim", "", APPLIES_GRID},
-    [COL_NFIN] = {"nfin", "0", APPLIES_GRID},
-    [COL_RADIUS] = {"radius", "1", APPLIES_STENCIL},
-    [COL_ORDERING] = {"ordering", "", APPLIES_STENCIL_OR_FULL},
-    [COL_CONSTRUCTOR] = {"constructor", "", APPLIES_TOPOLOGY},
-    [COL_REORDER] = {"reorder", "0", APPLIES_TOPOLOGY},
-    [COL_ROOT] = {"root", "0", APPLIES_ROOT},
-    [COL_SYNC] = {"sync", "dissemination", APPLIES_ALWAYS},
-    [COL_MAX_TIME] = {"max_time", "0", APPLIES_ALWAYS},
-    [COL_BUFFER_OFFSET] = {"buffer_offset", "0", APPLIES_MOVES_DATA},
-    [COL_COUNTS] = {"counts", "equal", APPLIES_COUNTS},
-    [COL_INTERLEAVE] = {"interleave", "1", APPLIES_ALWAYS},
-    [COL_WARMUP] = {"warmup", "0", APPLIES_ALWAYS},
-    /* Empty: the library's own choice. */
-    [COL_ALGORITHM] = {"algorithm", "", APPLIES_ALGORITHM_OF},
-    /* Not a grid parameter: the planner numbers the rows of an interleaved experiment. */
-    [COL_CHUNK] = {"chunk", "0", APPLIES_ALWAYS},
-};
-
-void input_list_columns(FILE *out)
-{
-    fputs("param\tdefault\tapplies\n", out);
-    for (int col = 0; col < COL_COUNT; col++)
-        fprintf(out, "%s\t%s\t%s\n", columns[col].name, columns[col].default_text,
-                applicability_names[columns[col].applies]);
-}
 
 static const char *const dtype_names[DTYPE_COUNT] = {"char", "int", "float", "double"};
 static const char *const topology_names[TOPO_COUNT] = {"none", "cart", "vonneumann", "moore",
@@ -112,7 +49,7 @@ __attribute__((format(printf, 2, 3))) static int reject(const struct source *at,
 static int parse_integer(const struct source *at, enum column col, const char *cell,
                          long long min, long long max, long long *out)
 {
-    const char *name = columns[col].name;
+    const char *name = input_columns[col].name;
     const char *digits = cell[0] == '-' ? cell + 1 : cell;
     if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits))
         return reject(at, "column '%s': '%s' is not an integer (allowed: %lld to %lld)", name,
@@ -159,56 +96,11 @@ static int parse_name(const struct source *at, enum column col, const char *cell
                 strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
             strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
         }
-    return reject(at, "column '%s': unknown value '%s' (allowed: %s)", columns[col].name, cell,
-                  allowed);
+    return reject(at, "column '%s': unknown value '%s' (allowed: %s)", input_columns[col].name,
+                  cell, allowed);
 }
 
 /* ---- rows ------------------------------------------------------------------------------ */
-
-static int is_grid(enum topology_kind t)
-{
-    return t == TOPO_CART || t == TOPO_VONNEUMANN || t == TOPO_MOORE;
-}
-
-static int is_stencil(enum topology_kind t)
-{
-    return t == TOPO_VONNEUMANN || t == TOPO_MOORE;
-}
-
-static int column_applies(enum column col, const struct operation *op, enum topology_kind t)
-{
-    switch (columns[col].applies) {
-    case APPLIES_MOVES_DATA:
-        return op->msg_size != MSG_NONE;
-    case APPLIES_ROOT:
-        return operation_has(op, OP_ROOT);
-    case APPLIES_NONBLOCKING:
-        return operation_has(op, OP_NONBLOCKING);
-    case APPLIES_COUNTS:
-        return operation_has(op, OP_COUNTS);
-    case APPLIES_ALGORITHM_OF:
-        return op->algorithm_of != NULL;
-    case APPLIES_GRID:
-        return is_grid(t);
-    case APPLIES_STENCIL:
-        return is_stencil(t);
-    case APPLIES_STENCIL_OR_FULL:
-        return is_stencil(t) || t == TOPO_FULL;
-    case APPLIES_TOPOLOGY:
-        return t != TOPO_NONE;
-    case APPLIES_ALWAYS:
-    default:
-        return 1;
-    }
-}
-
-/* Whether the op (rather than the topology) decides if the column applies. */
-static int applies_by_op(enum column col)
-{
-    const enum applicability kind = columns[col].applies;
-    return kind == APPLIES_MOVES_DATA || kind == APPLIES_ROOT || kind == APPLIES_NONBLOCKING ||
-           kind == APPLIES_COUNTS || kind == APPLIES_ALGORITHM_OF;
-}
 
 static int ordering_fits(enum ordering o, enum topology_kind t)
 {
@@ -243,7 +135,8 @@ static const char *cell_or(const row_cells cells, enum column col, const char *d
 static int integer_cell(const struct source *at, const row_cells cells, enum column col,
                         long long min, long long max, long long *out)
 {
-    return parse_integer(at, col, cell_or(cells, col, columns[col].default_text), min, max, out);
+    return parse_integer(at, col, cell_or(cells, col, input_columns[col].default_text), min, max,
+                         out);
 }
 
 /* A cell that must be given (why: "for op X", ...), as an integer. */
@@ -251,7 +144,7 @@ static int required_integer_cell(const struct source *at, const row_cells cells,
                                  long long min, long long max, const char *why, long long *out)
 {
     if (!cell_given(cells, col))
-        return reject(at, "column '%s' is required%s", columns[col].name, why);
+        return reject(at, "column '%s' is required%s", input_columns[col].name, why);
     return parse_integer(at, col, cells[col], min, max, out);
 }
 
@@ -260,7 +153,7 @@ static int required_integer_cell(const struct source *at, const row_cells cells,
 static int name_cell(const struct source *at, const row_cells cells, enum column col,
                      const char *const *names, int n, int *out)
 {
-    return parse_name(at, col, cell_or(cells, col, columns[col].default_text), names, n, out);
+    return parse_name(at, col, cell_or(cells, col, input_columns[col].default_text), names, n, out);
 }
 
 /* exp_id, op, topology, and which columns may be given at all. */
@@ -284,7 +177,7 @@ static int parse_identity(const struct source *at, const row_cells cells, struct
     for (int col = 0; col < COL_COUNT; col++)
         if (cell_given(cells, col) && !column_applies(col, op, t)) {
             const int by_op = applies_by_op(col);
-            return reject(at, "column '%s' does not apply to %s %s", columns[col].name,
+            return reject(at, "column '%s' does not apply to %s %s", input_columns[col].name,
                           by_op ? "op" : "topology", by_op ? op->name : topology_names[t]);
         }
     if (operation_has(op, OP_TOPOLOGY_REQUIRED) && t == TOPO_NONE)
@@ -394,7 +287,7 @@ static int parse_measurement(const struct source *at, const row_cells cells,
     if (name_cell(at, cells, COL_SYNC, sync_names, SYNC_COUNT, &choice))
         return -1;
     exp->sync = (enum sync_kind)choice;
-    if (parse_seconds(at, cell_or(cells, COL_MAX_TIME, columns[COL_MAX_TIME].default_text),
+    if (parse_seconds(at, cell_or(cells, COL_MAX_TIME, input_columns[COL_MAX_TIME].default_text),
                       &exp->max_time))
         return -1;
     if (integer_cell(at, cells, COL_INTERLEAVE, 1, MAX_INTERLEAVE, &v))
@@ -513,7 +406,7 @@ static int parse_header(const struct source *at, char *line, int *column_of_fiel
     for (int i = 0; i < n; i++) {
         int col = -1;
         for (int c = 0; c < COL_COUNT; c++)
-            if (strcmp(fields[i], columns[c].name) == 0)
+            if (strcmp(fields[i], input_columns[c].name) == 0)
                 col = c;
         if (col < 0)
             return reject(at, "unknown column '%s'", fields[i]);
@@ -524,7 +417,7 @@ static int parse_header(const struct source *at, char *line, int *column_of_fiel
     static const enum column required[] = {COL_EXP_ID, COL_OP, COL_NREP};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (!seen[required[i]])
-            return reject(at, "missing column '%s'", columns[required[i]].name);
+            return reject(at, "missing column '%s'", input_columns[required[i]].name);
     *nfields = n;
     return 0;
 }
@@ -717,7 +610,7 @@ int input_names_algorithm(const char *path)
         char *fields[COL_COUNT + 1];
         const int n = split(header, fields, COL_COUNT + 1);
         for (int i = 0; i < n && i <= COL_COUNT; i++)
-            if (strcmp(fields[i], columns[COL_ALGORITHM].name) == 0)
+            if (strcmp(fields[i], input_columns[COL_ALGORITHM].name) == 0)
                 column = i;
     }
     while (column >= 0 && !names && (length = getline(&line, &capacity, file)) > 0) {
