@@ -1,8 +1,6 @@
 #include "io/input.h"
 
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +8,7 @@
 
 #include "algorithm/algorithm.h"
 #include "check.h"
+#include "io/input_cells.h"
 #include "io/input_columns.h"
 #include "io/sha256.h"
 #include "kernel_limits.h"
@@ -24,81 +23,6 @@ static const char *const ordering_names[ORDER_COUNT] = {"", "FMAJ", "LMAJ", "RAN
 static const char *const constructor_names[CONSTRUCTOR_COUNT] = {
     "", "cart", "graph", "graph_adj", "nodecart", "nodecart_greedy"};
 static const char *const counts_names[COUNTS_PATTERN_COUNT] = {"equal", "ramp"};
-
-/* Where a message points: file and line. */
-struct source {
-    const char *path;
-    long long line;
-};
-
-
-__attribute__((format(printf, 2, 3))) static int reject(const struct source *at,
-                                                        const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    fprintf(stderr, "%s:%lld: ", at->path, at->line);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
-    va_end(args);
-    return -1;
-}
-
-/* ---- cells ---------------------------------------------------------------------------- */
-
-static int parse_integer(const struct source *at, enum column col, const char *cell,
-                         long long min, long long max, long long *out)
-{
-    const char *name = input_columns[col].name;
-    const char *digits = cell[0] == '-' ? cell + 1 : cell;
-    if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits))
-        return reject(at, "column '%s': '%s' is not an integer (allowed: %lld to %lld)", name,
-                      cell, min, max);
-    if (cell[0] == '-' && strspn(digits, "0") != strlen(digits))
-        return reject(at, "column '%s': %s is negative (allowed: %lld to %lld)", name, cell, min,
-                      max);
-    errno = 0;
-    long long v = strtoll(cell, NULL, 10);
-    if (errno == ERANGE || v > max)
-        return reject(at, "column '%s': %s is too large (at most %lld)", name, cell, max);
-    if (v < min)
-        return reject(at, "column '%s': %s is too small (at least %lld)", name, cell, min);
-    *out = v;
-    return 0;
-}
-
-static int parse_seconds(const struct source *at, const char *cell, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(cell, &end);
-    if (cell[0] == '\0' || *end != '\0' || cell[0] == ' ' || errno == ERANGE || !isfinite(v))
-        return reject(at, "column 'max_time': '%s' is not a number of seconds", cell);
-    if (v < 0)
-        return reject(at, "column 'max_time': %s is negative", cell);
-    *out = v;
-    return 0;
-}
-
-/* Index of cell among names (empty names skipped), or a message listing the allowed ones. */
-static int parse_name(const struct source *at, enum column col, const char *cell,
-                      const char *const *names, int n, int *out)
-{
-    for (int i = 0; i < n; i++)
-        if (names[i][0] != '\0' && strcmp(cell, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    char allowed[256] = "";
-    for (int i = 0; i < n; i++)
-        if (names[i][0] != '\0') {
-            if (allowed[0])
-                strncat(allowed, ", ", sizeof allowed - strlen(allowed) - 1);
-            strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
-        }
-    return reject(at, "column '%s': unknown value '%s' (allowed: %s)", input_columns[col].name,
-                  cell, allowed);
-}
 
 /* ---- rows ------------------------------------------------------------------------------ */
 
@@ -115,45 +39,6 @@ static int constructor_fits(enum constructor c, enum topology_kind t)
         return c == CONSTRUCTOR_CART || c == CONSTRUCTOR_NODECART ||
                c == CONSTRUCTOR_NODECART_GREEDY;
     return c == CONSTRUCTOR_GRAPH || c == CONSTRUCTOR_GRAPH_ADJ;
-}
-
-/* The cells of one row, by column; NULL for a column the file does not have. */
-typedef const char *row_cells[COL_COUNT];
-
-static int cell_given(const row_cells cells, enum column col)
-{
-    return cells[col] && cells[col][0] != '\0';
-}
-
-/* A cell's text, or dflt when it is empty. */
-static const char *cell_or(const row_cells cells, enum column col, const char *dflt)
-{
-    return cell_given(cells, col) ? cells[col] : dflt;
-}
-
-/* An optional cell: its integer value, or its column's default when empty. */
-static int integer_cell(const struct source *at, const row_cells cells, enum column col,
-                        long long min, long long max, long long *out)
-{
-    return parse_integer(at, col, cell_or(cells, col, input_columns[col].default_text), min, max,
-                         out);
-}
-
-/* A cell that must be given (why: "for op X", ...), as an integer. */
-static int required_integer_cell(const struct source *at, const row_cells cells, enum column col,
-                                 long long min, long long max, const char *why, long long *out)
-{
-    if (!cell_given(cells, col))
-        return reject(at, "column '%s' is required%s", input_columns[col].name, why);
-    return parse_integer(at, col, cells[col], min, max, out);
-}
-
-/* An optional cell: the index among names of its value, or of its column's default when
-   empty. */
-static int name_cell(const struct source *at, const row_cells cells, enum column col,
-                     const char *const *names, int n, int *out)
-{
-    return parse_name(at, col, cell_or(cells, col, input_columns[col].default_text), names, n, out);
 }
 
 /* exp_id, op, topology, and which columns may be given at all. */
