@@ -1,5 +1,5 @@
-/* The columns of INPUT.csv, one table (input_columns.c, which also prints it for --list-params:
-   input_list_columns in io/input.h), and when each applies. */
+/* The columns of INPUT.csv and the rules of when each applies. input_columns.c also defines
+   input_list_columns (declared in io/input.h), which prints the table for --list-params. */
 #ifndef MPIGUIDE_INPUT_COLUMNS_H
 #define MPIGUIDE_INPUT_COLUMNS_H
 
