@@ -211,7 +211,7 @@ def _neighbours(row: Mapping[str, Any], ranks: int) -> int:
 def _check_kernel_limits(
     config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str
 ) -> None:
-    """What the kernel refuses for a run's shape (input.c check_limits), in every deployment:
+    """What the kernel refuses for a run's shape (input_row.c check_limits), in every deployment:
     a stencil's offsets, and the bytes of one buffer."""
     operations = load_operations()
     max_offsets = kernel_limits()["max_stencil_offsets"]
