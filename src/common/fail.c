@@ -81,6 +81,11 @@ void fail_say(const char *fmt, ...)
     va_end(args);
 }
 
+void fail_vsay(const char *fmt, va_list args)
+{
+    say(0, fmt, args);
+}
+
 void fail_exit(int status, const char *fmt, ...)
 {
     va_list args;

@@ -6,6 +6,7 @@
 #ifndef MPIGUIDE_FAIL_H
 #define MPIGUIDE_FAIL_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include <mpi.h>
@@ -43,9 +44,14 @@ void stderr_line(void (*compose)(FILE *out, void *context), void *context);
 /* Prints "NAME: <message>" and a newline. */
 void fail_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* fail_say with the arguments in a va_list, for a component's own variadic reporting function. */
+void fail_vsay(const char *fmt, va_list args) __attribute__((format(printf, 1, 0)));
+
 /* Prints "NAME: <message>" and exits with `status`: for a user's mistake found before MPI_Init
    (settings), or after it where every rank finds it (the launcher stops the job when a rank
-   exits, and its output is forwarded before the exit is seen, unlike MPI_Abort's). */
+   exits, and its output is forwarded before the exit is seen, unlike MPI_Abort's). Before
+   MPI_Init, in a job under MPICH's mpiexec, the output can still be lost: see preload_refuse
+   (preload.h). */
 _Noreturn void fail_exit(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "NAME: <described><message>" and aborts all ranks with EXIT_RUNTIME: for failures that

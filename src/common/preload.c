@@ -1,14 +1,33 @@
 /* preload.h: the start of a preloaded PMPI library. */
 #include "preload.h"
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
 #include "fail.h"
 
 int (*preload_next_init)(int *, char ***) = PMPI_Init;
 int (*preload_next_init_thread)(int *, char ***, int, int *) = PMPI_Init_thread;
 
-/* The MPI library's start status, after rank 0's announcement once it started. */
+/* Set by preload_refuse, before the MPI library starts; read once it has. */
+static bool refused;
+
+void preload_refuse(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    fail_vsay(fmt, args);
+    va_end(args);
+    refused = true;
+}
+
+/* The MPI library's start status, after rank 0's announcement once it started; the end of the
+   process instead if the settings were refused (preload.h says why only now). */
 static int announced(int init_status)
 {
+    if (refused)
+        exit(EXIT_BAD_INPUT);
     MPI_TRY(init_status);
     int rank = 0;
     MPI_TRY(PMPI_Comm_rank(MPI_COMM_WORLD, &rank));

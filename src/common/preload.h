@@ -10,10 +10,21 @@
 /* What the library exports: every other symbol stays hidden (-fvisibility=hidden). */
 #define PRELOAD_EXPORT __attribute__((visibility("default")))
 
-/* Reads the library's settings before the MPI library starts: bad settings end the process with
-   exit status 2 (bad input, as for the kernel) before any MPI state exists. Not done in a
+/* Reads the library's settings before the MPI library starts, so that none of its MPI state is
+   made under half-read settings. Bad settings are refused with preload_refuse. Not done in a
    library constructor: LD_PRELOAD also reaches mpirun and other tools that never call MPI_Init. */
 void preload_configure(void);
+
+/* For preload_configure, on bad settings: prints "NAME: <message>" at once, and the MPI_Init that
+   called preload_configure then starts the MPI library and exits with status 2 (bad input, as
+   for the kernel) instead of returning; preload_configure returns after it, configuring nothing.
+   Not an exit before the MPI library starts: MPICH's mpiexec, still starting the job, can write
+   to a launcher process that already left with the ranks and die of SIGPIPE, every rank's
+   output unread. A rank's start needs the launcher's answers, so it has started the job when
+   MPI_Init returns; a rank that exits then ends the job like any failed rank, its output
+   forwarded. Every rank prints before it starts: the launcher may kill a slower rank as soon
+   as the first one exits. */
+void preload_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* One line on stderr, from rank 0 once the MPI library has started. */
 void preload_announce(void);

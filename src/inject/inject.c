@@ -103,18 +103,25 @@ static void spin(int64_t from_ns, int64_t delay_ns)
         continue;
 }
 
-/* Reads the spec (preload.h). */
+/* Reads the spec (preload.h): parsed aside and kept only whole, so that a refused spec leaves
+ * every function untouched while the MPI library starts. */
 void preload_configure(void)
 {
     const char *spec = getenv(INJECT_VARIABLE);
-    if (spec == NULL)
-        fail_exit(EXIT_BAD_INPUT,
-                  INJECT_VARIABLE " is not set, but libmpiguide-inject is preloaded: set it to "
-                  "the functions to slow down, e.g. " INJECT_VARIABLE "='MPI_Allreduce:usec=200'");
+    if (spec == NULL) {
+        preload_refuse(INJECT_VARIABLE " is not set, but libmpiguide-inject is preloaded: set it "
+                       "to the functions to slow down, e.g. " INJECT_VARIABLE
+                       "='MPI_Allreduce:usec=200'");
+        return;
+    }
+    struct inject_rule parsed[INJECT_FN_COUNT];
     char error[4096];
-    if (inject_parse_spec(spec, &spec_names, rules, error, sizeof error) != 0)
-        fail_exit(EXIT_BAD_INPUT, INJECT_VARIABLE " %s", error);
+    if (inject_parse_spec(spec, &spec_names, parsed, error, sizeof error) != 0) {
+        preload_refuse(INJECT_VARIABLE " %s", error);
+        return;
+    }
     for (int function = 0; function < INJECT_FN_COUNT; function++) {
+        rules[function] = parsed[function];
         if (function_is_nonblocking[function] && rules[function].kind != INJECT_OFF)
             tracking_requests = true;
         filtered_datatype[function] = rules[function].datatype == INJECT_ANY_DATATYPE
@@ -123,12 +130,18 @@ void preload_configure(void)
     }
 }
 
-/* The rules that are on (preload.h). */
-void preload_announce(void)
+static void compose_announcement(FILE *out, void *context)
 {
+    (void)context;
     char summary[4096];
     inject_describe(rules, &spec_names, summary, sizeof summary);
-    fprintf(stderr, "mpiguide-inject: active: %s\n", summary);
+    fprintf(out, "%s: active: %s\n", fail_component.name, summary);
+}
+
+/* The rules that are on (preload.h), in one write (fail.h). */
+void preload_announce(void)
+{
+    stderr_line(compose_announcement, NULL);
 }
 
 /* A blocking call pays its delay right after it returns. */

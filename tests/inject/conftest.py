@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from mpi_support import MPI_LIBRARIES
+from mpi_support import CORES, MPI_LIBRARIES
 from preload_support import PreloadBuild, build_with_probe
+
+from .refusal_support import busy_cores
 
 PROBE_SOURCE = Path(__file__).with_name("probe.c")
 
@@ -49,3 +51,11 @@ def inject_build(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> InjectBuild:
     return InjectBuild(*build_with_probe(request, tmp_path_factory, "inject", PROBE_SOURCE))
+
+
+@pytest.fixture
+def busy_machine() -> Iterator[None]:
+    """One busy-loop process more than there are cores, for the duration of the test: the
+    machine is loaded by the test itself, whatever else runs on it."""
+    with busy_cores(CORES + 1):
+        yield
