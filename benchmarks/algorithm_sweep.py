@@ -43,11 +43,12 @@ import pandas as pd
 import yaml
 
 from _common import REPO, load, run_snakemake
+from mpiguide.campaign.expansion import algorithm_settings
+from mpiguide.campaign.listings import Listing, Listings
 from mpiguide.campaign.schema import load_schema
 from mpiguide.core.values import ALGORITHM_GUIDELINE_PREFIX, canonical_value
 from mpiguide.plan.grid import INTERLEAVE_KEY
 from mpiguide.tune.choose import chosen_algorithms
-from mpiguide.tune.sweep import algorithm_settings
 
 CAMPAIGNS = ("tune-example", "mpinpc-tune-local")
 WAYS = ("across", "within")
@@ -108,7 +109,8 @@ def across_campaign(config: dict[str, Any], runs: int) -> dict[str, Any]:
         # by name, as this checkout resolves `all`: the base code would also force algorithms
         # this one leaves out as unusable at some deployment (two_proc at 4 ranks)
         entry["algorithms"] = {}
-        for setting in algorithm_settings(config, str(config["campaign"])):
+        listed = Listings.of(Path(), Listing.RUN).choices
+        for setting in algorithm_settings(config, str(config["campaign"]), listed):
             entry["algorithms"].setdefault(setting.op, []).append(setting.algorithm.name)
     twin = copy.deepcopy(entry)
     twin.pop("algorithms", None)

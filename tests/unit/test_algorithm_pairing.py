@@ -13,10 +13,10 @@ from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.comparisons import PAIRED_T, RANKSUM, TEST_COLUMN
 from mpiguide.analysis.guidelines import evaluate, evaluate_looks
 from mpiguide.analysis.sequential import DECIDED, STOP, Looks
+from mpiguide.campaign.expansion import with_algorithm_sweeps
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
-from mpiguide.tune.sweep import with_algorithm_sweeps
 
 RUNS = 10
 RING = AlgorithmSetting("openmpi", "openmpi", "allreduce", Algorithm("ring", 4), False, 4, 0)
@@ -150,9 +150,30 @@ def test_analysis_tuning_is_checked_like_the_campaigns_thresholds() -> None:
     with pytest.raises(ConfigError, match=r"analysis\.tuning\.test is not an option"):
         AnalysisOptions.with_defaults(tuning={"test": "paired"})
     options = AnalysisOptions.with_defaults(test="ranksum", tuning={"p_thres": 0.01})
-    assert options.for_guideline("TGT-ALLREDUCE-AS-REDUCE-BCAST") is options
-    for guideline in ("ALGO.openmpi.allreduce.ring", "TUNE.openmpi.allreduce"):
-        decided_with = options.for_guideline(guideline)
-        assert (decided_with.test, decided_with.p_thres, decided_with.v_thres) == (
-            "auto", 0.01, 1.03,
-        )  # fmt: skip
+    assert options.decided_by("analysis") is options
+    decided_with = options.decided_by("analysis.tuning")
+    assert (decided_with.test, decided_with.p_thres, decided_with.v_thres) == (
+        "auto", 0.01, 1.03,
+    )  # fmt: skip
+
+
+def test_a_guideline_is_decided_by_its_decided_by_never_by_its_id() -> None:
+    """The thresholds follow the guideline's `decided_by`: an ALGO-looking id without it is the
+    campaign's, any other id with `decided_by: analysis.tuning` is decided as a tuning one."""
+    medians = _medians({}, launch_spread=0.3)
+    lhs = {"mpi": "openmpi", "op": "allreduce", "algorithm": "library-default"}
+    rhs = {**lhs, "algorithm": "ring"}
+    entry = {"source": "t", "text": "t", "relation": "le", "lhs": lhs, "rhs": rhs}
+    guidelines = resolve(
+        [
+            {"id": "ALGO.looks.like.one", **entry},
+            {"id": "MINE", **entry, "decided_by": "analysis.tuning"},
+        ],
+        {},
+        "t.yaml",
+    )
+    options = AnalysisOptions.with_defaults(test="ranksum", v_thres=1.0)
+    tests = evaluate(medians, guidelines, options, "t")
+    assert set(tests.loc[tests["guideline"] == "ALGO.looks.like.one", TEST_COLUMN]) == {RANKSUM}
+    assert set(tests.loc[tests["guideline"] == "MINE", TEST_COLUMN]) == {PAIRED_T}
+    assert set(tests.loc[tests["guideline"] == "MINE", "verdict"]) == {"holds"}

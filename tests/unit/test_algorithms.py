@@ -12,6 +12,13 @@ import pytest
 
 from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.campaign.config import check_campaign
+from mpiguide.campaign.expansion import (
+    algorithm_settings,
+    tune_libraries,
+    tuned_algorithms_csv,
+    verify_campaign,
+    with_algorithm_sweeps,
+)
 from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
@@ -21,22 +28,11 @@ from mpiguide.tune.library_algorithms import (
     installed_choices,
     parse_mpivars,
     parse_ompi_info,
-    settings_of,
-)
-from mpiguide.tune.sweep import (
-    SETTINGS_KEY,
-    TUNE_GUIDELINE_SOURCE,
-    algorithm_settings,
-    kernel_entry,
     setting_marks,
     settings_from_marks,
-    settings_in,
-    tune_libraries,
-    tuned_algorithms_csv,
-    tuned_pairs,
-    verify_campaign,
-    with_algorithm_sweeps,
+    settings_of,
 )
+from mpiguide.tune.mockup_rules import TUNE_GUIDELINE_SOURCE
 
 LISTINGS = Path(__file__).parent / "algorithm_listings"
 SOURCE = "c.yaml"
@@ -187,8 +183,8 @@ def _config(**mpi_changes: Any) -> dict[str, Any]:
 def _listing(ompi: Choices) -> Any:
     calls = []
 
-    def discover(library: str, program: str, key_path: str) -> Choices:
-        calls.append((library, program, key_path))
+    def discover(entry: str, library: str, program: str, key_path: str) -> Choices:
+        calls.append((entry, library, program, key_path))
         return ompi
 
     discover.calls = calls  # type: ignore[attr-defined]
@@ -198,11 +194,10 @@ def _listing(ompi: Choices) -> Any:
 def test_a_sweep_adds_experiments_and_guidelines_to_the_entry_not_entries(ompi: Choices) -> None:
     config = _config()
     discover = _listing(ompi)
-    expanded = with_algorithm_sweeps(config, algorithm_settings(config, SOURCE, discover))
-    assert discover.calls == [("openmpi", "ompi_info", "c.yaml: mpi.openmpi.info")]
-    assert list(expanded["mpi"]) == ["openmpi"]
-    assert expanded["mpi"]["openmpi"]["env"] == {"OMPI_MCA_mpi_yield_when_idle": "1"}
-    assert kernel_entry(expanded, "openmpi") == "openmpi"
+    swept = algorithm_settings(config, SOURCE, discover)
+    expanded = with_algorithm_sweeps(config, swept)
+    assert discover.calls == [("openmpi", "openmpi", "ompi_info", "c.yaml: mpi.openmpi.info")]
+    assert expanded["mpi"] == config["mpi"]
     # the allreduce experiments again, each with an algorithm; the mock-up takes none
     assert expanded["experiments"][1] == {
         "op": "allreduce", "msg_size": [8, 1024], "algorithm": ["ring", "recursive_doubling"],
@@ -216,6 +211,7 @@ def test_a_sweep_adds_experiments_and_guidelines_to_the_entry_not_entries(ompi: 
     guideline = expanded["guidelines"][0]
     assert guideline["id"] == "ALGO.openmpi.allreduce.ring"
     assert guideline["relation"] == "le"
+    assert guideline["decided_by"] == "analysis.tuning"
     assert guideline["lhs"] == {
         "mpi": "openmpi",
         "op": ["allreduce"],
@@ -225,13 +221,13 @@ def test_a_sweep_adds_experiments_and_guidelines_to_the_entry_not_entries(ompi: 
     # the added guidelines and experiments pass the campaign's own checks
     check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
     assert config["experiments"] == CONFIG["experiments"]  # not modified
-    settings = settings_in(expanded)
+    settings = {setting.guideline: setting for setting in swept}
     assert list(settings) == [
         "ALGO.openmpi.allreduce.ring",
         "ALGO.openmpi.allreduce.recursive_doubling",
     ]
     assert settings["ALGO.openmpi.allreduce.ring"].algorithm.number == 4
-    assert settings_from_marks(setting_marks(expanded)) == settings
+    assert settings_from_marks(setting_marks(swept)) == settings
 
 
 def test_a_swept_block_keeps_what_applies_to_the_swept_op(ompi: Choices) -> None:
@@ -286,13 +282,6 @@ def test_every_entry_sweeps_the_same_as_they_share_the_grid(ompi: Choices) -> No
         algorithm_settings(config, SOURCE, _listing(ompi))
 
 
-def test_the_schema_refuses_a_setting_written_by_hand() -> None:
-    config = copy.deepcopy(CONFIG)
-    config["mpi"]["openmpi"][SETTINGS_KEY] = [{"base": "x"}]
-    with pytest.raises(ConfigError, match=SETTINGS_KEY):
-        validate_schema(config, load_schema(), SOURCE)
-
-
 FIGURE5_HEADER = (
     "mpi,library,op,nodes,ppn,msg_size,algorithm,number,median_s,default_median_s,speedup,"
     "speedup_low,speedup_high,verdict"
@@ -319,12 +308,12 @@ def test_verify_sweeps_the_chosen_algorithms_beside_the_librarys_choice(
         "openmpi,openmpi,allreduce,1,2,8,recursive_doubling,3,1e-5,1.1e-5,1.1,0.9,1.3,undecided",
         "openmpi,openmpi,allreduce,1,2,1024,ring,4,1e-5,1e-5,1.0,0.9,1.1,holds",
     )
-    verified = verify_campaign(config, SOURCE, tmp_path / "results")
+    verified, kernel_of = verify_campaign(config, SOURCE, tmp_path / "results")
     assert verified["campaign"] == "t-verify"
     assert list(verified["mpi"]) == ["openmpi"]
     assert verified["mpi"]["openmpi"]["algorithms"] == {"allreduce": ["ring"]}
     assert verified["mpi"]["openmpi"]["env"] == config["mpi"]["openmpi"]["env"]
-    assert tuned_pairs(verified) == []
+    assert kernel_of == {}
     expanded = with_algorithm_sweeps(verified, algorithm_settings(verified, SOURCE, _listing(ompi)))
     assert [g["id"] for g in expanded["guidelines"]] == ["ALGO.openmpi.allreduce.ring"]
     assert {r["algorithm"] for r in expand(expanded) if r["op"] == "allreduce"} == {"", "ring"}
@@ -352,17 +341,17 @@ def test_verify_preloads_the_tuning_library_where_a_mock_up_replaces_a_collectiv
     tuning.mkdir(parents=True)
     (tuning / "openmpi.tune").write_text("# c\nallreduce_as_reduce_bcast ranks=2 bytes=8-8  # x\n")
     (tuning / "mpich.tune").write_text("# nothing replaced\n")
-    verified = verify_campaign(config, SOURCE, tmp_path / "results")
+    verified, kernel_of = verify_campaign(config, SOURCE, tmp_path / "results")
     assert list(verified["mpi"]) == ["openmpi", "mpich", "openmpi.tuned"]
+    assert kernel_of == {"openmpi.tuned": "openmpi"}
     library = "results/t-verify/build/openmpi/tune/libmpiguide-tune.so"
     assert verified["mpi"]["openmpi.tuned"]["env"] == {
         "OMPI_MCA_mpi_yield_when_idle": "1",
         "LD_PRELOAD": f"{library}:build/inject/libmpiguide-inject.so",
         "MPIGUIDE_TUNE": str((tuning / "openmpi.tune").resolve()),
     }
-    assert tune_libraries(verified) == {library: "openmpi"}
-    check_campaign(verified, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
-    assert tuned_pairs(verified) == [("openmpi", "openmpi.tuned")]
+    assert tune_libraries(verified, kernel_of) == {library: "openmpi"}
+    check_campaign(verified, load_catalogue(GUIDELINE_CATALOGUE), SOURCE, {library: "openmpi"})
 
 
 def test_verify_compares_the_replaced_call_with_the_library_s_own_within_one_launch(
@@ -377,7 +366,7 @@ def test_verify_compares_the_replaced_call_with_the_library_s_own_within_one_lau
     tuning = tmp_path / "results" / "t" / "tuning"
     _figure5(tuning, "openmpi,openmpi,allreduce,1,2,8,ring,4,1e-5,2e-5,2.0,1.5,2.5,violated")
     (tuning / "openmpi.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8-8  # x\n")
-    verified = verify_campaign(config, SOURCE, tmp_path / "results")
+    verified, kernel_of = verify_campaign(config, SOURCE, tmp_path / "results")
     assert verified["experiments"][-1] == {
         "op": "allreduce", "msg_size": [8, 1024], "algorithm": ["untuned"],
     }  # fmt: skip
@@ -390,9 +379,11 @@ def test_verify_compares_the_replaced_call_with_the_library_s_own_within_one_lau
             "relation": "le",
             "lhs": {"mpi": "openmpi.tuned", "op": ["allreduce"], "algorithm": "library-default"},
             "rhs": {"mpi": "openmpi.tuned", "op": ["allreduce"], "algorithm": "untuned"},
+            "decided_by": "analysis.tuning",
         }
     ]
-    expanded = with_algorithm_sweeps(verified, algorithm_settings(verified, SOURCE, _listing(ompi)))
+    swept = algorithm_settings(verified, SOURCE, _listing(ompi), kernel_of)
+    expanded = with_algorithm_sweeps(verified, swept)
     assert {(r["op"], r["algorithm"] or "") for r in expand(expanded)} == {
         ("allreduce", ""), ("allreduce", "ring"), ("allreduce", "untuned"),
         ("allreduce_as_reduce_bcast", ""), ("bcast", ""),
@@ -401,7 +392,12 @@ def test_verify_compares_the_replaced_call_with_the_library_s_own_within_one_lau
         "TUNE.openmpi.allreduce",
         "ALGO.openmpi.allreduce.ring",
     ]
-    check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+    check_campaign(
+        expanded,
+        load_catalogue(GUIDELINE_CATALOGUE),
+        SOURCE,
+        tune_libraries(expanded, kernel_of),
+    )
 
 
 def test_verify_refuses_a_tuning_file_that_names_no_mock_up(tmp_path: Path) -> None:

@@ -26,11 +26,12 @@ def campaign(launch: str = "local", launcher: str = "mpirun --oversubscribe") ->
         "launch": launch,
         "mpi": {
             "openmpi": entry(launcher, env={"A": "1"}, modules=["openmpi/4"]),
-            "openmpi.bcast.2": entry("mpirun", kernel_of="openmpi"),
+            "openmpi.tuned": entry("mpirun"),
         },
         "deployments": [{"nodes": 1, "ppn": 4, "node_size": 2}],
     }
-    return Campaign(config, AnalysisOptions.with_defaults(), "c.yaml")
+    kernel_of = {"openmpi.tuned": "openmpi"}
+    return Campaign(config, AnalysisOptions.with_defaults(), "c.yaml", kernel_of=kernel_of)
 
 
 def test_the_spec_names_every_entry_s_launch_files_and_record() -> None:

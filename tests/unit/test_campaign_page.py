@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from html_support import read_page
-from mpiguide.analysis.analysis_types import AnalysisOptions, Comparison, Guideline
+from mpiguide.analysis.analysis_types import AnalysisOptions, Comparison, Decisions, Guideline
 from mpiguide.analysis.tables import summarise
 from mpiguide.cli import main
 from mpiguide.core.paths import (
@@ -75,7 +75,7 @@ def write_campaign(
     tests.to_csv(guidelines / TESTS_CSV, index=False)
     summarise(tests).to_csv(guidelines / SUMMARY_CSV, index=False)
     options.write_record(guidelines / DECIDED_WITH_JSON, ["GL_A", "GL*B"], {})
-    write_report_tables(guidelines / TESTS_CSV, options, guidelines)
+    write_report_tables(guidelines / TESTS_CSV, Decisions(options), guidelines)
     plots = root / "plots"
     for kind in ("overview", "focus"):
         (plots / kind).mkdir(parents=True, exist_ok=True)

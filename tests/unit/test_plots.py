@@ -11,7 +11,7 @@ import pytest
 from matplotlib.cbook import boxplot_stats
 from matplotlib.colors import to_rgb
 
-from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.guidelines import check
 from mpiguide.analysis.tables import parameter_columns
@@ -46,6 +46,7 @@ GUIDELINES = {
              "lhs": {"reorder": 1}, "rhs": {"reorder": 0}},
 }  # fmt: skip
 OPTIONS = AnalysisOptions.with_defaults()
+DECISIONS = Decisions(OPTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def analysed(tmp_path_factory):
               root / "medians.parquet")  # fmt: skip
     guidelines = resolve(list(GUIDELINES), GUIDELINES, "c")
     check(root / "medians.parquet", guidelines, OPTIONS, root / "guidelines")
-    plot(root / "timings.parquet", root / "guidelines" / "tests.csv", OPTIONS, root / "plots")
+    plot(root / "timings.parquet", root / "guidelines" / "tests.csv", DECISIONS, root / "plots")
     return root
 
 
@@ -110,7 +111,7 @@ def with_undecided_group(analysed, tmp_path) -> tuple[pd.DataFrame, int]:
 
 def test_undecided_groups_are_plotted_on_request(analysed, tmp_path):
     tests, group = with_undecided_group(analysed, tmp_path)
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots",
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", DECISIONS, tmp_path / "plots",
          PlotOptions.from_mapping({"focus": "undecided"}, "test"))  # fmt: skip
     expected = plotted_groups(tests, ("violated", "undecided"))
     assert group_plot_name("GL12", group, "undecided") in expected
@@ -121,13 +122,13 @@ def test_undecided_groups_are_plotted_on_request(analysed, tmp_path):
 def test_focus_plots_are_capped_violated_first(analysed, tmp_path):
     tests, _ = with_undecided_group(analysed, tmp_path)
     options = PlotOptions.from_mapping({"focus": "undecided", "max": 2}, "test")
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "a", options)
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", DECISIONS, tmp_path / "a", options)
     for sub in ("overview", "focus"):
         assert sorted(p.name for p in (tmp_path / "a" / sub).iterdir()) == plotted_groups(
             tests, ("violated",)
         )  # fmt: skip
     none = PlotOptions.from_mapping({"focus": "none"}, "test")
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "b", none)
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", DECISIONS, tmp_path / "b", none)
     assert not list((tmp_path / "b" / "focus").iterdir())
     assert (tmp_path / "b" / "heatmap.png").is_file()
 
@@ -169,7 +170,7 @@ def test_a_forest_of_too_many_groups_is_drawn_in_pages(analysed, tmp_path, monke
     assert [(p.start, p.stop) for p in forest_pages(501)] == [(0, 250), (250, 501)]
     assert len(forest_pages(1000)) == 2 and len(forest_pages(1001)) == 3
     monkeypatch.setattr(forest, "FOREST_PAGE_ROWS", 1)
-    plot(analysed / "timings.parquet", analysed / "guidelines" / "tests.csv", OPTIONS,
+    plot(analysed / "timings.parquet", analysed / "guidelines" / "tests.csv", DECISIONS,
          tmp_path / "plots")  # fmt: skip
     pages = sorted((tmp_path / "plots" / "forest").rglob("*.png"))
     expected = [
@@ -189,7 +190,7 @@ def test_a_forest_of_too_many_groups_is_drawn_in_pages(analysed, tmp_path, monke
 
 
 def test_two_processes_draw_the_same_figures(analysed, tmp_path):
-    plot(analysed / "timings.parquet", analysed / "guidelines" / "tests.csv", OPTIONS,
+    plot(analysed / "timings.parquet", analysed / "guidelines" / "tests.csv", DECISIONS,
          tmp_path / "plots", processes=2)  # fmt: skip
     drawn = sorted(p.relative_to(tmp_path / "plots") for p in (tmp_path / "plots").rglob("*.png"))
     alone = sorted(p.relative_to(analysed / "plots") for p in (analysed / "plots").rglob("*.png"))
@@ -247,7 +248,7 @@ def test_an_undecided_mark_is_not_drawn_as_a_pass(analysed, tmp_path):
     """In GL12's forest plot the undecided group's row is purple and the holding one's green,
     read back from the PNG: the undecided mark lies above (its group comes first)."""
     tests, _ = with_undecided_group(analysed, tmp_path)
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots")
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", DECISIONS, tmp_path / "plots")
     png = tmp_path / "plots" / forest_plot_path("GL12", "openmpi", "1x2")
     undecided = pixels_near(png, VERDICT_COLOURS["undecided"])
     holds = pixels_near(png, VERDICT_COLOURS["holds"])
@@ -262,7 +263,7 @@ def test_an_undecided_mark_is_not_drawn_as_a_pass(analysed, tmp_path):
     tests["verdict"] = tests["group_verdict"] = "holds"
     tests["violated"] = False
     tests.to_csv(tmp_path / "tests.csv", index=False)
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "holds")
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", DECISIONS, tmp_path / "holds")
     legend_only = len(pixels_near(tmp_path / "holds" / "heatmap.png", VERDICT_COLOURS["undecided"]))
     assert framed > legend_only + 100
 
@@ -272,7 +273,7 @@ def test_no_violated_or_undecided_group_still_writes_the_heatmap(analysed, tmp_p
     tests["violated"] = False
     tests["verdict"] = tests["group_verdict"] = "holds"
     tests.to_csv(tmp_path / "tests.csv", index=False)
-    plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots")
+    plot(analysed / "timings.parquet", tmp_path / "tests.csv", DECISIONS, tmp_path / "plots")
     assert not list((tmp_path / "plots" / "overview").iterdir())
     assert (tmp_path / "plots" / "heatmap.png").exists()
 
@@ -329,9 +330,10 @@ def test_safe_names():
 
 def test_missing_inputs_are_named(analysed, tmp_path):
     with pytest.raises(DataError, match=r"tests.csv: no such file \(written by `mpiguide check`\)"):
-        plot(analysed / "timings.parquet", tmp_path / "tests.csv", OPTIONS, tmp_path / "plots")
+        plot(analysed / "timings.parquet", tmp_path / "tests.csv", DECISIONS, tmp_path / "plots")
     with pytest.raises(DataError, match=r"timings.parquet: no such file"):
-        plot(tmp_path / "timings.parquet", analysed / "guidelines" / "tests.csv", OPTIONS, tmp_path)
+        plot(tmp_path / "timings.parquet", analysed / "guidelines" / "tests.csv", DECISIONS,
+             tmp_path)  # fmt: skip
     with pytest.raises(DataError, match=r"medians.parquet: no such file"):
         check(tmp_path / "medians.parquet", [], OPTIONS, tmp_path)
 
@@ -345,7 +347,7 @@ def test_a_damaged_tests_csv_is_named_by_line(analysed, tmp_path):
     damaged = tmp_path / "tests.csv"
     damaged.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match=r"tests\.csv:4: p_value '0\.0o1' is not a number"):
-        plot(analysed / "timings.parquet", damaged, OPTIONS, tmp_path / "plots")
+        plot(analysed / "timings.parquet", damaged, DECISIONS, tmp_path / "plots")
 
 
 def test_tests_naming_experiments_absent_from_the_timings_are_refused(analysed, tmp_path):
@@ -355,7 +357,7 @@ def test_tests_naming_experiments_absent_from_the_timings_are_refused(analysed, 
     tests.to_csv(foreign, index=False)
     with pytest.raises(DataError, match=r"tests\.csv: names experiments that .*timings\.parquet "
                        r"lacks \(exp_id 999\)"):  # fmt: skip
-        plot(analysed / "timings.parquet", foreign, OPTIONS, tmp_path / "plots")
+        plot(analysed / "timings.parquet", foreign, DECISIONS, tmp_path / "plots")
     assert not (tmp_path / "plots").exists()
 
 
@@ -416,7 +418,8 @@ def test_a_forest_of_an_algo_guideline_draws_and_states_analysis_tuning(analysed
     tests["guideline"] = tests["guideline"].replace({"GL12": "ALGO.openmpi.allreduce.ring"})
     tests = tests.assign(_effect=tests["violation_ratio"])
     options = AnalysisOptions.with_defaults(test="ranksum", v_thres=1.2)
-    jobs = forest.forest_figures(tests, parameter_columns(tests), options, "c", tmp_path)
+    decisions = Decisions(options, frozenset({"ALGO.openmpi.allreduce.ring"}))
+    jobs = forest.forest_figures(tests, parameter_columns(tests), decisions, "c", tmp_path)
     drawn = {str(job.args[3]).split(" ", 1)[0]: job.args for job in jobs}
     algo, campaign = drawn["ALGO.openmpi.allreduce.ring"], drawn["GL4"]
     assert (algo[2].v_thres, algo[2].test) == (1.03, "auto")

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from config_support import check_config
-from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
 from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.guidelines import evaluate
 from mpiguide.core.errors import ConfigError
@@ -101,7 +101,7 @@ def test_overview_plot_along_nodes(tmp_path):
     tests.to_csv(tmp_path / "tests.csv", index=False)
     timings = medians.rename(columns={"median_s": "time_s"})
     timings.to_parquet(tmp_path / "timings.parquet")
-    plot(tmp_path / "timings.parquet", tmp_path / "tests.csv", options, tmp_path)
+    plot(tmp_path / "timings.parquet", tmp_path / "tests.csv", Decisions(options), tmp_path)
     names = [p.name for p in (tmp_path / "overview").iterdir()]
     assert names == [group_plot_name("G", 1, "violated")]  # gather
 

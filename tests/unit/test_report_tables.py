@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
-from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import (
     SUMMARY_CSV,
@@ -64,12 +64,12 @@ def test_one_line_per_guideline_counts_tests_and_groups():
     assert lines.loc["GL*B", "relation"] == "approx"
 
 
-DECIDED_WITH = AnalysisOptions.with_defaults(v_thres=1.5)
+DECIDED_WITH = Decisions(AnalysisOptions.with_defaults(v_thres=1.5))
 
 
 def decided_with_json(tmp_path: Path) -> Path:
     path = tmp_path / "decided_with.json"
-    DECIDED_WITH.write_record(path, [], {})
+    DECIDED_WITH.options.write_record(path, [], {})
     return path
 
 
@@ -92,12 +92,15 @@ def test_the_lines_say_how_algo_and_tune_tests_were_decided_where_there_are_some
     tests = campaign_tests()
     tests.loc[tests["guideline"] == "GL*B", "guideline"] = "ALGO.openmpi.bcast.chain"
     options = AnalysisOptions.with_defaults(test="ranksum", v_thres=1.0, tuning={"v_thres": 1.05})
-    text = verdict_lines_rst(verdict_lines(tests), options)
+    decisions = Decisions(options, frozenset({"ALGO.openmpi.bcast.chain"}))
+    text = verdict_lines_rst(verdict_lines(tests), decisions)
     assert "(ALGO.… and TUNE.…)" in text
     assert "paired t-test at ``analysis.tuning``'s p_thres 0.001 and v_thres 1.05" in text
     assert "System Message" not in publish_parts(text, writer="html")["body"]
-    plain = verdict_lines_rst(verdict_lines(campaign_tests()), options)
+    plain = verdict_lines_rst(verdict_lines(campaign_tests()), decisions)
     assert "analysis.tuning" not in plain
+    # what check recorded says which guidelines analysis.tuning decided, not their ids
+    assert "analysis.tuning" not in verdict_lines_rst(verdict_lines(tests), Decisions(options))
 
 
 def test_an_adaptive_campaign_s_lines_say_which_undecided_tests_were_futile():
@@ -140,7 +143,7 @@ def test_files_repeat_tests_csv_cells_exactly(tmp_path):
     tests.to_csv(tmp_path / "tests.csv", index=False)
     written = write_report_tables(
         tmp_path / "tests.csv",
-        AnalysisOptions.read_record(decided_with_json(tmp_path)),
+        Decisions.read(decided_with_json(tmp_path)),
         tmp_path / "out",
     )
     names = [path.name for path in written]
@@ -166,14 +169,16 @@ def test_the_record_reads_back_the_options_it_was_written_with(tmp_path):
     options = AnalysisOptions.with_defaults(
         v_thres=1.5, variability=[{"op": ["bcast", "reduce"], "msg_size": 8}]
     )
-    options.write_record(tmp_path / "decided_with.json", ["GL1"], {"holds": 3})
-    assert AnalysisOptions.read_record(tmp_path / "decided_with.json") == options
+    options.write_record(
+        tmp_path / "decided_with.json", ["GL1", "MINE"], {"holds": 3}, (), ["MINE"]
+    )
+    assert Decisions.read(tmp_path / "decided_with.json") == Decisions(options, frozenset({"MINE"}))
 
 
 def test_an_unreadable_record_is_refused(tmp_path):
     (tmp_path / "decided_with.json").write_text("{}")
     with pytest.raises(DataError, match=r"decided_with\.json: cannot read what the verdicts"):
-        AnalysisOptions.read_record(tmp_path / "decided_with.json")
+        Decisions.read(tmp_path / "decided_with.json")
 
 
 def test_the_front_page_quotes_no_threshold_from_the_config():

@@ -1,5 +1,4 @@
-"""One canonical text per parameter value: the scalar rule and the column rule agree; the names
-of the guidelines mpiguide adds to tune and verify."""
+"""One canonical text per parameter value: the scalar rule and the column rule agree."""
 
 from __future__ import annotations
 
@@ -7,12 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpiguide.core.values import (
-    any_tuning_guideline,
-    canonical_value,
-    canonical_values,
-    is_tuning_guideline,
-)
+from mpiguide.core.values import canonical_value, canonical_values
 
 SAMPLES = [
     pd.Series([8, 1024, 16384], dtype="int64"),
@@ -33,12 +27,3 @@ def test_integral_floats_lose_their_decimals_and_missing_is_empty() -> None:
     assert canonical_value(0.5) == "0.5"
     assert list(canonical_values(pd.Series([8.0, np.nan]))) == ["8", ""]
     assert list(canonical_values(pd.Series(["a", None]))) == ["a", ""]
-
-
-def test_tuning_guidelines_are_named_by_the_first_word_of_their_id() -> None:
-    assert is_tuning_guideline("ALGO.openmpi.allreduce.ring")
-    assert is_tuning_guideline("TUNE.openmpi.allreduce")
-    assert not is_tuning_guideline("ALGORITHM-CHOICE")
-    assert not is_tuning_guideline("GL4")
-    assert any_tuning_guideline(["GL4", "TUNE.openmpi.bcast"])
-    assert not any_tuning_guideline(["GL4", "ALGO"])

@@ -16,13 +16,9 @@ from snakemake.cli import get_profile_dir, parse_args
 from snakemake.logging import logger
 
 from mpiguide.analysis.rounds import read_plan
-from mpiguide.tune.sweep import (
-    preloaded_paths,
-    setting_marks,
-    tune_libraries,
-    tuned_pairs,
-)
 from mpiguide.campaign.config import workflow_campaign
+from mpiguide.campaign.expansion import preloaded_paths
+from mpiguide.campaign.listings import workflow_listing
 from mpiguide.campaign.executor import launch_mode, prepare_jobs, read_command_line
 from mpiguide.campaign.launches import (
     block_records as launch_block_records,
@@ -90,7 +86,12 @@ CATALOGUE = str(GUIDELINE_CATALOGUE)
 COMMAND_LINE = read_command_line(sys.argv[1:], parse_args, get_profile_dir)
 try:
     config["launch"] = launch_mode(COMMAND_LINE, config.get("launch"), CONFIG_FILES)
-    CAMPAIGN = workflow_campaign(config, CONFIG_FILES, Path.cwd())
+    CAMPAIGN = workflow_campaign(
+        config,
+        CONFIG_FILES,
+        Path.cwd(),
+        workflow_listing(workflow.is_main_process, COMMAND_LINE.dry_run),
+    )
     prepare_jobs(COMMAND_LINE, CAMPAIGN, workflow, logger.warning)
 except MpiguideError as err:
     sys.exit(str(err))
@@ -250,7 +251,7 @@ try:
 except MpiguideError as err:
     sys.exit(str(err))
 # libmpiguide-tune builds of a verify campaign (rules in tune.smk): a tuned entry preloads one.
-TUNE_LIBRARIES = {} if ANALYSIS_ONLY else tune_libraries(config)
+TUNE_LIBRARIES = {} if ANALYSIS_ONLY else CAMPAIGN.tune_libraries()
 
 
 def preloaded_libraries(mpi: str) -> list:

@@ -11,6 +11,7 @@ rule plot:
     input:
         timings=f"{RESULTS}/timings.parquet",
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+        decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
     output:
         report(
             directory(PLOTS),
@@ -26,12 +27,11 @@ rule plot:
         "../envs/analysis.yaml"
     threads: 2
     params:
-        analysis=as_json(config["analysis"]),
         plots=as_json(config["plots"]),
         campaign=config["campaign"],
     shell:
         "python -m mpiguide plot --timings {input.timings:q} --tests {input.tests:q}"
-        " --analysis-json {params.analysis:q} --plots-json {params.plots:q}"
+        " --decided-with {input.decided_with:q} --plots-json {params.plots:q}"
         " --campaign {params.campaign:q} --processes {threads} --outdir {output:q} 2> {log:q}"
 
 

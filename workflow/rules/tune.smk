@@ -4,10 +4,11 @@
 # entry the tuning file of libmpiguide-tune, where a collective is significantly slower than its
 # own mock-up.
 
+from mpiguide.campaign.expansion import tuned_algorithms_csv
 from mpiguide.core.paths import VERIFY_CSV, VERIFY_MD
-from mpiguide.tune.sweep import tuned_algorithms_csv
+from mpiguide.tune.library_algorithms import setting_marks
 
-SETTING_MARKS = setting_marks(config)
+SETTING_MARKS = setting_marks(CAMPAIGN.settings)
 TUNING = f"{RESULTS}/{TUNING_TREE}"
 TUNING_FILES = {
     mark["base"]: (
@@ -54,7 +55,7 @@ localrules:
 # <entry>.tuned in the same blocks: inside <entry>.tuned the replaced call beside the library's
 # own (verify.md), and across launches `mpiguide diff` of the two entries for everything else.
 if config["verify"]:
-    VERIFY_PAIRS = dict(tuned_pairs(config))
+    VERIFY_PAIRS = dict(CAMPAIGN.tuned_pairs())
     VERIFY = f"{RESULTS}/{VERIFY_TREE}"
     # src/tune and the mock-ups it links (src/mockups) of this checkout (CHECKOUT, common.smk).
     TUNE_DIR = c_component(CHECKOUT, "tune")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mpiguide.analysis.paper_tables import LAYOUTS
 from mpiguide.core.atomic import atomic_path
@@ -21,7 +21,7 @@ from mpiguide.core.columns import HEAP
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml
-from mpiguide.core.values import canonical_value, is_tuning_guideline
+from mpiguide.core.values import canonical_value
 from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
 
 if TYPE_CHECKING:
@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 
 Relation = Literal["le", "approx", "monotone"]
 Selector = dict[str, tuple[str, ...]]
+# Which thresholds decide a guideline: the campaign's `analysis:` block, or `analysis.tuning`
+# (the guidelines mpiguide adds to tune and verify: two experiments of one entry's launches).
+DecidedBy = Literal["analysis", "analysis.tuning"]
+DECIDED_BY_ANALYSIS: Final = "analysis"
+DECIDED_BY_TUNING: Final = "analysis.tuning"
 
 DEPLOYMENT_KEYS = ("mpi", "nodes", "ppn")
 # heap: the allocator setting of the mpi entry's launches, a column of medians.parquet.
@@ -65,6 +70,7 @@ class Guideline:
     text: str
     relation: Relation
     comparisons: tuple[Comparison, ...]
+    decided_by: DecidedBy = DECIDED_BY_ANALYSIS
 
 
 @cache
@@ -121,11 +127,10 @@ class AnalysisOptions:
     model_weighting: str
     tuning: TuningThresholds
 
-    def for_guideline(self, guideline_id: str) -> AnalysisOptions:
-        """The options a guideline is decided with: the campaign's, or for one that mpiguide
-        adds to tune and verify (core.values.is_tuning_guideline) the paired test at
-        `analysis.tuning`'s levels."""
-        return self.for_tuning() if is_tuning_guideline(guideline_id) else self
+    def decided_by(self, decided_by: DecidedBy) -> AnalysisOptions:
+        """The options a guideline is decided with (Guideline.decided_by): the campaign's, or
+        the paired test at `analysis.tuning`'s levels."""
+        return self.for_tuning() if decided_by == DECIDED_BY_TUNING else self
 
     def for_tuning(self) -> AnalysisOptions:
         """The options of the guidelines mpiguide adds to tune and verify."""
@@ -171,13 +176,16 @@ class AnalysisOptions:
         guidelines: Sequence[str],
         verdicts: Mapping[str, int],
         looks: Sequence[int] = (),
+        by_tuning: Sequence[str] = (),
     ) -> None:
         """check's record beside its verdicts (decided_with.json): these options, the
-        guidelines, the verdict counts and an adaptive campaign's looks, so that a report built
-        later states the options its tables were computed with."""
+        guidelines and those of them `analysis.tuning` decided (`by_tuning`), the verdict counts
+        and an adaptive campaign's looks, so that a report built later states the options its
+        tables were computed with."""
         record: dict[str, Any] = {
             "analysis": dataclasses.asdict(self),
             "guidelines": list(guidelines),
+            "decided_by_tuning": list(by_tuning),
             "verdicts": dict(verdicts),
         }
         if looks:
@@ -185,19 +193,42 @@ class AnalysisOptions:
         with atomic_path(path) as temporary:
             temporary.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
 
+
+@dataclass(frozen=True)
+class Decisions:
+    """What check's record (decided_with.json) says the verdicts were decided with: the
+    campaign's options, and the guidelines `analysis.tuning` decided."""
+
+    options: AnalysisOptions
+    by_tuning: frozenset[str] = frozenset()
+
+    def for_guideline(self, guideline_id: str) -> AnalysisOptions:
+        """The options the guideline's tests were decided with."""
+        return self.options.for_tuning() if guideline_id in self.by_tuning else self.options
+
+    def any_by_tuning(self, guideline_ids: Iterable[object]) -> bool:
+        """Whether some of these guidelines were decided by `analysis.tuning`: a text or
+        figure over them must name its levels too."""
+        return any(str(guideline_id) in self.by_tuning for guideline_id in guideline_ids)
+
     @classmethod
-    def read_record(cls, path: Path) -> AnalysisOptions:
-        """The options check's record (write_record) says the verdicts were decided with;
-        an option the record lacks takes its default."""
+    def read(cls, path: Path) -> Decisions:
+        """check's record (AnalysisOptions.write_record); an option the record lacks takes its
+        default."""
         try:
-            analysis = json.loads(path.read_text(encoding="utf-8"))["analysis"]
+            record = json.loads(path.read_text(encoding="utf-8"))
+            analysis = record["analysis"]
+            by_tuning = record.get("decided_by_tuning", [])
             if not isinstance(analysis, Mapping):
                 raise TypeError(f"analysis is {analysis!r}, not a mapping")
+            if not isinstance(by_tuning, list):
+                raise TypeError(f"decided_by_tuning is {by_tuning!r}, not a list")
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise DataError(
                 f"{path}: cannot read what the verdicts were decided with: {error}"
             ) from None
-        return cls.from_mapping(analysis, str(path))
+        options = AnalysisOptions.from_mapping(analysis, str(path))
+        return cls(options, frozenset(map(str, by_tuning)))
 
 
 def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:

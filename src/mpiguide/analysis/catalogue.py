@@ -17,7 +17,13 @@ from typing import Any
 
 import jsonschema
 
-from mpiguide.analysis.analysis_types import SELECTABLE_KEYS, Comparison, Guideline, selector_of
+from mpiguide.analysis.analysis_types import (
+    DECIDED_BY_ANALYSIS,
+    SELECTABLE_KEYS,
+    Comparison,
+    Guideline,
+    selector_of,
+)
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINES_SCHEMA
 from mpiguide.core.schema_messages import describe, readable_pattern
@@ -134,7 +140,14 @@ def _guideline(guideline_id: str, entry: Mapping[str, Any]) -> Guideline:
         comparisons = tuple(
             Comparison(selector_of(p["lhs"]), selector_of(p["rhs"])) for p in raw_pairs
         )
-    return Guideline(guideline_id, entry["source"], entry["text"], entry["relation"], comparisons)
+    return Guideline(
+        guideline_id,
+        entry["source"],
+        entry["text"],
+        entry["relation"],
+        comparisons,
+        entry.get("decided_by", DECIDED_BY_ANALYSIS),
+    )
 
 
 def resolve(

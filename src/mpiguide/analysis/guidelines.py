@@ -19,7 +19,12 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
+from mpiguide.analysis.analysis_types import (
+    DECIDED_BY_TUNING,
+    DEPLOYMENT_KEYS,
+    AnalysisOptions,
+    Guideline,
+)
 from mpiguide.analysis.comparisons import (
     LOST_PAIRS,
     MODEL_COLUMNS,
@@ -59,7 +64,7 @@ from mpiguide.core.columns import BLOCK_ATTEMPT_COLUMN, MEDIAN_VALUES, PAGE_FAUL
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import DECIDED_WITH_JSON, LOOKS_CSV, TESTS_CSV
-from mpiguide.core.values import LIBRARY_CHOICE, is_tuning_guideline
+from mpiguide.core.values import LIBRARY_CHOICE
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
 
@@ -336,7 +341,7 @@ def evaluate(
         None if attempts is None else attempts.to_numpy(dtype=np.int64),
     )
     pairs = [_pairs_of(guideline, experiments, options) for guideline in guidelines]
-    decided_with = [options.for_guideline(guideline.id) for guideline in guidelines]
+    decided_with = [options.decided_by(guideline.decided_by) for guideline in guidelines]
     # The statistics run on the pool while this thread builds the tables' key columns.
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         statistics = [
@@ -426,7 +431,7 @@ def evaluate_looks(
     identity = [c for c in tests.columns[: tests.columns.get_loc("rhs_exp_id") + 1]
                 if c not in ("relation", "group")]  # fmt: skip
     spent = _spent(options, looks)
-    tuning_ids = [guideline.id for guideline in guidelines if is_tuning_guideline(guideline.id)]
+    tuning_ids = [g.id for g in guidelines if g.decided_by == DECIDED_BY_TUNING]
     at_looks = []
     for look, runs in enumerate(looks.runs):
         capped = first_runs(medians, runs)
@@ -510,6 +515,7 @@ def check(
         [guideline.id for guideline in guidelines],
         {verdict: int(counts.get(verdict, 0)) for verdict in VERDICTS},
         looks.runs if looks is not None and looks.adaptive else (),
+        [guideline.id for guideline in guidelines if guideline.decided_by == DECIDED_BY_TUNING],
     )
     print(
         f"mpiguide check: {len(tests)} tests: "

@@ -1,21 +1,23 @@
 """A checked campaign: its config after every check (schema defaults filled in, scaled,
-expanded), the analysis options as the analysis reads them, and the facts the workflow derives
-from the config in one place each (results directory, looks, blocking, launch key, kernel
-builds).
+expanded), the analysis options as the analysis reads them, what its entries added to it (the
+algorithm settings they sweep, verify's tuned entries: mpiguide.campaign.expansion), and the facts
+the workflow derives from the config in one place each (results directory, looks, blocking,
+launch key, kernel builds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.sequential import Looks
+from mpiguide.campaign.expansion import tune_libraries
 from mpiguide.campaign.launch import quoted_launcher
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.plan.grid import DEFAULTS, GRID_KEYS, INTERLEAVE_KEY
-from mpiguide.tune.sweep import kernel_entry
+from mpiguide.tune.library_algorithms import AlgorithmSetting
 
 # Which key of an mpi entry starts its runs, by `launch:` (in the workflow: by the executor,
 # mpiguide.campaign.executor).
@@ -24,11 +26,15 @@ LAUNCH_KEYS = {"local": "launcher", "slurm": "srun"}
 
 @dataclass(frozen=True)
 class Campaign:
-    """`config` is checked and final; `source` names its files in every message."""
+    """`config` is checked and final; `source` names its files in every message; what the
+    entries added to `config` (mpiguide.campaign.expansion): the algorithm settings they sweep,
+    and per entry that verify adds the entry whose kernel build it runs (same mpicc)."""
 
     config: dict[str, Any]
     analysis: AnalysisOptions
     source: str
+    settings: tuple[AlgorithmSetting, ...] = ()
+    kernel_of: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def results(self) -> str:
@@ -71,17 +77,25 @@ class Campaign:
         by_name = {deployment_name(d["nodes"], d["ppn"]): d for d in self.config["deployments"]}
         return by_name[deployment_name(nodes, ppn)]
 
+    def kernel_entry(self, mpi: str) -> str:
+        """The entry whose kernel build `mpi` runs: verify's `<entry>.tuned` runs its base's
+        (same mpicc)."""
+        return self.kernel_of.get(mpi, mpi)
+
     def kernel_binary(self, mpi: str) -> str:
-        """An entry added for an algorithm or a tuning runs its base entry's build (same mpicc)."""
-        return f"{self.results}/build/{kernel_entry(self.config, mpi)}/mpiguide-bench"
+        return f"{self.results}/build/{self.kernel_entry(mpi)}/mpiguide-bench"
 
     def built_mpi(self) -> dict[str, Any]:
-        """The entries that build a kernel: all but those added for an algorithm or a tuning."""
-        return {
-            name: entry
-            for name, entry in self.mpi.items()
-            if kernel_entry(self.config, name) == name
-        }
+        """The entries that build a kernel: all but verify's tuned entries."""
+        return {name: entry for name, entry in self.mpi.items() if self.kernel_entry(name) == name}
+
+    def tuned_pairs(self) -> list[tuple[str, str]]:
+        """(entry, entry.tuned) of a verify campaign."""
+        return [(base, tuned) for tuned, base in self.kernel_of.items()]
+
+    def tune_libraries(self) -> dict[str, str]:
+        """libmpiguide-tune builds of a verify campaign: path -> the entry whose mpicc builds it."""
+        return tune_libraries(self.config, self.kernel_of)
 
     def grid_spec(self) -> dict[str, Any]:
         """Only the keys that define the grid: editing anything else never re-plans. The

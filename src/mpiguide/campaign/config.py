@@ -27,19 +27,22 @@ from mpiguide.analysis.catalogue import load_catalogue, resolve
 from mpiguide.analysis.sequential import Looks
 from mpiguide.analysis.verdicts import Thresholds
 from mpiguide.campaign.checked import Campaign
+from mpiguide.campaign.expansion import (
+    VERIFY_SUFFIX,
+    Expansion,
+    check_entry_names,
+    expand_entries,
+    tune_libraries,
+)
 from mpiguide.campaign.launch import command_words
+from mpiguide.campaign.listings import Listing, Listings
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
 from mpiguide.campaign.schema import load_schema, read_campaign_file, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE, MODEL_CATALOGUE
 from mpiguide.core.paths import RESULTS_ROOT, deployment_name
 from mpiguide.core.strict_yaml import load_yaml
-from mpiguide.core.values import (
-    LIBRARY_CHOICE,
-    TUNING_GUIDELINE_PREFIXES,
-    canonical_value,
-    is_tuning_guideline,
-)
+from mpiguide.core.values import LIBRARY_CHOICE, TUNING_GUIDELINE_PREFIXES, canonical_value
 from mpiguide.plan.grid import GRID_KEYS, INTERLEAVE_KEY, PARAMETERS, STENCIL_TOPOLOGIES, expand
 from mpiguide.plan.grid import describe as describe_row
 from mpiguide.plan.inputs import ALGORITHM
@@ -47,12 +50,6 @@ from mpiguide.plan.limits import kernel_limits
 from mpiguide.plan.operations import load_operations
 from mpiguide.reports.models import Model, load_models, resolve_models
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS, inject_libraries
-from mpiguide.tune.sweep import (
-    algorithm_settings,
-    tune_libraries,
-    verify_campaign,
-    with_algorithm_sweeps,
-)
 
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
 # `$` and its recipes' shell the rest.
@@ -241,10 +238,11 @@ def _check_kernel_limits(
                 )
 
 
-def _check_preload(config: Mapping[str, Any], source: str) -> None:
+def _check_preload(config: Mapping[str, Any], source: str, tuning: Mapping[str, str]) -> None:
     """Every library an entry preloads exists, or is one the workflow builds at a path that
-    reaches make and a shell as plain characters (inject.inject_libraries)."""
-    built = {**inject_libraries(config["mpi"], source), **tune_libraries(config)}
+    reaches make and a shell as plain characters (inject.inject_libraries; `tuning`: the
+    libmpiguide-tune builds, expansion.tune_libraries)."""
+    built = {**inject_libraries(config["mpi"], source), **tuning}
     for name, entry in config["mpi"].items():
         value = entry["env"].get("LD_PRELOAD")
         if value is None:
@@ -325,10 +323,12 @@ def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
 
 def _check_own_guideline_ids(selection: Sequence[Any], source: str) -> None:
     """The campaign's guidelines do not take the names of those mpiguide adds to tune and
-    verify: `analysis.tuning` decides every guideline so named."""
+    verify (`ALGO.<entry>.<op>.<algorithm>`, `TUNE.<entry>.<collective>`): one of them could
+    clash with a campaign's own, now or once it sweeps more."""
+    reserved = tuple(f"{prefix}." for prefix in TUNING_GUIDELINE_PREFIXES)
     for index, item in enumerate(selection):
         name = item.get("id") if isinstance(item, Mapping) else item
-        if isinstance(name, str) and is_tuning_guideline(name):
+        if isinstance(name, str) and name.startswith(reserved):
             raise ConfigError(
                 f"{source}: guidelines[{index}]: {name!r}: ids beginning "
                 f"{' or '.join(f'{prefix}.' for prefix in TUNING_GUIDELINE_PREFIXES)} name the "
@@ -469,7 +469,10 @@ def _check_determined(
 
 
 def check_campaign(
-    config: dict[str, Any], catalogue: dict[str, Any], source: str
+    config: dict[str, Any],
+    catalogue: dict[str, Any],
+    source: str,
+    tuning: Mapping[str, str] | None = None,
 ) -> AnalysisOptions:
     """Semantic checks of a schema-valid config (defaults filled in); `source` is the config
     file named in every ConfigError. Returns the analysis options as the analysis reads them
@@ -477,7 +480,7 @@ def check_campaign(
     _check_commands(config, source)
     _check_deployments(config, source)
     if not config["analysis_only"]:
-        _check_preload(config, source)
+        _check_preload(config, source, tuning or {})
     rows = expand(config, source)
     _check_roots(config, source)
     _check_kernel_limits(config, rows, source)
@@ -504,14 +507,19 @@ def scaled_campaign(
     return scaled
 
 
-def expanded_campaign(config: dict[str, Any], source: str, start: Path) -> dict[str, Any]:
+def expanded_campaign(
+    config: dict[str, Any], source: str, start: Path, listing: Listing = Listing.RUN
+) -> Expansion:
     """The scaled config with the algorithms its entries sweep as experiments and a guideline
-    per algorithm (mpiguide.tune.sweep; the installed libraries are asked which they offer); at
-    `verify: true` that of the campaign that re-measures it with the tuning found below
-    `start`'s results/<campaign>/tuning/."""
-    if config["verify"]:
-        config = verify_campaign(config, source, start / RESULTS_ROOT)
-    return with_algorithm_sweeps(config, algorithm_settings(config, source), source)
+    per algorithm (mpiguide.campaign.expansion; what the libraries offer as saved below
+    `start`'s results/<campaign>/, else listed as `listing` allows); at `verify: true` that of
+    the campaign that re-measures it with the tuning found below `start`'s
+    results/<campaign>/tuning/."""
+    check_entry_names(config, source)
+    results = start / RESULTS_ROOT
+    campaign = f"{config['campaign']}{VERIFY_SUFFIX if config['verify'] else ''}"
+    mode = Listing.SAVED_ONLY if config["analysis_only"] else listing
+    return expand_entries(config, source, results, Listings.of(results / campaign, mode).choices)
 
 
 def checked_campaign(
@@ -520,10 +528,12 @@ def checked_campaign(
     local_start: Path,
     cwd: Path,
     catalogue: Path = GUIDELINE_CATALOGUE,
+    listing: Listing = Listing.RUN,
 ) -> Campaign:
     """Every check of a campaign config, once: the schema (defaults filled in; its integers
     are integers as written), its `local:` scale (config/local-mpi.yaml looked up above
-    `local_start`), its algorithm or verify entries (results below `cwd`), and what a schema
+    `local_start`), its algorithm or verify entries (results below `cwd`; `listing`: whether
+    a library's algorithms not yet saved there may be listed, and saved), and what a schema
     cannot express (op names, where expressions, guideline ids, selectors, the varied
     parameter, ranks >= 2). `config` is filled in place; the Campaign holds the final config.
     """
@@ -531,9 +541,12 @@ def checked_campaign(
     validate_schema(config, schema, source)
     _check_own_guideline_ids(config["guidelines"], source)
     scaled = scaled_campaign(config, schema, source, local_start)
-    expanded = expanded_campaign(scaled, source, cwd)
-    options = check_campaign(expanded, load_catalogue(catalogue), source)
-    return Campaign(expanded, options, source)
+    expansion = expanded_campaign(scaled, source, cwd, listing)
+    tuning = tune_libraries(expansion.config, expansion.kernel_of)
+    options = check_campaign(expansion.config, load_catalogue(catalogue), source, tuning)
+    return Campaign(
+        expansion.config, options, source, expansion.settings, dict(expansion.kernel_of)
+    )
 
 
 def load_campaign(
@@ -546,9 +559,15 @@ def load_campaign(
     return checked_campaign(config, str(path), path, Path.cwd(), catalogue).config
 
 
-def workflow_campaign(config: dict[str, Any], config_files: Sequence[str], cwd: Path) -> Campaign:
+def workflow_campaign(
+    config: dict[str, Any],
+    config_files: Sequence[str],
+    cwd: Path,
+    listing: Listing = Listing.RUN,
+) -> Campaign:
     """The campaign of a Snakemake invocation: `config` as Snakemake read it from
-    `config_files` (and --config), checked once (checked_campaign).
+    `config_files` (and --config), checked once (checked_campaign; `listing`: Listing.SAVE in
+    the invocation a user started, SAVED_ONLY in the jobs it spawns, RUN in a dry run).
 
     Snakemake's YAML reader keeps the last of two equal keys (a second `mpi` entry of the same
     name replaces the first); the files are read again with the package's strict loader, which
@@ -556,4 +575,4 @@ def workflow_campaign(config: dict[str, Any], config_files: Sequence[str], cwd: 
     """
     for config_file in config_files:
         load_yaml(Path(config_file))
-    return checked_campaign(config, ", ".join(config_files), cwd, cwd)
+    return checked_campaign(config, ", ".join(config_files), cwd, cwd, listing=listing)

@@ -39,14 +39,14 @@ CAMPAIGN_NAME = Option("--campaign", "the campaign's name, for the figures' titl
 
 
 def plot(args: argparse.Namespace) -> None:
-    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.reports.plots import PlotOptions, plot
 
-    analysis = parse_json(args.analysis_json, "--analysis-json", dict)
-    options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
+    decisions = Decisions.read(args.decided_with)
     plots = PlotOptions.from_mapping(parse_json(args.plots_json, "--plots-json", dict),
                                      "--plots-json")  # fmt: skip
-    plot(args.timings, args.tests, options, args.outdir, plots, args.campaign or "", args.processes)
+    plot(args.timings, args.tests, decisions, args.outdir, plots, args.campaign or "",
+         args.processes)  # fmt: skip
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -77,10 +77,10 @@ def library_table(args: argparse.Namespace) -> None:
 
 
 def report_tables(args: argparse.Namespace) -> None:
-    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.reports.report_tables import write_report_tables
 
-    write_report_tables(args.tests, AnalysisOptions.read_record(args.decided_with), args.outdir)
+    write_report_tables(args.tests, Decisions.read(args.decided_with), args.outdir)
 
 
 def page(args: argparse.Namespace) -> None:
@@ -116,18 +116,17 @@ def cost(args: argparse.Namespace) -> None:
 
 
 def slowdown_plot(args: argparse.Namespace) -> None:
-    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.analysis.slowdown import read_slowdown
-    from mpiguide.core.values import any_tuning_guideline
     from mpiguide.reports.figure_style import provenance
     from mpiguide.reports.slowdown_plot import plot_overview, read_verdicts, undecided_cells
 
-    options = AnalysisOptions.read_record(args.decided_with)
+    decisions = Decisions.read(args.decided_with)
     verdicts = read_verdicts(args.tests)
     footer = provenance(
         args.campaign or "",
-        options,
-        tuning_too=any_tuning_guideline(verdicts["guideline"].unique()),
+        decisions.options,
+        tuning_too=decisions.any_by_tuning(verdicts["guideline"].unique()),
     )
     plot_overview(read_slowdown(args.slowdown), undecided_cells(verdicts), args.out, footer)
 
@@ -149,7 +148,7 @@ CAMPAIGN_REPORTS = (
             " and the overview heatmap", plot, (
         TIMINGS,
         TESTS,
-        ANALYSIS_JSON,
+        DECIDED_WITH,
         Option("--plots-json", "the campaign's plots: {focus, max}, as JSON (default: {}, the"
                " schema's defaults)", settings={"default": "{}", "metavar": "JSON"}),
         CAMPAIGN_NAME,

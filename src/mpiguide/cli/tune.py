@@ -22,20 +22,22 @@ from mpiguide.cli.arguments import (
 def tune(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from mpiguide.campaign.config import load_campaign
+    from mpiguide.campaign.config import checked_campaign
+    from mpiguide.campaign.schema import read_campaign_file
     from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
+    from mpiguide.tune.library_algorithms import settings_from_marks
     from mpiguide.tune.outputs import tune
     from mpiguide.tune.plot import plot_algorithms
-    from mpiguide.tune.sweep import kernel_entry, settings_from_marks, settings_in
 
     entries = args.entries
     if args.settings_json is not None:
         settings = settings_from_marks(parse_json(args.settings_json, "--settings-json", dict))
     else:
-        config = load_campaign(args.config, None, args.scale)
-        settings = settings_in(config)
+        config = read_campaign_file(args.config, args.scale)
+        campaign = checked_campaign(config, str(args.config), args.config, Path.cwd())
+        settings = {setting.guideline: setting for setting in campaign.settings}
         if entries is None:
-            entries = [name for name in config["mpi"] if kernel_entry(config, name) == name]
+            entries = list(campaign.built_mpi())
     tuned = tune(args.tests, args.decided_with, settings, args.outdir, entries)
     plot_algorithms(pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG)
     print(

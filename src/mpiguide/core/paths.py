@@ -164,6 +164,17 @@ def labels_of_plot(name: str) -> dict[str, str]:
             "verdict": verdict}  # fmt: skip
 
 
+# What each swept entry's library offers (`ompi_info`, `mpivars`), listed the first time the
+# campaign is planned and read from here ever after (`library_algorithms/<entry>.json`): jobs,
+# later invocations and analysis-only mode start no MPI program to learn it again.
+LIBRARY_ALGORITHMS_TREE = "library_algorithms"
+
+
+def library_listing_name(entry: str) -> str:
+    """An entry's saved listing below LIBRARY_ALGORITHMS_TREE."""
+    return f"{entry}.json"
+
+
 # Every campaign's results are below results/<campaign>/ in the directory the workflow runs in.
 RESULTS_ROOT = "results"
 # results/<campaign>/: the campaign page (`mpiguide page`, reports/page.py), re-made with the

@@ -5,8 +5,6 @@ which grid.csv and the kernel's input leave empty."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 import pandas as pd
 
@@ -19,28 +17,16 @@ LIBRARY_CHOICE = "library-default"
 # communicator libmpiguide-tune leaves alone, beside the replaced call in the same launch (the
 # kernel's ALGORITHM_UNTUNED, src/kernel/algorithm/algorithm.h; docs/kernel.md).
 UNTUNED = "untuned"
-# The guidelines mpiguide adds to tune and verify, by the first word of their id:
+# The first word of the ids of the guidelines mpiguide adds to tune and verify:
 # `ALGO.<entry>.<op>.<algorithm>` (an algorithm against the library's choice) and
 # `TUNE.<entry>.<collective>` (libmpiguide-tune's replacement against the library's own call).
-# Both compare two experiments of one entry's launches; `analysis.tuning` decides them. A
-# campaign may not name a guideline of its own so.
+# A campaign may not name a guideline of its own so. How they are decided is their
+# `decided_by` (mpiguide.analysis.analysis_types), never read from the id.
 ALGORITHM_GUIDELINE_PREFIX = "ALGO"
 TUNE_GUIDELINE_PREFIX = "TUNE"
 TUNING_GUIDELINE_PREFIXES = (ALGORITHM_GUIDELINE_PREFIX, TUNE_GUIDELINE_PREFIX)
 # Their name where a text speaks of them all.
 TUNING_GUIDELINES = " and ".join(f"{prefix}.…" for prefix in TUNING_GUIDELINE_PREFIXES)
-_TUNING_ID_STARTS = tuple(f"{prefix}." for prefix in TUNING_GUIDELINE_PREFIXES)
-
-
-def is_tuning_guideline(guideline_id: str) -> bool:
-    """Whether a guideline id is one of those mpiguide adds to tune and verify."""
-    return guideline_id.startswith(_TUNING_ID_STARTS)
-
-
-def any_tuning_guideline(guideline_ids: Iterable[object]) -> bool:
-    """Whether some of these guideline ids (e.g. a tests.csv column) is one of those mpiguide
-    adds to tune and verify: a text or figure over them must name their levels too."""
-    return any(is_tuning_guideline(str(guideline_id)) for guideline_id in guideline_ids)
 
 
 def canonical_value(value: object) -> str:

@@ -30,7 +30,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
-from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.paths import FOREST_PAGE, PLOT_SUFFIX, forest_plot_path
 from mpiguide.reports.figure_style import (
@@ -246,13 +246,13 @@ def forest_pages(rows: int) -> list[slice]:
 
 
 def forest_figures(
-    tests: pd.DataFrame, keys: list[str], options: AnalysisOptions, campaign: str, outdir: Path
+    tests: pd.DataFrame, keys: list[str], decisions: Decisions, campaign: str, outdir: Path
 ) -> list[FigureJob]:
     """Per guideline and deployment the forest plot of its groups below outdir (in pages where
     they are too many for one file), to draw (figure_style.FigureJob), the largest first."""
     rows = deciding_tests(tests)
     where = pd.DataFrame(
-        [group_deployment(row, options.varied) for row in rows.to_dict("records")],
+        [group_deployment(row, decisions.options.varied) for row in rows.to_dict("records")],
         columns=["_mpi", "_deployment"], index=rows.index,
     )  # fmt: skip
     figures = []
@@ -261,7 +261,7 @@ def forest_figures(
     ):
         shown = f"{mpi} {deployment}"
         title = f"{guideline} ({forest['relation'].iloc[0]}), {shown}"
-        decided_with = options.for_guideline(str(guideline))
+        decided_with = decisions.for_guideline(str(guideline))
         footer = provenance(campaign, decided_with, shown)
         pages = forest_pages(len(forest))
         if len(pages) == 1:

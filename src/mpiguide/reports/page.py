@@ -32,12 +32,16 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from mpiguide.analysis.analysis_types import AnalysisOptions, Guideline, TuningThresholds
+from mpiguide.analysis.analysis_types import (
+    AnalysisOptions,
+    Decisions,
+    Guideline,
+    TuningThresholds,
+)
 from mpiguide.analysis.tables import FUTILE_COLUMNS, futile_note, parameter_columns
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VERDICTS, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import PLOT_SUFFIX, deployment_name, labels_of_plot, safe_name
-from mpiguide.core.values import any_tuning_guideline
 from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
 
 # The columns the page reads of verdict_lines.csv and summary.csv.
@@ -114,7 +118,7 @@ class Campaign:
     """What the page shows, read from the campaign's files."""
 
     name: str
-    options: AnalysisOptions
+    decisions: Decisions  # decided_with.json
     lines: pd.DataFrame  # verdict_lines.csv
     summary: pd.DataFrame  # summary.csv
     tests: pd.DataFrame  # tests.csv, cells as written
@@ -123,6 +127,10 @@ class Campaign:
     tests_csv: Path
     tables: Sequence[Path]
     report: ReportAge
+
+    @property
+    def options(self) -> AnalysisOptions:
+        return self.decisions.options
 
 
 def _escape(value: object) -> str:
@@ -448,7 +456,7 @@ def page_html(campaign: Campaign, page_dir: Path, made: datetime) -> str:
         f'<a href="{_href(campaign.tests_csv, page_dir)}">tests.csv</a> of '
         f"{_time(campaign.report.tables_written)}.</p>",
         _report_notice(campaign.report, page_dir, made),
-        _options_section(campaign.options, any_tuning_guideline(campaign.guidelines)),
+        _options_section(campaign.options, campaign.decisions.any_by_tuning(campaign.guidelines)),
         _lines_section(campaign),
     ]
     if contents:
@@ -507,7 +515,7 @@ def read_campaign(sources: PageSources) -> Campaign:
     report_written = _modified(sources.report) if sources.report.is_file() else None
     return Campaign(
         name=sources.campaign,
-        options=AnalysisOptions.read_record(sources.decided_with),
+        decisions=Decisions.read(sources.decided_with),
         lines=lines,
         summary=read_text_table(sources.summary_csv, SUMMARY_COLUMNS, "the summary"),
         tests=read_tests(sources.tests_csv),

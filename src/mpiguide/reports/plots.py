@@ -38,7 +38,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions
+from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, Decisions
 from mpiguide.analysis.pairing import PAIR_SEPARATOR, lhs_side, split_pair
 from mpiguide.analysis.tables import effect_ratio, parameter_columns
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
@@ -47,7 +47,6 @@ from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.paths import ALL_DEPLOYMENTS, HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.core.strict_yaml import load_package_yaml
-from mpiguide.core.values import any_tuning_guideline
 from mpiguide.reports.figure_style import (
     MSG_SIZE,
     SIDES,
@@ -515,7 +514,7 @@ def focus_tests(tests: pd.DataFrame, plot_options: PlotOptions) -> pd.DataFrame:
 def plot(
     timings_parquet: str | Path,
     tests_csv: str | Path,
-    options: AnalysisOptions,
+    decisions: Decisions,
     outdir: str | Path,
     plot_options: PlotOptions | None = None,
     campaign: str = "",
@@ -524,6 +523,7 @@ def plot(
     """Write forest/ (every group), overview/ and focus/ (the groups `plot_options` selects)
     and heatmap.png into outdir, drawn in `processes` processes."""
     timings_parquet, outdir = Path(timings_parquet), Path(outdir)
+    options = decisions.options
     plot_options = plot_options or PlotOptions.from_mapping({}, "plots")
     if not timings_parquet.is_file():
         raise DataError(f"{timings_parquet}: no such file (written by `mpiguide aggregate`)")
@@ -541,9 +541,9 @@ def plot(
         raise DataError(f"{tests_csv}: no column for analysis.varied {options.varied!r}")
     tests = tests.assign(_effect=effect_ratio(tests))
     with figure_drawer(processes) as draw:
-        for job in forest_figures(tests, keys, options, campaign, outdir):
+        for job in forest_figures(tests, keys, decisions, campaign, outdir):
             draw(job)
-        tuning_too = any_tuning_guideline(tests["guideline"].unique())
+        tuning_too = decisions.any_by_tuning(tests["guideline"].unique())
         draw(FigureJob(heatmap, (tests, options.varied,
                                  provenance(campaign, options, tuning_too=tuning_too),
                                  heatmap_path)))  # fmt: skip
@@ -553,7 +553,7 @@ def plot(
         by_group = tests.groupby(["guideline", "group"], sort=False)
         for _, test in focus.iterrows():
             name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
-            decided_with = options.for_guideline(str(test["guideline"]))
+            decided_with = decisions.for_guideline(str(test["guideline"]))
             footer = provenance(campaign, decided_with, deployment_of(test, options.varied))
             group = by_group.get_group((test["guideline"], test["group"]))
             draw(FigureJob(overview_plot, (

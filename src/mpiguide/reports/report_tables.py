@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
 from mpiguide.analysis.tables import (
     FUTILE_COLUMNS,
     SUMMARY_KEYS,
@@ -30,7 +30,7 @@ from mpiguide.analysis.verdicts import UNDECIDED, VERDICTS, VIOLATED, runs_neede
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import VERDICT_LINES_CSV, VERDICT_LINES_RST, VIOLATED_UNDECIDED_CSV
-from mpiguide.core.values import TUNING_GUIDELINES, any_tuning_guideline
+from mpiguide.core.values import TUNING_GUIDELINES
 
 NEEDED = ("guideline", "relation", "group", "verdict", "group_verdict", "detectable_ratio")
 # violated_undecided.csv: these first, then the parameters, then these.
@@ -133,11 +133,11 @@ def decided_with_rst(options: AnalysisOptions, tuning_too: bool = False) -> str:
     )
 
 
-def verdict_lines_rst(lines: pd.DataFrame, options: AnalysisOptions) -> str:
+def verdict_lines_rst(lines: pd.DataFrame, decisions: Decisions) -> str:
     """The front page's lines: how the verdicts were decided, then a bullet per guideline (no
     title, so that it can be included anywhere in a document)."""
     text = [
-        decided_with_rst(options, any_tuning_guideline(lines["guideline"])),
+        decided_with_rst(decisions.options, decisions.any_by_tuning(lines["guideline"])),
         "**Verdicts per guideline**, over every MPI library and deployment: a test is "
         "*violated* when the data show a violation, *holds* when they rule one out, "
         "*undecided* when they can do neither (more runs, or a quieter machine, may decide "
@@ -191,9 +191,9 @@ def violated_undecided(tests: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_report_tables(
-    tests_csv: str | Path, options: AnalysisOptions, outdir: str | Path
+    tests_csv: str | Path, decisions: Decisions, outdir: str | Path
 ) -> Sequence[Path]:
-    """Read tests.csv, write verdict_lines.csv, verdict_lines.rst (stating `options`, those
+    """Read tests.csv, write verdict_lines.csv, verdict_lines.rst (stating `decisions`, what
     the verdicts were decided with) and violated_undecided.csv into outdir."""
     tests_csv, outdir = Path(tests_csv), Path(outdir)
     tests = read_tests(tests_csv)
@@ -205,7 +205,7 @@ def write_report_tables(
     with atomic_path(paths[0]) as temporary:
         lines.to_csv(temporary, index=False)
     with atomic_path(paths[1]) as temporary:
-        Path(temporary).write_text(verdict_lines_rst(lines, options), encoding="utf-8")
+        Path(temporary).write_text(verdict_lines_rst(lines, decisions), encoding="utf-8")
     with atomic_path(paths[2]) as temporary:
         violated_undecided(tests).to_csv(temporary, index=False)
     return paths

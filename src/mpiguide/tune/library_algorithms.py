@@ -134,6 +134,42 @@ class AlgorithmSetting:
         return env
 
 
+def setting_marks(settings: Sequence[AlgorithmSetting]) -> dict[str, dict[str, Any]]:
+    """Settings as plain JSON values by guideline id, as the workflow hands them to `tune`."""
+    return {
+        setting.guideline: {
+            "base": setting.base,
+            "library": setting.library,
+            "op": setting.op,
+            "algorithm": setting.algorithm.name,
+            "number": setting.algorithm.number,
+            "device_override": setting.device_override,
+            "faninout": setting.faninout,
+            "segsize": setting.segsize,
+        }
+        for setting in settings
+    }
+
+
+def settings_from_marks(marks: Mapping[str, Mapping[str, Any]]) -> dict[str, AlgorithmSetting]:
+    """The settings of plain JSON marks (setting_marks), by the same keys."""
+    try:
+        return {
+            name: AlgorithmSetting(
+                mark["base"],
+                mark["library"],
+                mark["op"],
+                Algorithm(mark["algorithm"], mark["number"]),
+                mark["device_override"],
+                mark["faninout"],
+                mark["segsize"],
+            )
+            for name, mark in marks.items()
+        }
+    except (KeyError, TypeError) as error:
+        raise ConfigError(f"algorithm settings: missing or malformed {error}") from None
+
+
 @dataclass(frozen=True)
 class Choices:
     """What an installed library offers: per collective its algorithms (the default excluded),
@@ -220,9 +256,14 @@ def parse_mpivars(text: str) -> Choices:
 PARSERS: dict[str, Callable[[str], Choices]] = {"openmpi": parse_ompi_info, "mpich": parse_mpivars}
 
 
-def installed_choices(library: str, program: str, key_path: str) -> Choices:
-    """Run the library's listing program and read its choices; `key_path` names the entry."""
-    words = [*shlex.split(program), *INFO_ARGUMENTS[library]]
+def listing_command(library: str, program: str) -> list[str]:
+    """The words that list `library`'s algorithms with `program` (an entry's `info`)."""
+    return [*shlex.split(program), *INFO_ARGUMENTS[library]]
+
+
+def run_listing(library: str, program: str, key_path: str) -> str:
+    """What the library's listing program prints; `key_path` names the entry."""
+    words = listing_command(library, program)
     try:
         done = subprocess.run(
             words, capture_output=True, text=True, timeout=INFO_TIMEOUT_S, check=False
@@ -236,10 +277,21 @@ def installed_choices(library: str, program: str, key_path: str) -> Choices:
         raise ConfigError(
             f"{key_path}: {shlex.join(words)} exited {done.returncode}: {done.stderr.strip()[:200]}"
         )
-    choices = PARSERS[library](done.stdout)
+    return done.stdout
+
+
+def choices_of(library: str, program: str, listing: str, key_path: str) -> Choices:
+    """The choices in a listing `program` printed (run_listing)."""
+    choices = PARSERS[library](listing)
     if not choices.algorithms:
-        raise ConfigError(f"{key_path}: {shlex.join(words)} lists no collective's algorithms")
+        words = shlex.join(listing_command(library, program))
+        raise ConfigError(f"{key_path}: {words} lists no collective's algorithms")
     return choices
+
+
+def installed_choices(library: str, program: str, key_path: str) -> Choices:
+    """Run the library's listing program and read its choices; `key_path` names the entry."""
+    return choices_of(library, program, run_listing(library, program, key_path), key_path)
 
 
 def _allowed(values: Sequence[str]) -> str:

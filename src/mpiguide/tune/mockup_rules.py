@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from mpiguide.analysis.pairing import split_pair
-from mpiguide.core.values import LIBRARY_CHOICE
+from mpiguide.core.values import LIBRARY_CHOICE, TUNE_GUIDELINE_PREFIX
 from mpiguide.plan.inputs import ALGORITHM
 
 # The mock-ups libmpiguide-tune can run, by the collective each replaces: a copy of the table of
@@ -50,6 +50,20 @@ NOT_REPLACEABLE = {
     "gather_as_reduce": ROOT_IN_PLACE,
     "scatter_as_bcast": ROOT_IN_PLACE,
 }
+# verify's guideline per collective a tuning file replaces: within `<entry>.tuned`, the call
+# libmpiguide-tune replaces is not slower than the library's own.
+TUNE_GUIDELINE_SOURCE = (
+    "mpiguide verify: a collective libmpiguide-tune runs as a faster mock-up (Hunold 2023, "
+    "MPINPC: mock-ups as self-consistent performance guidelines) is not slower than the "
+    "library's own call"
+)
+
+
+def tune_guideline_id(entry: str, collective: str) -> str:
+    """The TUNE guideline of a collective an entry's libmpiguide-tune file replaces."""
+    return f"{TUNE_GUIDELINE_PREFIX}.{entry}.{collective}"
+
+
 OTHER_MOCKUP = "libmpiguide-tune does not implement this mock-up (src/tune/replacements.c)"
 _PAIRED = ("mpi", "nodes", "ppn", "msg_size")
 _VIOLATED = "violated"

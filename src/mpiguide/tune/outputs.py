@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpiguide.analysis.analysis_types import AnalysisOptions
+from mpiguide.analysis.analysis_types import Decisions
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import (
@@ -106,7 +106,7 @@ def tune(
     entry of `entries` (default: every entry with a mock-up test) and tuning.md; return what was
     applied."""
     tests = read_tests(Path(tests_csv))
-    options = AnalysisOptions.read_record(Path(decided_with))
+    options = Decisions.read(Path(decided_with)).options
     mockups = mockup_tests(tests)
     if not settings and mockups.empty:
         raise DataError(

@@ -31,8 +31,7 @@ from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import VERIFY_TREE, mockup_tuning_name
 from mpiguide.reports.junit import read_tests
 from mpiguide.tune.choose import choices, figure5_settings
-from mpiguide.tune.mockup_rules import read_replacements
-from mpiguide.tune.sweep import tune_guideline_id
+from mpiguide.tune.mockup_rules import read_replacements, tune_guideline_id
 
 WITHIN = "within one launch"
 WITHIN_WHY = (

@@ -1,5 +1,7 @@
-"""An mpi entry's `algorithms:` as values of the experiment parameter `algorithm`
-(mpiguide.tune.library_algorithms lists them).
+"""What a campaign's entries add to it, in one place: an entry's `algorithms:` as values of the
+experiment parameter `algorithm` with a guideline per setting, and at `verify: true` the campaign
+that re-measures it with its tuning. The result (Expansion) rides on the checked Campaign: the
+settings and the entries a verify campaign adds are typed there, never hidden in the config.
 
 `algorithms: {allreduce: all}` in entry `openmpi` (with `library: openmpi`) gives every experiment
 of an op that calls MPI_Allreduce (operations.tsv's `algorithm_of`) a sibling per algorithm the
@@ -14,7 +16,8 @@ without (a mock-up) as any parameter that applies to one side only: they are eva
 every algorithm.
 
 The grid is the campaign's, run by every entry: when one entry sweeps, every entry sweeps the same
-library's same algorithms (the kernel refuses a name its library does not list).
+library's same algorithms (the kernel refuses a name its library does not list). What a
+library offers is listed once and saved beside the campaign's results (mpiguide.campaign.listings).
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from mpiguide.analysis.analysis_types import DECIDED_BY_TUNING
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import (
     ALGORITHMS_CSV,
@@ -34,7 +39,7 @@ from mpiguide.core.paths import (
     TUNING_TREE,
     mockup_tuning_name,
 )
-from mpiguide.core.values import LIBRARY_CHOICE, TUNE_GUIDELINE_PREFIX, UNTUNED
+from mpiguide.core.values import LIBRARY_CHOICE, UNTUNED
 from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, INTERLEAVE_KEY, applies, expand
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
@@ -43,19 +48,17 @@ from mpiguide.tune.choose import chosen_algorithms
 from mpiguide.tune.library_algorithms import (
     GUIDELINE_SOURCE,
     INFO_PROGRAMS,
-    Algorithm,
     AlgorithmSetting,
     Choices,
-    installed_choices,
     settings_of,
 )
-from mpiguide.tune.mockup_rules import REPLACEMENTS, rule_lines
+from mpiguide.tune.mockup_rules import (
+    REPLACEMENTS,
+    TUNE_GUIDELINE_SOURCE,
+    rule_lines,
+    tune_guideline_id,
+)
 
-# Key of a swept entry in the expanded config (not a config key: the expansion writes it, the
-# schema refuses it in a config file): the settings it sweeps, as plain JSON values.
-SETTINGS_KEY = "algorithm_settings"
-# Key of a verify campaign's `.tuned` entry: whose kernel build it runs (the same mpicc).
-KERNEL_KEY = "kernel_of"
 # Guideline ids are at most 64 characters (the catalogue's schema).
 GUIDELINE_ID_MAX = 64
 # `verify: true`: the campaign re-measured with its tuning, in results/<campaign>-verify/.
@@ -67,16 +70,38 @@ VERIFY_STEPS = (
     "FILE`, then `snakemake verify --configfile FILE --config verify=True`"
 )
 TUNED_SUFFIX = ".tuned"
-TUNE_GUIDELINE_SOURCE = (
-    "mpiguide verify: a collective libmpiguide-tune runs as a faster mock-up (Hunold 2023, "
-    "MPINPC: mock-ups as self-consistent performance guidelines) is not slower than the "
-    "library's own call"
+# Names of mpi entries that would clash with a name the workflow makes: verify's tuned entry, and
+# the rules the workflow names after an entry (`run_<entry>`, `build_<entry>`) beside its own
+# `run_block`, `build_inject_<N>` and `build_tune_<N>` (tests hold these to the rule files).
+RESERVED_ENTRY_NAMES = (
+    (re.compile(rf".*{re.escape(TUNED_SUFFIX)}$"), "the name `verify` gives an entry it tunes"),
+    (re.compile(r"block$"), "its rule run_block would be the rule that runs blocks"),
+    (re.compile(r"(inject|tune)_[0-9]+$"), "its rule build_<name> would be a library's build"),
 )
 # libmpiguide-tune (src/tune), as the workflow builds it for a tuned entry: beside its base
 # entry's kernel, with the same mpicc.
 TUNE_LIBRARY = "libmpiguide-tune.so"
 
-Discover = Callable[[str, str, str], Choices]
+# (entry, library, program, key_path) -> what the library offers (Listings.choices)
+Discover = Callable[[str, str, str, str], Choices]
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A campaign's config as its entries expand it, the algorithm settings its entries sweep,
+    and per entry added to run another's kernel build (verify's `<entry>.tuned`) that entry."""
+
+    config: dict[str, Any]
+    settings: tuple[AlgorithmSetting, ...] = ()
+    kernel_of: Mapping[str, str] = field(default_factory=dict)
+
+
+def check_entry_names(config: Mapping[str, Any], source: str) -> None:
+    """No mpi entry is named as one the workflow makes, or makes a rule of that name."""
+    for name in config["mpi"]:
+        for pattern, reason in RESERVED_ENTRY_NAMES:
+            if pattern.match(name):
+                raise ConfigError(f"{source}: mpi.{name}: a reserved name: {reason}; rename it")
 
 
 def _ops(block: Mapping[str, Any]) -> list[str]:
@@ -95,9 +120,11 @@ def _swept_collectives(config: Mapping[str, Any]) -> set[str]:
     } - {"none"}
 
 
-def _check_shared_grid(config: Mapping[str, Any], source: str) -> None:
+def _check_shared_grid(
+    config: Mapping[str, Any], source: str, kernel_of: Mapping[str, str]
+) -> None:
     """Every entry that runs its own kernel sweeps what the first swept entry sweeps."""
-    entries = {n: e for n, e in config["mpi"].items() if KERNEL_KEY not in e}
+    entries = {n: e for n, e in config["mpi"].items() if n not in kernel_of}
     swept = {n: e for n, e in entries.items() if e.get("algorithms")}
     if not swept:
         return
@@ -117,13 +144,14 @@ def _check_shared_grid(config: Mapping[str, Any], source: str) -> None:
 
 
 def algorithm_settings(
-    config: Mapping[str, Any], source: str, discover: Discover | None = None
+    config: Mapping[str, Any],
+    source: str,
+    discover: Discover,
+    kernel_of: Mapping[str, str] | None = None,
 ) -> list[AlgorithmSetting]:
-    """Every setting the config's entries ask for, checked against the installed libraries
-    (`discover(library, program, key_path)` lists them, by default installed_choices; each
-    program is run once)."""
-    discover = discover or installed_choices
-    listed: dict[tuple[str, str], Choices] = {}
+    """Every setting the config's entries ask for, checked against what their libraries offer
+    (`discover(entry, library, program, key_path)`, e.g. Listings.choices); `kernel_of`: the
+    entries added to run another's kernel (verify's tuned entries), which sweep nothing."""
     measured = _swept_collectives(config)
     settings: list[AlgorithmSetting] = []
     ranks = frozenset(d["nodes"] * d["ppn"] for d in config["deployments"])
@@ -139,17 +167,15 @@ def algorithm_settings(
                 "how the algorithms are listed and selected"
             )
         program = entry.get("info") or INFO_PROGRAMS[library]
-        key = (library, program)
-        if key not in listed:
-            listed[key] = discover(library, program, f"{where}.info")
+        choices = discover(name, library, program, f"{where}.info")
         for op in asked:
             if op not in measured:
                 raise ConfigError(
                     f"{where}.algorithms.{op}: the campaign measures no {op!r} (the collectives "
                     f"its ops call: {', '.join(sorted(measured)) or 'none'})"
                 )
-        settings.extend(settings_of(name, asked, listed[key], f"{where}.algorithms", ranks))
-    _check_shared_grid(config, source)
+        settings.extend(settings_of(name, asked, choices, f"{where}.algorithms", ranks))
+    _check_shared_grid(config, source, kernel_of or {})
     for setting in settings:
         if len(setting.guideline) > GUIDELINE_ID_MAX:
             raise ConfigError(
@@ -176,6 +202,7 @@ def _guideline(setting: AlgorithmSetting, ops: Sequence[str]) -> dict[str, Any]:
         "relation": "le",
         "lhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: LIBRARY_CHOICE},
         "rhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: setting.algorithm.name},
+        "decided_by": DECIDED_BY_TUNING,
     }
 
 
@@ -232,19 +259,6 @@ def swept_experiments(
     return [*blocks, *added]
 
 
-def _mark(setting: AlgorithmSetting) -> dict[str, Any]:
-    return {
-        "base": setting.base,
-        "library": setting.library,
-        "op": setting.op,
-        "algorithm": setting.algorithm.name,
-        "number": setting.algorithm.number,
-        "device_override": setting.device_override,
-        "faninout": setting.faninout,
-        "segsize": setting.segsize,
-    }
-
-
 def with_algorithm_sweeps(
     config: Mapping[str, Any], settings: Sequence[AlgorithmSetting], source: str = "config"
 ) -> dict[str, Any]:
@@ -258,7 +272,6 @@ def with_algorithm_sweeps(
         names = sweep.setdefault(setting.op, [])
         if setting.algorithm.name not in names:
             names.append(setting.algorithm.name)
-        expanded["mpi"][setting.base].setdefault(SETTINGS_KEY, []).append(_mark(setting))
     expanded["experiments"] = swept_experiments(config, sweep, source)
     ids = {g if isinstance(g, str) else g["id"] for g in expanded["guidelines"]}
     expanded["guidelines"] = [
@@ -266,43 +279,6 @@ def with_algorithm_sweeps(
         *(_guideline(s, _ops_calling(config, s.op)) for s in settings if s.guideline not in ids),
     ]
     return expanded
-
-
-def setting_marks(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """What the swept entries of an expanded config sweep, by guideline id, as plain JSON."""
-    marks = [mark for entry in config["mpi"].values() for mark in entry.get(SETTINGS_KEY, ())]
-    settings = settings_from_marks({str(index): mark for index, mark in enumerate(marks)})
-    return {settings[str(index)].guideline: dict(mark) for index, mark in enumerate(marks)}
-
-
-def settings_from_marks(marks: Mapping[str, Mapping[str, Any]]) -> dict[str, AlgorithmSetting]:
-    """The settings of plain JSON marks (setting_marks), by the same keys."""
-    try:
-        return {
-            name: AlgorithmSetting(
-                mark["base"],
-                mark["library"],
-                mark["op"],
-                Algorithm(mark["algorithm"], mark["number"]),
-                mark["device_override"],
-                mark["faninout"],
-                mark["segsize"],
-            )
-            for name, mark in marks.items()
-        }
-    except (KeyError, TypeError) as error:
-        raise ConfigError(f"algorithm settings: missing or malformed {error}") from None
-
-
-def settings_in(config: Mapping[str, Any]) -> dict[str, AlgorithmSetting]:
-    """The settings of an expanded config, by guideline id."""
-    return settings_from_marks(setting_marks(config))
-
-
-def kernel_entry(config: Mapping[str, Any], name: str) -> str:
-    """The entry whose kernel build an entry runs: a `.tuned` entry runs its base's (same
-    mpicc)."""
-    return str(config["mpi"][name].get(KERNEL_KEY, name))
 
 
 def _replaced_collectives(path: Path, where: str) -> list[str]:
@@ -323,11 +299,6 @@ def _replaced_collectives(path: Path, where: str) -> list[str]:
     return found
 
 
-def tune_guideline_id(entry: str, collective: str) -> str:
-    """The TUNE guideline of a collective an entry's libmpiguide-tune file replaces."""
-    return f"{TUNE_GUIDELINE_PREFIX}.{entry}.{collective}"
-
-
 def _tune_guideline(entry: str, collective: str, ops: Sequence[str]) -> dict[str, Any]:
     """Within `<entry>.tuned`: the call libmpiguide-tune replaces ≼ the library's own call
     (`algorithm: untuned`, on a communicator the library exempts), paired run by run."""
@@ -342,6 +313,7 @@ def _tune_guideline(entry: str, collective: str, ops: Sequence[str]) -> dict[str
         "relation": "le",
         "lhs": {"mpi": tuned, "op": list(ops), ALGORITHM: LIBRARY_CHOICE},
         "rhs": {"mpi": tuned, "op": list(ops), ALGORITHM: UNTUNED},
+        "decided_by": DECIDED_BY_TUNING,
     }
 
 
@@ -379,7 +351,9 @@ def tuned_algorithms_csv(verify_campaign_name: str) -> str:
     return f"{RESULTS_ROOT}/{tuned}/{TUNING_TREE}/{ALGORITHMS_CSV}"
 
 
-def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> dict[str, Any]:
+def verify_campaign(
+    config: Mapping[str, Any], source: str, results: Path
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The campaign re-measured with its tuning (`verify: true`), results in
     `<campaign>-verify`. Each swept entry sweeps only the algorithms `tune` chose
     (results/<campaign>/tuning/algorithms.csv), so its ALGO guidelines compare, on new runs, each
@@ -391,7 +365,8 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
     and the same launches, the replaced call with the library's own. In `<entry>` (nothing
     preloaded) the untuned siblings are the library's call twice. `mpiguide diff` of `<entry>`
     and `<entry>.tuned` stays the across-launch before / after of everything else. The
-    campaign's other entries and guidelines stay as they are."""
+    campaign's other entries and guidelines stay as they are. Returns the config and, per tuned
+    entry, its base entry (whose kernel build it runs: the same mpicc)."""
     tuning = results / str(config["campaign"]) / TUNING_TREE
     campaign = f"{config['campaign']}{VERIFY_SUFFIX}"
     where = f"{source}: verify"
@@ -399,6 +374,7 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
     verified["campaign"] = campaign
     tuned = _tuned_algorithms(config, tuning, where)
     replaced: dict[str, list[str]] = {}
+    kernel_of: dict[str, str] = {}
     for name in list(config["mpi"]):
         entry = verified["mpi"][name]
         if entry.pop("algorithms", None) and tuned:
@@ -408,8 +384,6 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
         if not collectives:
             continue
         tuned_name = f"{name}{TUNED_SUFFIX}"
-        if tuned_name in config["mpi"]:
-            raise ConfigError(f"{source}: mpi.{tuned_name}: the name verify gives {name} tuned")
         for collective in collectives:
             guideline = tune_guideline_id(name, collective)
             if len(guideline) > GUIDELINE_ID_MAX:
@@ -420,7 +394,7 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
         replaced[name] = collectives
         preloaded = copy.deepcopy(entry)
         preloaded.pop("algorithms", None)
-        preloaded[KERNEL_KEY] = name
+        kernel_of[tuned_name] = name
         preloaded["env"] = {
             **entry["env"],
             **_preload_env(entry["env"], tune_library_path(campaign, name), mockups),
@@ -445,29 +419,34 @@ def verify_campaign(config: Mapping[str, Any], source: str, results: Path) -> di
                 if tune_guideline_id(name, collective) not in ids
             ),
         ]
-    return verified
+    return verified, kernel_of
 
 
-def tune_libraries(config: Mapping[str, Any]) -> dict[str, str]:
+def expand_entries(
+    config: dict[str, Any], source: str, results_root: Path, discover: Discover
+) -> Expansion:
+    """The scaled config as its entries expand it: at `verify: true` the campaign that
+    re-measures it with the tuning found below `results_root`/<campaign>/tuning/, and the
+    algorithms its entries sweep (listed by `discover`) as experiments with a guideline each."""
+    kernel_of: dict[str, str] = {}
+    if config["verify"]:
+        config, kernel_of = verify_campaign(config, source, results_root)
+    settings = algorithm_settings(config, source, discover, kernel_of)
+    return Expansion(with_algorithm_sweeps(config, settings, source), tuple(settings), kernel_of)
+
+
+def tune_libraries(config: Mapping[str, Any], kernel_of: Mapping[str, str]) -> dict[str, str]:
     """libmpiguide-tune builds a verify campaign needs: path -> the entry whose mpicc builds it
-    (the tuned entry's base)."""
+    (the tuned entry's base; `kernel_of`: Expansion.kernel_of)."""
     libraries: dict[str, str] = {}
-    for entry in config["mpi"].values():
+    for name, base in kernel_of.items():
+        entry = config["mpi"][name]
         for path in preloaded_paths(entry.get("env", {}).get("LD_PRELOAD", "")):
-            if KERNEL_KEY in entry and Path(path).name == TUNE_LIBRARY:
-                libraries[path] = str(entry[KERNEL_KEY])
+            if Path(path).name == TUNE_LIBRARY:
+                libraries[path] = base
     return libraries
 
 
 def preloaded_paths(value: str) -> list[str]:
     """The paths of an LD_PRELOAD value."""
     return [path for path in re.split(f"[{''.join(LD_PRELOAD_SEPARATORS)}]", value) if path]
-
-
-def tuned_pairs(config: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(entry, entry.tuned) of a verify campaign."""
-    return [
-        (name[: -len(TUNED_SUFFIX)], name)
-        for name in config["mpi"]
-        if name.endswith(TUNED_SUFFIX) and name[: -len(TUNED_SUFFIX)] in config["mpi"]
-    ]
