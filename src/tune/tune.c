@@ -75,14 +75,17 @@ const struct fail_component fail_component = {"mpiguide-tune", NULL, NULL};
 void preload_configure(void)
 {
     rules_path = getenv(TUNE_VARIABLE);
-    if (rules_path == NULL || rules_path[0] == '\0')
-        fail_exit(EXIT_BAD_INPUT,
-                  TUNE_VARIABLE " is not set, but libmpiguide-tune is loaded: set it to the "
-                  "tuning file that `mpiguide tune` wrote, e.g. " TUNE_VARIABLE
-                  "=results/<campaign>/tuning/<entry>.tune");
+    if (rules_path == NULL || rules_path[0] == '\0') {
+        preload_refuse(TUNE_VARIABLE " is not set, but libmpiguide-tune is loaded: set it to the "
+                       "tuning file that `mpiguide tune` wrote, e.g. " TUNE_VARIABLE
+                       "=results/<campaign>/tuning/<entry>.tune");
+        return;
+    }
     char error[4096];
-    if (tune_read_rules(rules_path, &rules, error, sizeof error) != 0)
-        fail_exit(EXIT_BAD_INPUT, "%s", error);
+    if (tune_read_rules(rules_path, &rules, error, sizeof error) != 0) {
+        preload_refuse("%s", error);
+        return;
+    }
     replaced_calls = calloc(rules.count ? rules.count : 1, sizeof *replaced_calls);
     if (!replaced_calls)
         fail_exit(EXIT_RUNTIME, "out of memory");
