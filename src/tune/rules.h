@@ -1,4 +1,4 @@
-/* The tuning file of libmpiguide-tune (docs/analysis.md, "The tuning file of
+/* The tuning file of libmpiguide-tune (docs/tuning.md, "The tuning file of
    libmpiguide-tune"), a public contract: one rule per line,
 
        <mock-up>  ranks=<N>[,<N>...]  bytes=<LO>[-<HI>]

@@ -2,7 +2,7 @@
  * for the communicator sizes and message sizes its tuning file names (rules.h), and leaves every
  * other call to the MPI library (through any PMPI tool loaded after it). Selected by
  * MPIGUIDE_TUNE=<tuning file>; loaded with LD_PRELOAD or linked before the MPI library
- * (docs/analysis.md, "The tuning file of libmpiguide-tune"). MPIGUIDE_TUNE_REPORT=1 makes every
+ * (docs/tuning.md, "The tuning file of libmpiguide-tune"). MPIGUIDE_TUNE_REPORT=1 makes every
  * rank say at MPI_Finalize how many calls each rule replaced. A communicator made by
  * MPI_Comm_dup_with_info with the hint of tune_hint.h is exempt: its calls go to the library, so
  * a program can measure the library's own call beside the replaced one in one launch. */

@@ -110,9 +110,13 @@ def decided_with_rst(options: AnalysisOptions, tuning_too: bool = False) -> str:
     v_thres = options.v_thres
     tuning = options.tuning
     return (
-        f"Decided with ``analysis.test: {options.test}`` (where both sides were measured in"
-        " the same runs, a paired t-test on the per-run log-ratios, otherwise Welch's t-test on"
-        " the log run medians; ``ranksum``: Lübbe's rank-sum everywhere), correction"
+        f"Decided with ``analysis.test: {options.test}`` (``auto``: where both sides were"
+        " measured in the same launches, a paired t-test on the per-run log-ratios; where two"
+        " mpi entries of one deployment were launched back to back in blocks, the signed-rank"
+        " test on the per-block log-ratios; otherwise Welch's t-test on the log run medians;"
+        " ``paired``: the paired t-test wherever both sides hold the same runs, else Welch's;"
+        " ``ranksum``: Lübbe's rank-sum everywhere; tests.csv's ``test`` names each test's),"
+        " correction"
         f" ``{options.correction}``: a test is **violated** when its effect v ≥ {v_thres:g}"
         " and its lower bound at the violation level (one-sided at 1 - p_thres after the"
         f" correction: the same as p ≤ {options.p_thres:g}) is above 1; it **holds** when v"

@@ -9,7 +9,7 @@ at a number of ranks and a message size only where its test is `violated` (paire
 p ≤ p_thres and ratio ≥ v_thres) in every test there (all datatypes, roots, deployments of that
 many ranks, every other parameter); of several, the one with the largest smallest speedup. The
 chosen sizes, merged where consecutive measured sizes chose the same mock-up, are the rules of
-`<entry>.tune` (format: docs/analysis.md, "The tuning file of libmpiguide-tune").
+`<entry>.tune` (format: docs/tuning.md, "The tuning file of libmpiguide-tune").
 """
 
 from __future__ import annotations
