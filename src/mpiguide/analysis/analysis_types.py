@@ -15,7 +15,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from mpiguide.analysis.paper_tables import LAYOUTS
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import HEAP
 from mpiguide.core.errors import ConfigError, DataError
@@ -41,10 +40,6 @@ SELECTABLE_KEYS = (*DEPLOYMENT_KEYS, *GRID_PARAMETERS, HEAP)
 # Process counts that may be the varied parameter; nprocs = nodes x ppn is derived, not stored.
 PROCESS_COUNT_KEYS = ("nprocs", "nodes", "ppn")
 VARIED_KEYS = (*GRID_PARAMETERS, *PROCESS_COUNT_KEYS)
-CORRECTIONS = ("none", "holm", "bh")
-TESTS = ("paired", "ranksum", "auto")
-# absolute: least squares of the latencies; relative: of the relative errors (weights 1/l²)
-MODEL_WEIGHTINGS = ("absolute", "relative")
 
 
 def selector_of(raw: Mapping[str, Any]) -> Selector:
@@ -74,17 +69,26 @@ class Guideline:
 
 
 @cache
+def analysis_schema() -> dict[str, Any]:
+    """The campaign schema's `analysis:` keys: the one owner of their defaults, allowed values
+    and ranges."""
+    properties: dict[str, Any] = load_package_yaml(CONFIG_SCHEMA)["properties"]["analysis"]
+    return properties["properties"]
+
+
 def analysis_defaults() -> dict[str, Any]:
-    """The default of every `analysis:` key, as the campaign schema states it (its one owner)."""
-    properties = load_package_yaml(CONFIG_SCHEMA)["properties"]["analysis"]["properties"]
-    return {key: spec["default"] for key, spec in properties.items()}
+    """The default of every `analysis:` key, as the campaign schema states it."""
+    return {key: spec["default"] for key, spec in analysis_schema().items()}
 
 
-@cache
 def tuning_defaults() -> dict[str, Any]:
     """The default of every `analysis.tuning` key, as the campaign schema states it."""
-    properties = load_package_yaml(CONFIG_SCHEMA)["properties"]["analysis"]["properties"]
-    return {key: spec["default"] for key, spec in properties["tuning"]["properties"].items()}
+    return {key: spec["default"] for key, spec in _tuning_schema().items()}
+
+
+def _tuning_schema() -> dict[str, Any]:
+    tuning: dict[str, Any] = analysis_schema()["tuning"]["properties"]
+    return tuning
 
 
 # The test of a guideline mpiguide adds to tune and verify: both sides share the launches, so
@@ -105,7 +109,7 @@ class TuningThresholds:
             raise ConfigError(f"{source}: analysis.tuning must be a mapping of p_thres, v_thres")
         _refuse_unknown(tuning, cls, "analysis.tuning", source)
         thresholds = cls(**{**tuning_defaults(), **tuning})
-        checks = _threshold_checks(thresholds.p_thres, thresholds.v_thres)
+        checks = _schema_checks(_tuning_schema(), thresholds)
         _refuse_invalid(checks, thresholds, "analysis.tuning", source)
         return thresholds
 
@@ -149,22 +153,11 @@ class AnalysisOptions:
         _refuse_unknown(analysis, cls, "analysis", source)
         tuning = TuningThresholds.from_mapping(analysis.get("tuning", {}), source)
         options = cls(**{**analysis_defaults(), **analysis, "variability": (), "tuning": tuning})
+        # `varied` names a grid parameter or a process count: the grid owns that list.
         checks = [
             ("varied", isinstance(options.varied, str) and options.varied in VARIED_KEYS,
              f"one of {', '.join(VARIED_KEYS)}"),
-            *_threshold_checks(options.p_thres, options.v_thres),
-            ("correction", options.correction in CORRECTIONS, f"one of {', '.join(CORRECTIONS)}"),
-            ("confidence", _is_number(options.confidence) and 0.5 < options.confidence < 1,
-             "a number in (0.5, 1)"),
-            ("test", options.test in TESTS, f"one of {', '.join(TESTS)}"),
-            ("layout", options.layout in LAYOUTS, f"one of {', '.join(LAYOUTS)}"),
-            ("run_band", _is_number(options.run_band) and 0 < options.run_band < 1,
-             "a number in (0, 1)"),
-            ("model_tolerance",
-             _is_number(options.model_tolerance) and options.model_tolerance > 0,
-             "a number > 0"),
-            ("model_weighting", options.model_weighting in MODEL_WEIGHTINGS,
-             f"one of {', '.join(MODEL_WEIGHTINGS)}"),
+            *_schema_checks(analysis_schema(), options),
         ]  # fmt: skip
         _refuse_invalid(checks, options, "analysis", source)
         selectors = _variability_selectors(analysis.get("variability", []), source)
@@ -269,12 +262,42 @@ def _refuse_invalid(
             )
 
 
-def _threshold_checks(p_thres: Any, v_thres: Any) -> list[tuple[str, bool, str]]:
-    """(key, valid, what is allowed) of a p_thres and a v_thres."""
-    return [
-        ("p_thres", _is_number(p_thres) and 0 < p_thres < 1, "a number in (0, 1)"),
-        ("v_thres", _is_number(v_thres) and v_thres >= 1, "a number >= 1"),
-    ]
+def _schema_checks(properties: Mapping[str, Any], options: object) -> list[tuple[str, bool, str]]:
+    """(key, valid, what is allowed) of every field of `options` whose schema property bounds a
+    number or lists the allowed values, in the schema's order."""
+    checks = []
+    for key, spec in properties.items():
+        value: Any = getattr(options, key, None)
+        if "enum" in spec:
+            allowed = spec["enum"]
+            checks.append((key, value in allowed, f"one of {', '.join(map(str, allowed))}"))
+        elif spec.get("type") == "number":
+            checks.append((key, _is_number(value) and _in_range(value, spec), _range_text(spec)))
+    return checks
+
+
+def _in_range(value: float, spec: Mapping[str, Any]) -> bool:
+    return (
+        ("minimum" not in spec or value >= spec["minimum"])
+        and ("exclusiveMinimum" not in spec or value > spec["exclusiveMinimum"])
+        and ("maximum" not in spec or value <= spec["maximum"])
+        and ("exclusiveMaximum" not in spec or value < spec["exclusiveMaximum"])
+    )
+
+
+def _range_text(spec: Mapping[str, Any]) -> str:
+    """A schema number's range as messages state it: "a number in (0, 1)", "a number >= 1"."""
+    low = "[" if "minimum" in spec else "(" if "exclusiveMinimum" in spec else ""
+    high = "]" if "maximum" in spec else ")" if "exclusiveMaximum" in spec else ""
+    lowest = spec.get("minimum", spec.get("exclusiveMinimum"))
+    highest = spec.get("maximum", spec.get("exclusiveMaximum"))
+    if low and high:
+        return f"a number in {low}{lowest:g}, {highest:g}{high}"
+    if low:
+        return f"a number {'>=' if low == '[' else '>'} {lowest:g}"
+    if high:
+        return f"a number {'<=' if high == ']' else '<'} {highest:g}"
+    return "a number"
 
 
 def _is_number(value: object) -> bool:
