@@ -1,8 +1,8 @@
 """From verdict to choice: per swept entry, collective, ranks and message size, the library's own
 algorithm that beats its default significantly, if any.
 
-Input: tests.csv's guidelines `ALGO.<entry>.<op>.<algorithm>` (mpiguide.tune.sweep adds them:
-the library's choice ≼ that algorithm, both measured in the same launches) and the settings
+Input: tests.csv's guidelines `ALGO.<entry>.<op>.<algorithm>` (mpiguide.campaign.expansion adds
+them: the library's choice ≼ that algorithm, both measured in the same launches) and the settings
 behind them. A collective is tuned at a communicator size and message size only where an
 algorithm beats the default significantly — its ALGO test is `violated` (the paired test at
 `analysis.tuning`'s p_thres and v_thres) in every test at that size — and then the fastest such

@@ -11,7 +11,7 @@ MPICH's MPIR-level algorithm with the device's override of that collective switc
 
 Each setting is a value of `algorithm` of the swept entry's ops that call the collective, and
 the generated guideline `ALGO.<entry>.<op>.<algorithm>` compares it with the library's choice
-within the entry's launches (mpiguide.tune.sweep).
+within the entry's launches (mpiguide.campaign.expansion).
 """
 
 from __future__ import annotations

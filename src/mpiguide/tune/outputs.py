@@ -1,6 +1,6 @@
 """From verdict to fix: the library's own algorithms that beat its default, as settings it reads.
 
-Input: tests.csv (the guidelines `ALGO.<entry>.<op>.<algorithm>` that mpiguide.tune.sweep
+Input: tests.csv (the guidelines `ALGO.<entry>.<op>.<algorithm>` that mpiguide.campaign.expansion
 adds: the library's choice ≼ that algorithm, within the entry's launches) and the settings behind
 them. A collective is tuned at a communicator size and message size only where an algorithm
 beats the default significantly — its ALGO test is `violated` (the paired test at
