@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PACKAGE = REPO / "src" / "mpiguide"
 ARCHITECTURE = REPO / "docs" / "architecture.md"
 TOP_LEVEL = "cli"  # the command line (cli/, and __main__ directly in the package) tops them

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-COMMON = Path(__file__).resolve().parents[2] / "workflow" / "rules" / "common.smk"
+COMMON = Path(__file__).resolve().parents[3] / "workflow" / "rules" / "common.smk"
 MAX_LINES = 300
 
 
