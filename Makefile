@@ -27,13 +27,14 @@ check: setup
 
 # Everything: lint first, then the suite on both cores, then alone the tests that compare times
 # measured side by side (the `timing` marker), which a second worker's MPI ranks would skew.
-# Each run prints its slowest tests and keeps every test's time in a JUnit XML file under
-# $(TEST_TIMES), for CI to keep and for finding what makes the suite slow.
+# Each run keeps every test's time in a JUnit XML file under $(TEST_TIMES), for CI to keep and
+# for finding what makes the suite slow; the slowest tests of both runs end the output.
 TEST_TIMES := .ci/test-times
 test: setup-slurm lint
-	$(BIN)/python -m pytest --durations=25 --junitxml=$(TEST_TIMES)/suite.xml \
+	$(BIN)/python -m pytest --junitxml=$(TEST_TIMES)/suite.xml \
 		-n 2 --dist loadfile -m "not timing" tests
-	$(BIN)/python -m pytest --durations=10 --junitxml=$(TEST_TIMES)/timing.xml -m timing tests
+	$(BIN)/python -m pytest --junitxml=$(TEST_TIMES)/timing.xml -m timing tests
+	$(BIN)/python scripts/slowest_tests.py $(TEST_TIMES)/suite.xml $(TEST_TIMES)/timing.xml
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

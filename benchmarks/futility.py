@@ -3,8 +3,9 @@ runs decide it stops as futile (lost decisions), how many of the others it stops
 and the mean runs per side a test uses; for the predictive rule at several thresholds and for
 the earlier rule (futile when `runs_needed` exceeds `max`).
 
-Simulates `{min: 5, max: 30, step: 5}` at the default levels with tests/unit/test_sequential.py's
-`simulate`: paired, unpaired and `approx` tests, true ratios 1.00-1.20, per-run noise 0.02-0.30.
+Simulates `{min: 5, max: 30, step: 5}` at the default levels with
+tests/unit/analysis/test_sequential.py's `simulate`: paired, unpaired and `approx` tests, true
+ratios 1.00-1.20, per-run noise 0.02-0.30.
 
 Usage: python benchmarks/futility.py [--tests 400] [--thresholds 0.02 0.05 0.1]
 """

@@ -171,7 +171,7 @@ def run_mpiguide(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]
     """`python -m mpiguide ARGV` run in `cwd` without starting an interpreter per case: the
     entry point's main with stdout and stderr of its own (an escaping exception is printed as
     the interpreter would print it). Start-up cost ten times the check itself; the entry point
-    as a process is tested in tests/unit/test_cli.py."""
+    as a process is tested in tests/unit/cli/test_cli.py."""
     out, err = io.StringIO(), io.StringIO()
     previous = Path.cwd()
     os.chdir(cwd)

@@ -7,9 +7,10 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -122,6 +123,46 @@ def kernel_ranks(snakemake: subprocess.Popen[str]) -> dict[int, str]:
         if argv and argv[0].endswith(b"mpiguide-bench"):
             ranks[pid] = b" ".join(argv).decode()
     return ranks
+
+
+T = TypeVar("T")
+
+
+def wait_until(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float = 120,
+    while_running: subprocess.Popen[str] | None = None,
+) -> T:
+    """Poll `condition` until it returns a true value, and return that; fail naming `what` once
+    `timeout` seconds have passed, or at once when `while_running` has ended (with its output).
+    A deadline, never a fixed sleep: on a loaded machine the event only comes later."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = condition()
+        if found:
+            return found
+        if while_running is not None:
+            assert while_running.poll() is None, while_running.communicate()[0]
+        assert time.monotonic() < deadline, f"{what}: not within {timeout:g} s"
+        time.sleep(0.1)
+
+
+def measuring_ranks(
+    snakemake: subprocess.Popen[str], project: Path, kernel: str = ""
+) -> dict[int, str]:
+    """The 2 kernel ranks (pid -> command line) of a launch that is measuring, or {}: rank 0
+    has opened its temporary output, OUTPUT.csv.tmp-<pid> (src/kernel/io/output.c), which it
+    does after MPI_Init, reading the input and the ranks' first collectives, just before the
+    first experiment. `kernel`: only ranks whose kernel path contains it."""
+    ranks = {
+        pid: line for pid, line in kernel_ranks(snakemake).items() if kernel in line.split()[0]
+    }
+    outputs = {project / line.split()[-1] for line in ranks.values()}  # OUTPUT.csv comes last
+    if len(ranks) != 2 or len(outputs) != 1:
+        return {}
+    output = outputs.pop()
+    return ranks if any(output.parent.glob(f"{output.name}.tmp-*")) else {}
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,15 @@ import pytest
 from mpiguide.campaign.blocks import block_order
 from workflow_project import ANALYSIS_JOBS, scheduled_jobs, snakemake
 
-from .conftest import CAMPAIGN, DEPLOYMENT, SLOW_RUNS, campaign, kernel_ranks, start_snakemake
+from .conftest import (
+    CAMPAIGN,
+    DEPLOYMENT,
+    SLOW_RUNS,
+    campaign,
+    measuring_ranks,
+    start_snakemake,
+    wait_until,
+)
 
 pytestmark = pytest.mark.workflow
 
@@ -54,18 +61,16 @@ def stash(project: Path) -> Path:
     return results(project) / "blocks" / DEPLOYMENT / "run00.stash"
 
 
-def wait_for_entry(run: subprocess.Popen[str], mpi: str, timeout: float = 120) -> dict[int, str]:
-    """The ranks of `mpi`'s launch once they have measured for a second."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ranks = {p: c for p, c in kernel_ranks(run).items() if f"/build/{mpi}/" in c}
-        if len(ranks) == 2:
-            time.sleep(1.0)
-            if set(kernel_ranks(run)) >= set(ranks):
-                return ranks
-        assert run.poll() is None, run.communicate()[0]
-        time.sleep(0.1)
-    raise AssertionError(f"no launch of {mpi} started")
+def wait_for_entry(
+    run: subprocess.Popen[str], project: Path, mpi: str, timeout: float = 120
+) -> dict[int, str]:
+    """The ranks of `mpi`'s launch, once it measures (conftest.measuring_ranks)."""
+    return wait_until(
+        lambda: measuring_ranks(run, project, f"/build/{mpi}/"),
+        f"the launch of {mpi} measuring",
+        timeout,
+        while_running=run,
+    )
 
 
 def ranks_of(project: Path) -> list[int]:
@@ -102,7 +107,7 @@ def test_a_rank_dying_in_one_entry_re_measures_only_that_entry(
     project = make_project(blocked_campaign())
     run = start_snakemake(project)
     running.append(run)
-    ranks = wait_for_entry(run, first)
+    ranks = wait_for_entry(run, project, first)
 
     os.kill(next(iter(ranks)), signal.SIGKILL)
     output, _ = run.communicate(timeout=300)
@@ -133,12 +138,14 @@ def test_a_block_stopped_between_entries_keeps_the_finished_one(
     project = make_project(blocked_campaign())
     run = start_snakemake(project)
     running.append(run)
-    wait_for_entry(run, second)  # the first entry has finished
+    wait_for_entry(run, project, second)  # the first entry has finished
 
     os.killpg(run.pid, signal.SIGTERM)
     run.communicate(timeout=300)
-    time.sleep(2.0)
-    assert not ranks_of(project), "a rank outlived its stopped block"
+    wait_until(lambda: not ranks_of(project), "the stopped block's ranks exiting", 60)
+    # Stopped, not finished: a rank that outlived the block would have measured to the end
+    # and committed its output (the kernel renames OUTPUT.csv.tmp-<pid> as it exits).
+    assert not raw_csv(project, second).exists(), "a rank outlived its stopped block"
 
     kept = (stash(project) / f"{first}.csv").read_bytes()
     record = finish(project)

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +19,16 @@ from mpiguide.core.columns import RAW_COLUMNS
 from mpiguide.store import provenance as run_provenance
 from workflow_project import ANALYSIS_JOBS, scheduled_jobs, snakemake
 
-from .conftest import CAMPAIGN, DEPLOYMENT, RUNS, SLOW_RUNS, campaign, kernel_ranks, start_snakemake
+from .conftest import (
+    CAMPAIGN,
+    DEPLOYMENT,
+    RUNS,
+    SLOW_RUNS,
+    campaign,
+    measuring_ranks,
+    start_snakemake,
+    wait_until,
+)
 
 pytestmark = pytest.mark.workflow
 
@@ -38,18 +46,16 @@ def rows_of(raw_csv: Path) -> int:
         return sum(1 for _ in reader)
 
 
-def wait_for_ranks(snakemake_run: subprocess.Popen[str], timeout: float = 120) -> dict[int, str]:
-    """The kernel ranks of the first run that has been measuring for a second."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ranks = kernel_ranks(snakemake_run)
-        if len(ranks) == 2:
-            time.sleep(1.0)  # past MPI_Init and input parsing: inside the timing loop
-            if kernel_ranks(snakemake_run) == ranks:
-                return ranks
-        assert snakemake_run.poll() is None, snakemake_run.communicate()[0]
-        time.sleep(0.1)
-    raise AssertionError("no kernel run started")
+def wait_for_ranks(
+    snakemake_run: subprocess.Popen[str], project: Path, timeout: float = 120
+) -> dict[int, str]:
+    """The kernel ranks of the first run, once it measures (conftest.measuring_ranks)."""
+    return wait_until(
+        lambda: measuring_ranks(snakemake_run, project),
+        "a kernel run measuring",
+        timeout,
+        while_running=snakemake_run,
+    )
 
 
 def start_measuring(
@@ -60,7 +66,7 @@ def start_measuring(
     project = make_project(campaign(SLOW_RUNS))
     first = start_snakemake(project)
     running.append(first)
-    return project, first, wait_for_ranks(first)
+    return project, first, wait_for_ranks(first, project)
 
 
 def test_killed_rank_fails_only_its_run(

@@ -5,13 +5,12 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 from kernel_files import write_input
 
-if TYPE_CHECKING:
-    from mpi_support import Kernel
+from mpi_support import MPI_LIBRARIES, Kernel, MpiLibrary
+from preload_support import PROBE_COMPILE
 
 pytestmark = pytest.mark.kernel
 
@@ -19,6 +18,25 @@ CASES = [
     ({"op": "neighbor_alltoall", "msg_size": 16, "topology": "cart", "ndim": 1}, "data from rank"),
     ({"op": "allreduce", "msg_size": 16, "dtype": "int"}, "wrong bytes"),
 ]
+INTERPOSER = Path(__file__).with_name("corrupt_receive.c")
+DAMAGE_LOG = "CORRUPT_RECEIVE_LOG"  # corrupt_receive.c appends a line per damaged buffer there
+
+
+def build_interposer(mpi: MpiLibrary, directory: Path) -> Path:
+    library = directory / f"libcorrupt-{mpi.name}.so"
+    command = [mpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", library, INTERPOSER]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return library
+
+
+@pytest.mark.parametrize("name", sorted(MPI_LIBRARIES))
+def test_the_interposer_builds_cleanly(name: str, tmp_path: Path) -> None:
+    """-Wall -Wextra -Werror with both libraries' headers, though the runs below use MPICH."""
+    mpi = MPI_LIBRARIES[name]
+    if not mpi.available():
+        pytest.skip(f"{mpi.mpicc} not installed")
+    assert build_interposer(mpi, tmp_path).is_file()
 
 
 @pytest.fixture(scope="module")
@@ -26,18 +44,7 @@ def damaging_env(
     kernel_for: Callable[[str], Kernel], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, str]:
     """LD_PRELOAD of the interposer; MPICH's launcher passes it on to the ranks."""
-    interposer = tmp_path_factory.mktemp("interposer") / "libcorrupt.so"
-    subprocess.run(
-        [
-            kernel_for("mpich").mpi.mpicc,
-            "-shared",
-            "-fPIC",
-            "-o",
-            interposer,
-            Path(__file__).with_name("corrupt_receive.c"),
-        ],
-        check=True,
-    )
+    interposer = build_interposer(kernel_for("mpich").mpi, tmp_path_factory.mktemp("interposer"))
     return {"LD_PRELOAD": str(interposer)}
 
 
@@ -66,8 +73,17 @@ def test_verify_reports_a_damaged_byte(
 def test_without_verify_the_damage_goes_unnoticed(
     kernel_for: Callable[[str], Kernel], damaging_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """The control: the interposer is active, but without --verify the run just measures."""
+    """The control: the interposer damaged every repetition's receive buffer on rank 1, and
+    without --verify the run just measures (exit 0, its output written)."""
     kernel = kernel_for("mpich")
-    infile = write_input(tmp_path / "in.csv", [{"exp_id": 7, "nrep": 2, **CASES[0][0]}])
-    result = kernel.run(2, infile, tmp_path / "out.csv", env=damaging_env)
+    nrep = 2
+    infile = write_input(tmp_path / "in.csv", [{"exp_id": 7, "nrep": nrep, **CASES[0][0]}])
+    outfile = tmp_path / "out.csv"
+    log = tmp_path / "damage.log"
+
+    result = kernel.run(2, infile, outfile, env={**damaging_env, DAMAGE_LOG: str(log)})
+
     assert result.returncode == 0, result.stderr
+    assert outfile.is_file()
+    damaged = log.read_text().splitlines() if log.exists() else []
+    assert damaged.count("MPI_Neighbor_alltoall: rank 1's receive buffer damaged") >= nrep, damaged

@@ -2,7 +2,7 @@
 Table 2's column as printed, validates and plans with `snakemake -n` as it is, and runs on this
 machine at `scale=local`; full-jupiter runs end to end there with real MPI.
 
-Table 3/4 counts at the published scale: tests/unit/test_paper_tables.py.
+Table 3/4 counts at the published scale: tests/unit/analysis/test_paper_tables.py.
 """
 
 from __future__ import annotations

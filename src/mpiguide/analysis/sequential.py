@@ -47,7 +47,7 @@ LOOK_RUNS, STOP = "look_runs", "stop"
 STOP_COLUMNS = (LOOK_RUNS, STOP)
 # A test is futile at a look when its predicted chance of being decided at the last look is
 # below this (docs/analysis.md, "Futility": at 0.05, under 2 % of the tests that `max` runs
-# decide are stopped as futile in tests/unit/test_sequential.py's simulations).
+# decide are stopped as futile in tests/unit/analysis/test_sequential.py's simulations).
 FUTILE_BELOW = 0.05
 
 

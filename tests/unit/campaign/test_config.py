@@ -23,7 +23,7 @@ from mpiguide.campaign.scale import LOCAL_MPI
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SOURCE = "c.yaml"
 MINIMAL: dict[str, Any] = {
     "campaign": "t",

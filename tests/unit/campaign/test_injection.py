@@ -21,7 +21,7 @@ from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SOURCE = "c.yaml"
 # What a shell or make would act on, each trying to create {marker}.
 HOSTILE = {

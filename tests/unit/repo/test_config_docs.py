@@ -14,7 +14,7 @@ import pytest
 
 from mpiguide.campaign.config_keys import DOCUMENTS, END, generated, key_table, regenerate
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "scripts" / "config_docs.py"
 BEGIN = "<!-- generated from config.schema.yaml{}: do not edit; python scripts/config_docs.py -->"
 SCHEMA: dict[str, Any] = {

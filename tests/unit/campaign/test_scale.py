@@ -15,7 +15,7 @@ from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.grid import expand
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 LOCAL_MPI = REPO / "config" / "local-mpi.yaml"
 SOURCE = "paper.yaml"
 PAPER: dict[str, Any] = {

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mpiguide.core.paths import c_component, c_sources
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_a_component_depends_on_the_shared_build_code() -> None:

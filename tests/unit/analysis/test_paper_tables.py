@@ -25,7 +25,7 @@ from mpiguide.plan.grid import build_grid
 from mpiguide.store.aggregate import aggregate
 from synthetic import Deployment, write_campaign
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CAMPAIGNS = ROOT / "config" / "campaigns"
 DEPLOYMENTS = ["10x16", "20x16", "35x16"]
 

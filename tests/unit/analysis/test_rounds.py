@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from test_guidelines import GL4_LIKE, experiment, guideline
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.guidelines import check, evaluate_looks, first_runs
 from mpiguide.analysis.rounds import needed_experiments, plan_round, planned_exp_ids, round_runs
 from mpiguide.analysis.sequential import DECIDED, LOOK_RUNS, OPEN, STOP, Looks
 from mpiguide.core.errors import DataError
+from unit.analysis.test_guidelines import GL4_LIKE, experiment, guideline
 
 LOOKS = Looks.planned(5, 15, 5)
 SIZES = (8, 64, 512)

@@ -184,7 +184,7 @@ def test_an_unreadable_record_is_refused(tmp_path):
 def test_the_front_page_quotes_no_threshold_from_the_config():
     """The thresholds come from check's record with the tables (decided_with.json): a report
     built after the options changed, without re-running check, must not state the new ones."""
-    report = Path(__file__).parents[2] / "workflow" / "report"
+    report = Path(__file__).parents[3] / "workflow" / "report"
     for name in ("workflow.rst", "tests.rst"):
         text = (report / name).read_text()
         for option in ("p_thres", "v_thres", "confidence", '"test"'):
@@ -195,7 +195,7 @@ def test_the_front_page_quotes_no_threshold_from_the_config():
 def test_the_front_page_names_the_files_paths_owns():
     """workflow.rst is Jinja and RST, not Python: it spells the names core/paths.py owns, so
     they are held to them here."""
-    front_page = (Path(__file__).parents[2] / "workflow" / "report" / "workflow.rst").read_text()
+    front_page = (Path(__file__).parents[3] / "workflow" / "report" / "workflow.rst").read_text()
     assert f'result.target == "{VERDICT_LINES_CSV}"' in front_page
     assert f"/{VERDICT_LINES_RST}\n" in front_page
     for link in (SUMMARY_CSV, VIOLATED_UNDECIDED_CSV, *LIBRARY_TABLE_FILES[:1]):

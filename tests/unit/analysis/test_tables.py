@@ -1,4 +1,4 @@
-"""Table 3 layout and summary counts (slowdown.csv: tests/unit/test_slowdown.py)."""
+"""Table 3 layout and summary counts (slowdown.csv: tests/unit/analysis/test_slowdown.py)."""
 
 import pandas as pd
 import pytest

@@ -18,7 +18,7 @@ from mpiguide.core.package_data import MODEL_CATALOGUE, MODELS_SCHEMA
 from mpiguide.reports.model_fit import MODEL_COLUMNS, fit_models
 from mpiguide.reports.models import BASES, Selection, load_models
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CATALOGUE = load_models(MODEL_CATALOGUE)
 NODES = [16, 32, 64, 128, 256, 512, 1024, 2048]  # Parker's Figure 5
 SIZES = [4, 64, 1024, 16384, 262144, 1048576]

@@ -10,7 +10,7 @@ from mpiguide.analysis.catalogue import load_catalogue
 from mpiguide.campaign.config import load_campaign
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "config" / "config.yaml"
 # The machine the demo is sized and timed for (its header): a laptop or a CI runner may have
 # more cores, but the demo must not need them.

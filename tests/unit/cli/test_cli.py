@@ -11,7 +11,7 @@ from mpiguide.cli import COMMANDS, main
 from mpiguide.cli.arguments import Role, existing_directory, existing_file
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CATALOGUE = GUIDELINE_CATALOGUE
 SPEC = {"nrep": 4, "experiments": [{"op": ["allgather", "bcast"], "msg_size": [8, 64]}]}
 

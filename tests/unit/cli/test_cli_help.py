@@ -24,7 +24,7 @@ from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.grid import build_grid
 from mpiguide.selftest.power import RESAMPLES
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def options_of(config: dict) -> AnalysisOptions:

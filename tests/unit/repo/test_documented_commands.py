@@ -19,7 +19,7 @@ import pytest
 from mpiguide.cli import build_parser
 from mpiguide.core.paths import RESULTS_ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DOCUMENTS = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
 FENCE = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SEPARATORS = {"&&", "||", ";", "|"}

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PACKAGE = REPO / "src" / "mpiguide"
 ARCHITECTURE = REPO / "docs" / "architecture.md"
 TOP_LEVEL = "cli"  # the command line (cli/, and __main__ directly in the package) tops them
+UNIT_TESTS = Path(__file__).resolve().parents[1]
+REPOSITORY_TESTS = "repo"  # tests/unit/repo/: rules over the whole checkout, no one folder's
 
 
 def _layers() -> list[str]:
@@ -54,6 +56,14 @@ def test_folders_are_the_layers_of_the_architecture() -> None:
     layers = _layers()
     assert layers[-1] == TOP_LEVEL
     assert set(layers) == folders
+
+
+def test_unit_tests_have_one_folder_per_package_folder() -> None:
+    """tests/unit/<folder>/ tests src/mpiguide/<folder>/: a new package folder gets its own."""
+    folders = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    test_folders = {path.name for path in UNIT_TESTS.iterdir() if path.is_dir()} - {"__pycache__"}
+    assert test_folders == folders | {REPOSITORY_TESTS}
+    assert not list(UNIT_TESTS.glob("test_*.py")), "a unit test outside a folder"
 
 
 @pytest.mark.parametrize("module", sorted(_modules()))

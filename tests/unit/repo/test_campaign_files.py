@@ -14,7 +14,7 @@ import yaml
 from mpiguide.campaign.config import load_campaign
 from mpiguide.plan.grid import expand
 
-CAMPAIGNS = Path(__file__).resolve().parents[2] / "config" / "campaigns"
+CAMPAIGNS = Path(__file__).resolve().parents[3] / "config" / "campaigns"
 SELFTEST = CAMPAIGNS / "selftest.yaml"
 BACK_TO_BACK = CAMPAIGNS / "selftest-back-to-back.yaml"
 ADAPTIVE = CAMPAIGNS / "selftest-adaptive.yaml"

@@ -3,7 +3,7 @@ the analysis package's loader, names existing operations and parameters with val
 take, its selectors pair real experiments of a grid, and docs/guidelines.md lists it.
 
 Run as a script to rewrite docs/guidelines.md from the catalogue:
-    .venv/bin/python tests/unit/test_catalogue.py
+    .venv/bin/python tests/unit/analysis/test_catalogue.py
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mpiguide.plan.grid import BY_TOPOLOGY, TOPOLOGIES, build_grid
 from mpiguide.plan.grid import PARAMETERS as GRID_PARAMETERS
 from mpiguide.plan.operations import load_operations
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CATALOGUE_PATH = GUIDELINE_CATALOGUE
 DOCS_PATH = REPO / "docs" / "guidelines.md"
 
@@ -363,7 +363,7 @@ def _comparisons_to_pair() -> list[tuple[str, int]]:
     """(guideline id, comparison index) of every le/approx comparison outside Lübbe's GL*
     whose operations exist. GL* and MONO are left out: they select on topology, ordering or
     reorder, which `_block` does not build; test_lubbe_entries_pair_like_with_like and the
-    published campaigns (tests/unit/test_paper_tables.py) check them."""
+    published campaigns (tests/unit/analysis/test_paper_tables.py) check them."""
     catalogue = load_catalogue(CATALOGUE_PATH)
     operations = load_operations()
     cases = []
@@ -437,8 +437,8 @@ def render_docs(catalogue: Mapping[str, Any]) -> str:
         "data. The `source` column says where each claim comes from and how far it was verified.",
         "",
         "This file is generated: after editing the catalogue run",
-        "`.venv/bin/python tests/unit/test_catalogue.py` (tests/unit/test_catalogue.py checks",
-        "that the two agree).",
+        "`.venv/bin/python tests/unit/analysis/test_catalogue.py` (which checks that the two",
+        "agree).",
         "",
         "| id | relation | guideline | source |",
         "|---|---|---|---|",
@@ -475,7 +475,8 @@ and `analysis.layout: lubbe-table3` / `lubbe-table4` prints summary.md with the 
 | LINEAR ≼ RAND | `GL11-LINEAR-RAND` | - / 60 (4) |
 | reorder=1 ≼ reorder=0 (§4: "refers to GL12") | `GL12-AS-TESTED` | 1680 (112) / 90 (6) |
 
-tests/unit/test_paper_tables.py derives every count from the campaigns' grids and the pairing.
+tests/unit/analysis/test_paper_tables.py derives every count from the campaigns' grids and the
+pairing.
 Where the paper is not self-consistent: Table 4 counts 90 tests in 6 groups for reorder=1 ≼
 reorder=0, which includes Allgather and Alltoall run on the full topology; GL12 as §2 states it
 ("shall not slow down any neighborhood collective") has 60 tests in 4 groups there. `GL12` is
@@ -503,7 +504,8 @@ the counts; FMAJ here), and the one message size where cutting and rounding 256�
 
 def test_docs_table_lists_every_entry(catalogue: dict[str, Any]) -> None:
     assert DOCS_PATH.read_text(encoding="utf-8") == render_docs(catalogue), (
-        "docs/guidelines.md is out of date: run .venv/bin/python tests/unit/test_catalogue.py"
+        "docs/guidelines.md is out of date: run"
+        " .venv/bin/python tests/unit/analysis/test_catalogue.py"
     )
 
 

@@ -29,7 +29,7 @@ from mpiguide.campaign.executor import (
 )
 from mpiguide.core.errors import ConfigError
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SLURM_PROFILE = REPO / "profiles" / "slurm" / "config.yaml"
 TEST_CLUSTER_PROFILE = REPO / "tests" / "slurm" / "profile" / "config.yaml"
 SLURM = CommandLine(executor="slurm")
