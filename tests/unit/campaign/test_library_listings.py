@@ -18,8 +18,8 @@ from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINES_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml
 
-LISTINGS = Path(__file__).parent / "algorithm_listings"
-RULES = Path(__file__).resolve().parents[2] / "workflow" / "rules"
+LISTINGS = Path(__file__).parents[1] / "tune" / "algorithm_listings"
+RULES = Path(__file__).resolve().parents[3] / "workflow" / "rules"
 
 
 def fake_ompi_info(tmp_path: Path) -> tuple[str, Path]:
