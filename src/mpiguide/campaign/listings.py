@@ -54,7 +54,11 @@ class Listings:
         if saved is not None and (saved["library"], saved["program"]) == (library, program):
             return choices_of(library, program, saved["output"], f"{key_path} ({path})")
         if self.listing is Listing.SAVED_ONLY:
-            found = "is missing" if saved is None else f"lists {saved['program']!r}'s choices"
+            found = (
+                "is missing"
+                if saved is None
+                else f"holds what {saved['program']!r} listed, not {program!r}"
+            )
             raise ConfigError(
                 f"{key_path}: {path} {found}: analysis-only mode and the workflow's jobs start no "
                 f"MPI program to list {library}'s algorithms; copy {self.directory} with the raw "

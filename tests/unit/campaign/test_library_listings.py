@@ -72,7 +72,9 @@ def test_another_program_lists_again_where_it_may(tmp_path: Path) -> None:
     other = tmp_path / "other_ompi_info"
     other.write_text(Path(program).read_text())
     other.chmod(0o755)
-    with pytest.raises(ConfigError, match=r"lists .*ompi_info.s choices"):
+    with pytest.raises(
+        ConfigError, match=r"holds what '.*/ompi_info' listed, not '.*/other_ompi_info'"
+    ):
         Listings.of(results, Listing.SAVED_ONLY).choices("openmpi", "openmpi", str(other), "k")
     Listings.of(results, Listing.SAVE).choices("openmpi", "openmpi", str(other), "k")
     assert calls.read_text().count("\n") == 2
