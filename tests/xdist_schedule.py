@@ -11,10 +11,17 @@ and that the longest units go first.
   is left with the SLURM package or a Snakemake file when the other has run out of work; a
   worker gets its next unit when the one it runs is nearly done, so the short unit tests at the
   end fill the gaps.
+
+Both override private names of xdist's LoadFileScheduling (XDIST_INTERNALS), which only this
+file uses: tests/unit/test_xdist_schedule.py holds them against the installed xdist, and a run
+whose xdist lacks one stops naming it and the version tested with (TESTED_XDIST).
 """
 
 from __future__ import annotations
 
+import inspect
+from collections import OrderedDict
+from importlib.metadata import version
 from typing import Any
 
 SLURM_PACKAGE = "tests/slurm/"
@@ -29,6 +36,37 @@ LONGEST_FIRST = (
     "tests/kernel/",
     "tests/inject/",
 )
+
+
+# The pytest-xdist minor version the scheduler was tested with, and the private names of its
+# LoadFileScheduling it relies on: the two methods it overrides (their parameters) and the queue
+# of units it orders (scope -> tests, handed out from its front).
+TESTED_XDIST = "3.8"
+XDIST_INTERNALS = {
+    "_split_scope": ("self", "nodeid"),
+    "_assign_work_unit": ("self", "node"),
+}
+XDIST_QUEUE = "workqueue"
+
+
+def xdist_changes(scheduling: Any, instance: Any) -> list[str]:
+    """What of XDIST_INTERNALS the class `scheduling` and its `instance` lack or changed."""
+    changed = []
+    for name, parameters in XDIST_INTERNALS.items():
+        method = getattr(scheduling, name, None)
+        if method is None or tuple(inspect.signature(method).parameters) != parameters:
+            changed.append(f"LoadFileScheduling.{name}({', '.join(parameters[1:])})")
+    if not isinstance(getattr(instance, XDIST_QUEUE, None), OrderedDict):
+        changed.append(f"LoadFileScheduling.{XDIST_QUEUE} (an OrderedDict)")
+    return changed
+
+
+def xdist_changed_message(changed: list[str]) -> str:
+    return (
+        f"tests/xdist_schedule.py: pytest-xdist {version('pytest-xdist')} changed "
+        f"{', '.join(changed)}, which the `--dist loadfile` scheduler overrides (tested with "
+        f"pytest-xdist {TESTED_XDIST}): run with another --dist mode, or adapt the scheduler"
+    )
 
 
 def rank(scope: str) -> int:
@@ -60,4 +98,10 @@ def scheduler(config: Any, log: Any) -> Any:
                 self.ordered = True
             super()._assign_work_unit(node)
 
-    return SlurmOnceLoadFile(config, log)
+    schedule = SlurmOnceLoadFile(config, log)
+    changed = xdist_changes(LoadFileScheduling, schedule)
+    if changed:
+        import pytest
+
+        raise pytest.UsageError(xdist_changed_message(changed))
+    return schedule

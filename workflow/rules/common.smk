@@ -10,9 +10,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from snakemake.settings.types import DeploymentMethod
-from snakemake.sourcecache import LocalSourceFile
-from snakemake.cli import get_profile_dir, parse_args
 from snakemake.logging import logger
 
 from mpiguide.analysis.rounds import read_plan
@@ -32,6 +29,14 @@ from mpiguide.campaign.launches import (
 from mpiguide.campaign.options_record import as_json
 from mpiguide.campaign.preflight import preflight
 from mpiguide.campaign.raw_guard import check_measured
+from mpiguide.campaign.snakemake_internals import (
+    config_files,
+    is_main_process,
+    resource_settings,
+    runtime_minutes,
+    snakefile_dir,
+    uses_conda,
+)
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.selftest.inject import inject_libraries
@@ -57,21 +62,18 @@ from mpiguide.core.paths import (
 # it; as a module of another workflow (docs/workflow.md#use-from-another-workflow) the working
 # directory is that workflow's, and the kernel's and injector's sources are named from there.
 # Relative, so that moving both together changes no input or params (and rebuilds nothing).
-RULES_DIR = workflow.current_basedir
-if not isinstance(RULES_DIR, LocalSourceFile):
+RULES_DIR = snakefile_dir(workflow)
+if not isinstance(RULES_DIR, Path):
     sys.exit(
-        f"mpiguide: the workflow is read from {RULES_DIR.get_path_or_uri(secret_free=True)}: as "
-        "a module it needs a checkout on this machine (`snakefile:` a path), whose kernel "
-        "sources the build jobs compile"
+        f"mpiguide: the workflow is read from {RULES_DIR}: as a module it needs a checkout on "
+        "this machine (`snakefile:` a path), whose kernel sources the build jobs compile"
     )
-CHECKOUT = os.path.relpath(
-    Path(RULES_DIR.get_path_or_uri(secret_free=False)).parents[1]
-)
+CHECKOUT = os.path.relpath(RULES_DIR.parents[1])
 
 # The config files are --configfile's, or the demo campaign that profiles/default names when
 # none is given (a --configfile replaces it rather than merging into it): this Snakefile has no
 # `configfile:` directive. Used as a module, the importing workflow's `configfile:` names them.
-CONFIG_FILES = [os.path.relpath(path) for path in workflow.configfiles]
+CONFIG_FILES = [os.path.relpath(path) for path in config_files(workflow)]
 if not CONFIG_FILES:
     sys.exit(
         "no campaign config file: name one with --configfile FILE (profiles/default names "
@@ -83,7 +85,7 @@ CATALOGUE = str(GUIDELINE_CATALOGUE)
 # Every check of the config, once; the rules see only the checked config (scaled, with the
 # entries `algorithms:` adds). The executor, never a --config, decides how runs start (`srun` in
 # SLURM jobs), and nothing reaches SLURM that would fail there (mpiguide.campaign.executor).
-COMMAND_LINE = read_command_line(sys.argv[1:], parse_args, get_profile_dir)
+COMMAND_LINE = read_command_line(sys.argv[1:])
 try:
     config["launch"] = launch_mode(COMMAND_LINE, config.get("launch"), CONFIG_FILES)
     CAMPAIGN = workflow_campaign(
@@ -122,27 +124,11 @@ RUNS_OPTION = (
 )
 
 
-def runtime_minutes(rule: str) -> float | None:
-    """The `runtime` resource (minutes) of the rule's jobs: set-resources, else the profile's
-    default-resources; None when neither sets a plain number."""
-    settings = workflow.resource_settings
-    for resources in (
-        settings.overwrite_resources.get(rule),
-        settings.default_resources,
-    ):
-        found = (
-            dict(resources.items()).get("runtime") if resources is not None else None
-        )
-        if found is not None and not found.is_evaluable():
-            return float(found.value)
-    return None
-
-
 # The rules call `python -m mpiguide`. Under --sdm conda that is the analysis env's python (conda
 # activation drops PYTHONPATH from the environment, so it is exported in the command) with the
 # package from this checkout; otherwise the venv running Snakemake, which has mpiguide installed,
 # whether or not it is activated.
-if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
+if uses_conda(workflow):
     PYTHON_SETUP = (
         f"export PYTHONPATH={shlex.quote(str(Path(CHECKOUT, 'src').resolve()))}; "
     )
@@ -168,10 +154,15 @@ DRY_RUN = COMMAND_LINE.dry_run
 # job it spawns, a SLURM job, reads the rules again): measured runs that an edited grid or seed
 # would measure again stop it, or with `remeasure` move aside, before options.smk compares the
 # records; a run's cost is said; a run job that cannot finish within its walltime is refused.
-if not ANALYSIS_ONLY and workflow.is_main_process:
+if not ANALYSIS_ONLY and is_main_process(workflow):
     try:
         check_measured(CAMPAIGN, DRY_RUN, logger.info)
-        preflight(CAMPAIGN, runtime_minutes, logger.info, logger.warning)
+        preflight(
+            CAMPAIGN,
+            lambda rule: runtime_minutes(resource_settings(workflow), rule),
+            logger.info,
+            logger.warning,
+        )
     except MpiguideError as err:
         sys.exit(str(err))
 

@@ -5,8 +5,6 @@
 # (records.smk) writes it again once they succeeded. Nothing takes a record as an input, so
 # writing one re-runs nothing.
 
-from snakemake.exceptions import WorkflowError
-
 from mpiguide.campaign.options_record import (
     OPTIONS_TREE,
     OptionRecord,
@@ -17,6 +15,12 @@ from mpiguide.campaign.options_record import (
     write_record,
 )
 from mpiguide.campaign.raw_guard import GRID_RECORD, SEED_RECORD, planned_from
+from mpiguide.campaign.snakemake_internals import (
+    force_as_dag_is_built,
+    is_main_process,
+    plain_outputs,
+    snakemake_rule,
+)
 
 PLANNED_BY = {GRID_RECORD: ("grid",), SEED_RECORD: ("inputs",)}
 # Each record: the options, and the rules that read them (plan_round and aggregate_round exist
@@ -67,10 +71,7 @@ CHANGED_RECORDS = changed_records(RESULTS, OPTION_RECORDS.values())
 
 def defined_rule(name: str):
     """The rule `name` of this workflow (as a module, under whatever name it is used), or None."""
-    try:
-        return getattr(rules, name).rule
-    except WorkflowError:
-        return None
+    return snakemake_rule(rules, name)
 
 
 # The consumers whose outputs a record's job waits for: those `all` asks for, and selftest's
@@ -91,12 +92,13 @@ def consumer_outputs(wildcards) -> list:
     outputs = []
     for name in record.consumers:
         consumer = defined_rule(name)
-        if consumer is None or consumer.has_wildcards():
+        files = None if consumer is None else plain_outputs(consumer)
+        if files is None:
             continue
         if name in WAITED_CONSUMERS:
-            outputs += map(str, consumer.output)
+            outputs += files
         elif name in PRESENT_CONSUMERS:
-            outputs += [str(path) for path in consumer.output if os.path.exists(path)]
+            outputs += [path for path in files if os.path.exists(path)]
     # Every run's input, a job each; aggregate_round and plan_round run before aggregate and
     # check_guidelines.
     if "inputs" in record.consumers:
@@ -107,38 +109,35 @@ def consumer_outputs(wildcards) -> list:
 # Only the Snakemake the user started decides what runs: the jobs it spawns (a SLURM job) read
 # the rules again and must force nothing. Snakemake sets its DAG settings only after reading
 # the rules, and `--forcerun` would also make every rule it names a target; so the changed
-# records' consumers join the forced rules of the DAG itself, as it is built, and are forced
-# only where the targets need them.
-if workflow.is_main_process and CHANGED_RECORDS:
+# records' consumers are forced in the DAG itself, as it is built, and only where the targets
+# need them (docs/workflow.md, "Snakemake internals we use").
+if is_main_process(workflow) and CHANGED_RECORDS:
     for changed in CHANGED_RECORDS:
         consumers = ", ".join(name for name in changed.consumers if defined_rule(name))
         logger.info(
             f"mpiguide: {record_path(RESULTS, changed.name)} holds other options than the "
             f"config: forcing, where the targets need them, {consumers}"
         )
-    build_dag = workflow._build_dag
 
-    def build_dag_forcing_consumers():
-        workflow.dag.forcerules.update(
+    def forced_consumers():
+        """The changed records' consumers, and their own jobs by their files (rule
+        options_record is defined after this file, in records.smk)."""
+        consumers = [
             consumer
             for consumer in map(defined_rule, forced_rules(CHANGED_RECORDS))
             if consumer is not None
+        ]
+        pattern = rules.options_record.output[0]
+        return consumers, expand(
+            pattern, record=[changed.name for changed in CHANGED_RECORDS]
         )
-        # The changed records' own jobs, by their files as the rule names them (its pattern
-        # holds the wildcard's constraint).
-        pattern = str(defined_rule("options_record").output[0])
-        workflow.dag.forcefiles.update(
-            re.sub(r"\{record\b[^}]*\}", changed.name, pattern)
-            for changed in CHANGED_RECORDS
-        )
-        build_dag()
 
-    workflow._build_dag = build_dag_forcing_consumers
+    force_as_dag_is_built(workflow, forced_consumers)
 
 
 # A missing record holds the current options from the start of every invocation that runs a
 # job (never a dry run), whatever its targets: the raw guard reads the planning records of the
 # runs it measures.
 onstart:
-    if workflow.is_main_process:
+    if is_main_process(workflow):
         write_missing_records(RESULTS, OPTION_RECORDS.values())

@@ -8,14 +8,13 @@ a user's `--config` cannot replace it. While the rules are read Snakemake's `wor
 neither the executor nor the profiles, so its own reading of its command line is asked. The
 Snakemake the user started decides; the jobs it spawns read the rules again under other
 executors (`slurm-jobstep` in a SLURM job, then a local one in the job step), so it passes its
-decision on to them in their `--config`.
+decision on to them in their `--config`. What this asks of Snakemake that it does not document
+goes through mpiguide.campaign.snakemake_internals.
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
-import io
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from mpiguide.campaign.checked import LAUNCH_KEYS, Campaign
+from mpiguide.campaign.snakemake_internals import (
+    DEFAULT_RESOURCES,
+    parse_arguments,
+    pass_config_on,
+    profile_config_file,
+    profile_resources,
+    resource_settings,
+)
 from mpiguide.core.errors import ConfigError
 
 # Executors whose jobs are SLURM jobs: `slurm` submits them; `slurm-jobstep` is what Snakemake
@@ -36,7 +43,6 @@ PROFILE_PLACEHOLDERS = {"slurm_account": "myaccount", "slurm_partition": "mypart
 # What the SLURM executor plugin calls: sbatch submits; squeue or sacct (the profile's
 # slurm-status-command) report job states; sacctmgr checks the account.
 SLURM_COMMANDS = (("sbatch",), ("squeue", "sacct"), ("sacctmgr",))
-DEFAULT_RESOURCES = "default-resources"
 
 
 @dataclass(frozen=True)
@@ -52,25 +58,22 @@ class CommandLine:
 
 def read_command_line(
     argv: Sequence[str],
-    parse: Callable[[list[str]], tuple[Any, Any]],
-    profile_file: Callable[[str], tuple[Path, Path] | None],
+    parse: Callable[[list[str]], tuple[Any, Any]] | None = None,
+    profile_file: Callable[[str], tuple[Path, Path] | None] | None = None,
 ) -> CommandLine:
-    """The CommandLine of `argv` as Snakemake's `parse` (snakemake.cli.parse_args: the profiles
-    applied) reads it; profiles are resolved to their config files by `profile_file`
-    (snakemake.cli.get_profile_dir). Arguments Snakemake's parser refuses: a CommandLine of
-    nothing (Snakemake was started otherwise)."""
-    try:
-        # It says "Using profiles ..." once more, and a parser error goes to stderr.
-        with contextlib.redirect_stderr(io.StringIO()):
-            args = parse(list(argv))[1]
-    except SystemExit:
+    """The CommandLine of `argv` as Snakemake's own parser reads it, the profiles applied, and
+    the profiles resolved to their config files (`parse`, `profile_file`: Snakemake's, unless
+    given; snakemake_internals.parse_arguments, profile_config_file). Arguments Snakemake's
+    parser refuses: a CommandLine of nothing (Snakemake was started otherwise)."""
+    arguments = parse_arguments(argv, parse)
+    if arguments is None:
         return CommandLine()
-    found = [profile_file(str(profile)) for profile in args.profile or ()]
+    found = [profile_config_file(profile, profile_file) for profile in arguments.profiles]
     return CommandLine(
-        executor=args.executor or "local",
-        dry_run=bool(args.dryrun),
-        profile_files=tuple(shown_path(entry[1]) for entry in found if entry is not None),
-        spawned=getattr(args.mode, "name", "DEFAULT") != "DEFAULT",
+        executor=arguments.executor or "local",
+        dry_run=arguments.dry_run,
+        profile_files=tuple(shown_path(path) for path in found if path is not None),
+        spawned=arguments.spawned,
     )
 
 
@@ -94,7 +97,7 @@ def launch_mode(command_line: CommandLine, configured: Any, config_files: Sequen
     """How runs start under the command line's executor: its implied launch; a `launch` the
     config sets (`configured`, None when unset) must agree with it (ConfigError naming
     `config_files`), and decides under an executor not known here (default `local`) and in a
-    spawned job (the launch its Snakemake passed on, pass_launch_on)."""
+    spawned job (the launch its Snakemake passed on, prepare_jobs)."""
     executor = command_line.executor
     implied = executor_launch(executor)
     if implied is None or (command_line.spawned and configured is not None):
@@ -130,17 +133,6 @@ def literal_text(raw: Any) -> str | None:
     except (ValueError, SyntaxError):
         return None
     return value if isinstance(value, str) else None
-
-
-def profile_resources(settings: Any) -> dict[str, dict[str, Any]]:
-    """The resources of Snakemake's resource settings as written (the profile's text, e.g.
-    `"'myaccount'"`): default-resources, then set-resources by rule."""
-    by_scope = {DEFAULT_RESOURCES: settings.default_resources, **settings.overwrite_resources}
-    return {
-        scope: {name: resource.raw for name, resource in resources.items()}
-        for scope, resources in by_scope.items()
-        if resources is not None
-    }
 
 
 def placeholder_lines(resource: str, placeholder: str, files: Sequence[Path]) -> list[str]:
@@ -196,12 +188,6 @@ def slurm_problems(
     return problems
 
 
-def pass_launch_on(config_settings: Any, launch: str) -> None:
-    """Add `launch` to the --config that Snakemake gives every job it spawns
-    (`config_settings`: Snakemake's; its `config_args` are the user's --config entries)."""
-    config_settings.config_args = [*(config_settings.config_args or ()), f"launch={launch}"]
-
-
 def prepare_jobs(
     command_line: CommandLine,
     campaign: Campaign,
@@ -213,8 +199,8 @@ def prepare_jobs(
     passed on to the jobs it spawns, and what would fail in SLURM refused (check_submission)."""
     if command_line.spawned:
         return
-    pass_launch_on(workflow.config_settings, campaign.config["launch"])
-    resources = profile_resources(workflow.resource_settings)
+    pass_config_on(workflow, "launch", campaign.config["launch"])
+    resources = profile_resources(resource_settings(workflow))
     check_submission(command_line, campaign, resources, warn, which)
 
 

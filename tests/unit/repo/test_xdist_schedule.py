@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from xdist_schedule import SLURM_PACKAGE, rank, scheduler
+from xdist_schedule import (
+    SLURM_PACKAGE,
+    TESTED_XDIST,
+    rank,
+    scheduler,
+    xdist_changed_message,
+    xdist_changes,
+)
 
 pytest.importorskip("xdist")
 
@@ -72,3 +79,24 @@ def test_slurm_tests_are_one_unit_and_go_first() -> None:
 def test_rank_orders_the_directories_longest_first() -> None:
     order = ["tests/slurm/", "tests/workflow/t.py", "tests/faults/t.py", "tests/unit/t.py"]
     assert sorted(reversed(order), key=rank) == order
+
+
+def test_xdist_has_what_the_scheduler_overrides() -> None:
+    """The private names of xdist's LoadFileScheduling the scheduler relies on (the test above
+    proves what it does with them)."""
+    from xdist.scheduler import LoadFileScheduling
+
+    changed = xdist_changes(LoadFileScheduling, LoadFileScheduling(Config(), None))
+    assert not changed, xdist_changed_message(changed)
+
+
+def test_a_changed_xdist_is_named_with_the_version_tested() -> None:
+    class Gone:
+        def _split_scope(self, scope: str) -> str:
+            return scope
+
+    (split, assign, queue) = xdist_changes(Gone, Gone())
+    assert split == "LoadFileScheduling._split_scope(nodeid)"
+    assert assign == "LoadFileScheduling._assign_work_unit(node)"
+    assert queue == "LoadFileScheduling.workqueue (an OrderedDict)"
+    assert f"tested with pytest-xdist {TESTED_XDIST}" in xdist_changed_message([split])
