@@ -92,7 +92,7 @@ try:
         config,
         CONFIG_FILES,
         Path.cwd(),
-        workflow_listing(workflow.is_main_process, COMMAND_LINE.dry_run),
+        workflow_listing(is_main_process(workflow), COMMAND_LINE.dry_run),
     )
     prepare_jobs(COMMAND_LINE, CAMPAIGN, workflow, logger.warning)
 except MpiguideError as err:
