@@ -3,6 +3,7 @@
 # never re-runs a benchmark.
 
 from mpiguide.core.package_data import MODEL_CATALOGUE
+from mpiguide.reports.models import model_options
 
 MODELS_CATALOGUE = str(MODEL_CATALOGUE)
 MODEL_DIR = f"{RESULTS}/models"
@@ -39,7 +40,7 @@ rule fit_models:
         "../envs/analysis.yaml"
     params:
         models=as_json(config["models"]),
-        analysis=as_json(config["analysis"]),
+        analysis=as_json(model_options(config["analysis"])),
         outdir=output_dir,
     shell:
         "python -m mpiguide fit --medians {input.medians:q} --models {input.models:q}"
@@ -52,6 +53,7 @@ rule variability:
         medians=f"{RESULTS}/medians.parquet",
         timings=f"{RESULTS}/timings.parquet",
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+        decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
     output:
         spread=report(
             f"{VARIABILITY_DIR}/spread.csv",
@@ -83,11 +85,10 @@ rule variability:
     conda:
         "../envs/analysis.yaml"
     params:
-        analysis=as_json(config["analysis"]),
         outdir=output_dir,
     shell:
         "python -m mpiguide variability --medians {input.medians:q} --timings {input.timings:q}"
-        " --tests {input.tests:q} --analysis-json {params.analysis:q}"
+        " --tests {input.tests:q} --decided-with {input.decided_with:q}"
         " --outdir {params.outdir:q} 2> {log:q}"
 
 

@@ -15,6 +15,7 @@ from mpiguide.campaign.options_record import (
     write_record,
 )
 from mpiguide.campaign.raw_guard import GRID_RECORD, SEED_RECORD, planned_from
+from mpiguide.reports.models import model_options
 from mpiguide.campaign.snakemake_internals import (
     force_as_dag_is_built,
     is_main_process,
@@ -54,7 +55,7 @@ OPTION_RECORDS = {
         OptionRecord.of("fail_on", config["fail_on"], ("check_guidelines", "fail_on")),
         OptionRecord.of(
             "models",
-            {"models": config["models"], "analysis": config["analysis"]},
+            {"models": config["models"], "analysis": model_options(config["analysis"])},
             ("fit_models",),
         ),
         # What every run's input is planned from (the raw guard reads these two).

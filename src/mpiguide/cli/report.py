@@ -57,16 +57,15 @@ def fit(args: argparse.Namespace) -> None:
     selection = parse_json(args.models_json, "--models-json", list)
     validate_models_selection(selection, "--models-json")
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
-    options = AnalysisOptions.from_mapping(analysis, "--models-json")
+    options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
     fit(args.medians, args.models, selection, options, args.out, source="--models-json")
 
 
 def variability(args: argparse.Namespace) -> None:
-    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.reports.variability import variability
 
-    analysis = parse_json(args.analysis_json, "--analysis-json", dict)
-    options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
+    options = Decisions.read(args.decided_with).options
     variability(args.medians, args.timings, args.tests, options, args.outdir)
 
 
@@ -172,7 +171,7 @@ CAMPAIGN_REPORTS = (
         MEDIANS,
         TIMINGS,
         TESTS,
-        ANALYSIS_JSON,
+        DECIDED_WITH,
         OUTDIR,
     )),
     Command(

@@ -22,6 +22,15 @@ from mpiguide.core.package_data import MODELS_SCHEMA
 from mpiguide.core.schema_messages import describe
 from mpiguide.core.strict_yaml import load_package_yaml, load_yaml
 
+# The `analysis:` keys a fit reads: its record and params carry these, not the whole block.
+MODEL_OPTIONS = ("model_tolerance", "model_weighting")
+
+
+def model_options(analysis: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a config's `analysis:` block that a fit reads (those it sets)."""
+    return {key: analysis[key] for key in MODEL_OPTIONS if key in analysis}
+
+
 Basis = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 # The schema's enum of `basis` lists exactly these names.

@@ -109,8 +109,8 @@ def test_grid_then_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         (["check", "--medians", __file__, "--catalogue", str(CATALOGUE), "--guidelines-json",
           "[]", "--analysis-json", '{"p_thres": 2}', "--outdir", "d"],
          "mpiguide: error: --analysis-json: analysis.p_thres is 2; allowed: a number in (0, 1)"),
-        (["variability", "--medians", __file__, "--timings", __file__, "--tests", __file__,
-          "--analysis-json", '{"varied": "colour"}', "--outdir", "d"],
+        (["fit", "--medians", __file__, "--models-json", "[]",
+          "--analysis-json", '{"varied": "colour"}', "--out", "d"],
          "mpiguide: error: --analysis-json: analysis.varied is 'colour'; allowed: one of op,"),
     ],
 )  # fmt: skip

@@ -1,5 +1,7 @@
 """Run-to-run variability on synthetic run medians: spread, slow runs, Figure 10 plots."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -85,9 +87,11 @@ def write_campaign(tmp_path, medians):
 )  # fmt: skip
 def test_command_plots_violated_and_selected_experiments(tmp_path, capsys, analysis, plots):
     write_campaign(tmp_path, campaign_medians(slow_run=2))
+    decided_with = tmp_path / "decided_with.json"
+    AnalysisOptions.from_mapping(json.loads(analysis), "t").write_record(decided_with, [], {})
     status = main(["variability", "--medians", str(tmp_path / "medians.parquet"),
                    "--timings", str(tmp_path / "timings.parquet"),
-                   "--tests", str(tmp_path / "tests.csv"), "--analysis-json", analysis,
+                   "--tests", str(tmp_path / "tests.csv"), "--decided-with", str(decided_with),
                    "--outdir", str(tmp_path / "variability")])  # fmt: skip
     assert status == 0, capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "variability" / "plots").iterdir()) == plots
