@@ -6,6 +6,8 @@ Figure 5's algorithms.csv, an Open MPI rules file that Open MPI runs with, and t
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 import yaml
 
 from mpiguide.core.paths import mockup_tuning_name
-from workflow_project import REPO, new_project, snakemake
+from workflow_project import REPO, SNAKEMAKE, new_project, snakemake, snakemake_env
 
 CAMPAIGN = "config/campaigns/tune-example.yaml"
 # The kernel's option that lists the library's algorithms; a kernel without it cannot run an
@@ -117,6 +119,37 @@ def test_tune_target(project: Path) -> None:
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_the_library_is_listed_once_and_analysis_only_starts_no_mpi(
+    project: Path, tmp_path: Path
+) -> None:
+    """After `tune` (test_tune_target) the listing `ompi_info` printed is saved beside the
+    results; an analysis-only reading of the campaign takes it from there. An `ompi_info` that
+    leaves a mark and fails stands first on PATH: it is never started, and without the saved
+    listing the invocation stops naming the file to copy."""
+    listing = project / "results" / "tune-example" / "library_algorithms" / "openmpi.json"
+    assert "coll_tuned_allreduce_algorithm" in json.loads(listing.read_text())["output"]
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    mark = tmp_path / "started"
+    (stub / "ompi_info").write_text(f'#!/bin/sh\ntouch "{mark}"\nexit 1\n')
+    (stub / "ompi_info").chmod(0o755)
+    env = {**snakemake_env(), "PATH": f"{stub}{os.pathsep}{snakemake_env()['PATH']}"}
+    command = [str(SNAKEMAKE), "-n", "--profile", "local", "--configfile", CAMPAIGN,
+               "--config", "analysis_only=True"]  # fmt: skip
+    done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    listing.rename(tmp_path / "openmpi.json")
+    try:
+        done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
+                              timeout=300, check=False)  # fmt: skip
+    finally:
+        (tmp_path / "openmpi.json").rename(listing)
+    assert done.returncode != 0
+    assert "library_algorithms/openmpi.json is missing" in done.stdout + done.stderr
+    assert not mark.exists()
 
 
 def test_verify_target(project: Path) -> None:
