@@ -1,5 +1,6 @@
 # MPINPC's overview (Hunold 2023, Figure 3): collectives by message size, coloured by the
-# severity of their slowdown in slowdown.csv, an undecided one apart from a pass (tests.csv).
+# severity of their slowdown in slowdown.csv, an undecided one apart from a pass (its verdict);
+# tests.csv says which guidelines, and so which options, decided them.
 # An analysis output: re-made when the verdicts are.
 
 SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"

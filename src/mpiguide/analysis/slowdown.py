@@ -11,7 +11,10 @@ S. Hunold, "Verifying Performance Guidelines for MPI Collectives at Scale" (SC-W
 
 A row per lhs experiment of the `le` tests (mpi, deployment and its own parameters); the
 competitors are the rhs experiments of its tests, significantly faster where the test is
-`violated` (the analysis' verdict: p and v thresholds, docs/analysis.md).
+`violated` (the analysis' verdict: p and v thresholds, docs/analysis.md). Figure 2 leaves a row
+without such a competitor blank, and §4's classes are of violations only; mpiguide adds the
+row's `verdict`, so that a blank row says whether its tests rule a violation out (`holds`) or
+these runs cannot tell (`undecided`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pandas as pd
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS
 from mpiguide.analysis.pairing import PAIR_SEPARATOR, lhs_side, split_pair
+from mpiguide.analysis.verdicts import VERDICTS, VIOLATED, group_verdicts
 from mpiguide.core.csv_table import write_csv_table
 from mpiguide.core.errors import DataError
 from mpiguide.plan.operations import load_operations
@@ -34,11 +38,14 @@ LOW_BELOW = 1.10
 SEVERITY_BOUNDS = (1.50, 2.00, 5.00)
 SEVERITY_LABELS = ("low", "medium", "medium high", "high", "very high")
 # Figure 2's columns; mpiguide adds `mpi` first (a campaign may measure several libraries),
-# the other parameters its lhs experiments differ in after `count`, and `severity` last.
+# the other parameters its lhs experiments differ in after `count`, and ADDED_COLUMNS last.
 FIGURE2_COLUMNS = [
     "collective", "count", "N", "ppn", "n", "default_median", "slowdown", "fastest_mockup",
     "mockup_median",
 ]  # fmt: skip
+# The row's verdict over its tests (violated if any is, holds if all hold, else undecided) and,
+# for a violated row, §4's severity of its slowdown.
+ADDED_COLUMNS = ["verdict", "severity"]
 
 
 def severity(slowdown: pd.Series) -> pd.Series:
@@ -90,26 +97,30 @@ def competitor(tests: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
 
 def slowdown_table(tests: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Figure 2 for every lhs experiment of the `le` tests in `tests` (tests.csv rows; `keys`
-    its parameter columns, mpi, nodes and ppn among them)."""
+    its parameter columns, mpi, nodes and ppn among them), with its verdict and severity
+    (ADDED_COLUMNS)."""
     le = tests.loc[(tests["relation"] == "le") & tests["median_rhs"].notna()]
     if le.empty:
-        return pd.DataFrame(columns=["mpi", *FIGURE2_COLUMNS, "severity"])
+        return pd.DataFrame(columns=["mpi", *FIGURE2_COLUMNS, *ADDED_COLUMNS])
     lhs = pd.DataFrame({key: lhs_side(le[key]) for key in keys}, index=le.index)
     # "" is not applicable (e.g. root of an op without one): not a level that tells rows apart
     named = {*DEPLOYMENT_KEYS, "op", "msg_size"}
     extra = [key for key in keys if key not in named and lhs[key][lhs[key] != ""].nunique() > 1]
-    columns = ["mpi", *FIGURE2_COLUMNS[:2], *extra, *FIGURE2_COLUMNS[2:], "severity"]
+    columns = ["mpi", *FIGURE2_COLUMNS[:2], *extra, *FIGURE2_COLUMNS[2:], *ADDED_COLUMNS]
     frame = lhs.assign(
         lhs_exp_id=le["lhs_exp_id"].to_numpy(),
         n=le["n_lhs"].to_numpy(),
         default_median=le["median_lhs"].to_numpy(),
         fastest_mockup=competitor(le, keys).to_numpy(),
         mockup_median=le["median_rhs"].to_numpy(),
-        violated=le["violated"].astype(str).isin(["True", "true", "1"]).to_numpy(),
+        verdict=le["verdict"].to_numpy(),
     )
     experiment = [*DEPLOYMENT_KEYS, "lhs_exp_id"]
+    # A row's tests are a group: its verdict is the group's, by the rule tests.csv's groups use.
+    row_of_test = frame.groupby(experiment, sort=False).ngroup().to_numpy()
+    frame["verdict"] = group_verdicts(frame["verdict"].to_numpy(), row_of_test)
     rows = frame.drop_duplicates(experiment).set_index(experiment)
-    faster = frame.loc[frame["violated"]]
+    faster = frame.loc[le["verdict"].to_numpy() == VIOLATED]
     fastest = faster.loc[faster.groupby(experiment, sort=False)["mockup_median"].idxmin()]
     fastest = fastest.set_index(experiment)[["fastest_mockup", "mockup_median"]]
     rows = rows.drop(columns=["fastest_mockup", "mockup_median"]).join(fastest).reset_index()
@@ -133,14 +144,25 @@ def read_slowdown(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise DataError(f"{path}: no such file (written by `mpiguide check`)")
     try:
-        table = pd.read_csv(path, dtype={"severity": str}, keep_default_na=False)
+        table = pd.read_csv(path, dtype={"verdict": str, "severity": str}, keep_default_na=False)
     except (OSError, ValueError) as error:
         raise DataError(f"{path}: cannot read the slowdown table: {error}") from None
-    missing = [c for c in ("mpi", *FIGURE2_COLUMNS, "severity") if c not in table]
+    missing = [c for c in ("mpi", *FIGURE2_COLUMNS, *ADDED_COLUMNS) if c not in table]
     if missing:
-        raise DataError(f"{path}: column {missing[0]!r} missing")
+        # e.g. a table of an earlier mpiguide, without `verdict`
+        raise DataError(
+            f"{path}: column {missing[0]!r} missing (`mpiguide check` writes it: run it again)"
+        )
+    unknown = sorted(set(table["verdict"]) - set(VERDICTS))
+    if unknown:
+        raise DataError(f"{path}: verdict {unknown[0]!r}: one of {', '.join(VERDICTS)}")
     unknown = sorted(set(table["severity"]) - {"", *SEVERITY_LABELS})
     if unknown:
         allowed = ", ".join(SEVERITY_LABELS)
         raise DataError(f"{path}: severity {unknown[0]!r}: one of {allowed}, or empty")
+    # A severity is a violation's: a row with one and not the other was not written by check.
+    mismatched = (table["verdict"] == VIOLATED) != (table["severity"] != "")
+    if mismatched.any():
+        line = int(mismatched.to_numpy().argmax()) + 2  # the header is line 1
+        raise DataError(f"{path}:{line}: a severity belongs to a violated row, and to it only")
     return table

@@ -1,9 +1,11 @@
 """Tables from tests.csv: summary.csv, summary.md (Table 3 layout) and slowdown.csv
 (mpiguide.analysis.slowdown).
 
-summary.md follows Table 3 of Lübbe's neighbourhood paper: one cell per guideline and
-deployment, "violated tests/tests (violated groups/groups)"; analysis.layout can give it the
-rows of one of the paper's tables (paper_tables.py).
+summary.md gives per mpi the three-way verdicts first, one cell per guideline and deployment,
+"holds/violated/undecided tests (groups likewise)", then the same counts as Table 3 of Lübbe's
+neighbourhood paper, "violated tests/tests (violated groups/groups)": that form alone would show
+a cell whose tests are all undecided as a pass. analysis.layout can give both the rows of one of
+the paper's tables (paper_tables.py).
 """
 
 from __future__ import annotations
@@ -125,16 +127,17 @@ def deployment_label(nodes: object, ppn: object) -> str:
 def table3_markdown(
     summary: pd.DataFrame, guideline_ids: Sequence[str], layout: str = GUIDELINE_LAYOUT
 ) -> str:
-    """One Markdown table per mpi: guidelines by deployments, "vio/tests (vioGroups/groups)";
-    rows and their labels as `layout` says (paper_tables.row_labels)."""
+    """Per mpi, Markdown tables of guidelines by deployments: the three-way verdicts
+    "holds/violated/undecided (the same of groups)", then Table 3's "vio/tests
+    (vioGroups/groups)", then (adaptive campaigns) the futile undecided tests; rows and their
+    labels as `layout` says (paper_tables.row_labels)."""
     rows = row_labels(layout, list(guideline_ids))
     heading = title(layout)
     lines = [
-        "# Guideline violations",
+        "# Guideline verdicts",
         *(["", heading] if heading else []),
         "",
-        "Each cell: violated tests/tests (violated groups/groups); "
-        f"{NO_TESTS} where the campaign has no test of the guideline.",
+        f"Per MPI library, {NO_TESTS} where the campaign has no test of the guideline.",
     ]
     summary = summary.assign(
         deployment=[
@@ -177,10 +180,10 @@ def table3_markdown(
         )
     for mpi, part in summary.groupby("mpi", sort=True):
         deployments = sorted(part["deployment"].unique(), key=_deployment_order)
-        lines += ["", f"## {mpi}"]
-        lines += _markdown_table(part, "cell", rows, deployments)
-        lines += ["", THREE_WAY_NOTE]
+        lines += ["", f"## {mpi}", "", THREE_WAY_NOTE]
         lines += _markdown_table(part, "three_way", rows, deployments)
+        lines += ["", TABLE3_NOTE]
+        lines += _markdown_table(part, "cell", rows, deployments)
         if adaptive:
             lines += ["", FUTILE_NOTE]
             lines += _markdown_table(part, "futile_cell", rows, deployments)
@@ -193,6 +196,11 @@ def table3_markdown(
 THREE_WAY_NOTE = (
     "Three-way verdicts, each cell: tests that hold/are violated/are undecided (groups likewise;"
     " a group holds when all its tests hold, is violated when any is)."
+)
+
+TABLE3_NOTE = (
+    "The same counted as in Lübbe 2017's Tables 3 and 4, each cell: violated tests/tests (violated"
+    " groups/groups); a test that is not violated holds or is undecided, as the table above says."
 )
 
 FUTILE_NOTE = (

@@ -118,16 +118,15 @@ def slowdown_plot(args: argparse.Namespace) -> None:
     from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.analysis.slowdown import read_slowdown
     from mpiguide.reports.figure_style import provenance
-    from mpiguide.reports.slowdown_plot import plot_overview, read_verdicts, undecided_cells
+    from mpiguide.reports.slowdown_plot import plot_overview, read_guidelines
 
     decisions = Decisions.read(args.decided_with)
-    verdicts = read_verdicts(args.tests)
     footer = provenance(
         args.campaign or "",
         decisions.options,
-        tuning_too=decisions.any_by_tuning(verdicts["guideline"].unique()),
+        tuning_too=decisions.any_by_tuning(read_guidelines(args.tests).unique()),
     )
-    plot_overview(read_slowdown(args.slowdown), undecided_cells(verdicts), args.out, footer)
+    plot_overview(read_slowdown(args.slowdown), args.out, footer)
 
 
 def partners(args: argparse.Namespace) -> None:
@@ -246,8 +245,8 @@ OVERVIEWS = (
         (
             Option("--slowdown", "slowdown.csv (written by `mpiguide check`)", Role.READS,
                    {"type": existing_file, "required": True, "metavar": "CSV"}),
-            TESTS.but(help="tests.csv (written by `mpiguide check`): its undecided tests are"
-                      " not drawn as passes"),
+            TESTS.but(help="tests.csv (written by `mpiguide check`): its guidelines, whose"
+                      " options the footer states"),
             DECIDED_WITH,
             CAMPAIGN_NAME,
             OUT.but(help="the PNG file to write", metavar="PNG"),

@@ -32,7 +32,7 @@ from mpiguide.core.values import TUNING_GUIDELINES
 
 VERDICTS = (VIOLATED, UNDECIDED, HOLDS)
 # Red for a violation, purple for "these runs cannot tell", green for a pass: purple is in
-# neither the heatmap's red-blue ratio scale nor the slowdown overview's green-to-red severities.
+# neither the heatmap's red-blue ratio scale nor the slowdown overview's warm severities.
 VERDICT_COLOURS = {VIOLATED: "#d62728", UNDECIDED: "#7b3294", HOLDS: "#1a9850"}
 # Shapes as well as colours, for readers and printers that lose the colour.
 VERDICT_MARKERS = {VIOLATED: "X", UNDECIDED: "D", HOLDS: "o"}

@@ -2,7 +2,7 @@
 for MPI Collectives at Scale" (SC-W 2023), collectives by message size, coloured by the
 severity of their slowdown (mpiguide.analysis.slowdown) — and, unlike the paper's figure, a
 collective none of whose competitors is significantly faster is drawn as a pass only where all
-its tests hold: where one is undecided it has a class of its own (tests.csv's verdicts)."""
+its tests hold: where one is undecided it has a class of its own (slowdown.csv's verdict)."""
 
 from __future__ import annotations
 
@@ -13,56 +13,71 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display; must precede pyplot
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 
-from mpiguide.analysis.pairing import lhs_side
-from mpiguide.analysis.slowdown import SEVERITY_LABELS, mpi_names
-from mpiguide.analysis.verdicts import HOLDS, UNDECIDED
+from mpiguide.analysis.slowdown import LOW_BELOW, SEVERITY_BOUNDS, SEVERITY_LABELS
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
-from mpiguide.reports.figure_style import VERDICT_COLOURS, VERDICT_LEGEND, with_provenance
+from mpiguide.reports.figure_style import VERDICT_LEGEND, with_provenance
 
-# The overview's classes where no competitor is significantly faster: every test holds (Figure
-# 3's unproblematic green; the paper's figure is not in its text, so its exact palette is not
-# known), or some test could not tell.
-NO_VIOLATION = "none"
-CLASS_LABELS = {
-    NO_VIOLATION: "none: every test holds",
-    UNDECIDED: VERDICT_LEGEND[UNDECIDED],
-    **{label: label for label in SEVERITY_LABELS},
-}
-# Colours of each class, least severe first: a cell shows the most severe of its experiments.
-CLASS_COLOURS = dict(
+# The overview's classes, least severe first (a cell shows the most severe of its rows): a row
+# whose tests all hold, one where some test could not tell, then a violation's severities.
+CLASSES = (HOLDS, UNDECIDED, *SEVERITY_LABELS)
+
+
+def _percent(ratio: float) -> str:
+    return f"{(ratio - 1) * 100:.0f} %"
+
+
+# The severities as §4 gives them: how much slower the default is than the fastest competitor.
+SEVERITY_RANGES = dict(
     zip(
-        (NO_VIOLATION, UNDECIDED, *SEVERITY_LABELS),
-        (VERDICT_COLOURS[HOLDS], VERDICT_COLOURS[UNDECIDED], "#a6d96a", "#fee08b", "#fdae61",
-         "#f46d43", "#a50026"),
+        SEVERITY_LABELS,
+        (f"< {_percent(LOW_BELOW)}", *(f"≤ {_percent(bound)}" for bound in SEVERITY_BOUNDS),
+         f"> {_percent(SEVERITY_BOUNDS[-1])}"),
         strict=True,
     )
 )  # fmt: skip
-# The cells of Figure 3, as text: slowdown.csv's columns and tests.csv's lhs side.
-CELL_KEYS = ["mpi", "N", "ppn", "collective", "count"]
+CLASS_LABELS = {
+    HOLDS: "holds: every test rules a violation out",
+    UNDECIDED: VERDICT_LEGEND[UNDECIDED],
+    **{label: f"{label}: {SEVERITY_RANGES[label]}" for label in SEVERITY_LABELS},
+}
+# Colours that tell every class apart for red-green and blue-yellow colour-blind readers too
+# (tests/unit/analysis/test_slowdown.py simulates them): a pass in a bluish green, which red-green
+# colour blindness does not merge into the warm colours as it would a pure green; undecided in
+# grey, hatched, no colour of a verdict; violations in ColorBrewer's YlOrRd, darker and redder
+# the more severe, none of them green.
+CLASS_COLOURS = dict(
+    zip(
+        CLASSES,
+        ("#009e73", "#bdbdbd", "#ffeda0", "#feb24c", "#fc4e2a", "#bd0026", "#800026"),
+        strict=True,
+    )
+)
+SEVERITY_TITLE = (
+    f"{VIOLATED}: the default slower than its fastest significantly faster alternative by"
+)
+UNDECIDED_HATCH = "///"
+HATCH_COLOUR = "#636363"
+NO_TEST_COLOUR = "white"  # a collective the campaign did not test at a size
+NO_TEST_LABEL = "no test"
+# A panel of Figure 3 per value of these columns of slowdown.csv.
+PANEL_KEYS = ["mpi", "N", "ppn"]
 SAVE_DPI = 120
 
 
-# What the slowdown overview reads of tests.csv.
-TESTS_COLUMNS = (
-    "guideline",
-    "relation",
-    "verdict",
-    "median_rhs",
-    "mpi",
-    "nodes",
-    "ppn",
-    "op",
-    "msg_size",
-)
+# What the slowdown overview reads of tests.csv: which guidelines (and so which options)
+# decided it.
+TESTS_COLUMNS = ("guideline",)
 
 
-def read_verdicts(tests_csv: Path) -> pd.DataFrame:
-    """TESTS_COLUMNS of tests.csv, as text."""
+def read_guidelines(tests_csv: Path) -> pd.Series:
+    """The guideline of every test in tests.csv, as text."""
     if not tests_csv.is_file():
         raise DataError(f"{tests_csv}: no such file (written by `mpiguide check`)")
     try:
@@ -70,59 +85,73 @@ def read_verdicts(tests_csv: Path) -> pd.DataFrame:
         missing = [column for column in TESTS_COLUMNS if column not in header]
         if missing:
             raise DataError(f"{tests_csv}: column {missing[0]!r} missing")
-        return pd.read_csv(tests_csv, usecols=list(TESTS_COLUMNS), dtype=str,
-                           keep_default_na=False)  # fmt: skip
+        tests = pd.read_csv(tests_csv, usecols=list(TESTS_COLUMNS), dtype=str,
+                            keep_default_na=False)  # fmt: skip
     except (OSError, ValueError) as error:
         raise DataError(f"{tests_csv}: cannot read the tests: {error}") from None
+    return tests["guideline"]
 
 
-def undecided_cells(tests: pd.DataFrame) -> pd.DataFrame:
-    """CELL_KEYS of the lhs experiments of the `le` tests (those slowdown.csv holds) that have
-    an undecided test."""
-    le = tests.loc[(tests["relation"] == "le") & (tests["verdict"] == UNDECIDED)]
-    le = le.loc[pd.to_numeric(le["median_rhs"], errors="coerce").notna()]
-    cells = pd.DataFrame({
-        "mpi": lhs_side(le["mpi"].astype(str)),
-        "N": lhs_side(le["nodes"].astype(str)),
-        "ppn": lhs_side(le["ppn"].astype(str)),
-        "collective": mpi_names(lhs_side(le["op"].astype(str))),
-        "count": lhs_side(le["msg_size"].astype(str)),
-    })  # fmt: skip
-    return cells.drop_duplicates().reset_index(drop=True)
+def overview_classes(table: pd.DataFrame) -> pd.Series:
+    """Per row of slowdown.csv its overview class: its severity where it is violated, else its
+    verdict (HOLDS or UNDECIDED)."""
+    return table["severity"].where(table["verdict"] == VIOLATED, table["verdict"])
 
 
-def overview_classes(table: pd.DataFrame, undecided: pd.DataFrame) -> pd.Series:
-    """Per row its overview class: its severity; else UNDECIDED where a test of its cell is
-    (`undecided`: undecided_cells); else NO_VIOLATION."""
-    keys = table[CELL_KEYS].astype(str)
-    marked = pd.MultiIndex.from_frame(keys).isin(
-        pd.MultiIndex.from_frame(undecided[CELL_KEYS].astype(str))
-    )
-    quiet = table["severity"].where(table["severity"] != "", NO_VIOLATION)
-    return quiet.where((quiet != NO_VIOLATION) | ~marked, UNDECIDED)
-
-
-def plot_overview(
-    table: pd.DataFrame, undecided: pd.DataFrame, path: Path, provenance_line: str = ""
-) -> None:
-    """Figure 3: per mpi and deployment a panel of collectives (rows) by message size (columns),
-    each cell coloured by its class (overview_classes), under a title led by `provenance_line`.
-    Where several experiments share a collective and size (other parameters differ), the cell
-    shows the most severe."""
-    classes = list(CLASS_COLOURS)
-    table = table.assign(_class=overview_classes(table, undecided).map(classes.index))
-    panels = list(table.groupby(["mpi", "N", "ppn"], sort=True)) if len(table) else []
-    figure, axes = plt.subplots(
-        max(len(panels), 1), 1, figsize=(8, 1.9 + 3.2 * max(len(panels), 1)), squeeze=False,
-        dpi=SAVE_DPI,
+def _legends(figure: plt.Figure, no_test: bool, bottom: float) -> None:
+    """Below the panels, two rows: the verdicts that are no violation (and NO_TEST_LABEL where
+    a cell is empty), then a violation's severities."""
+    quiet = [
+        Patch(facecolor=CLASS_COLOURS[HOLDS], edgecolor="none", label=CLASS_LABELS[HOLDS]),
+        Patch(facecolor=CLASS_COLOURS[UNDECIDED], edgecolor=HATCH_COLOUR, linewidth=0,
+              hatch=UNDECIDED_HATCH, label=CLASS_LABELS[UNDECIDED]),
+    ]  # fmt: skip
+    if no_test:
+        quiet.append(Patch(facecolor=NO_TEST_COLOUR, edgecolor=CLASS_COLOURS[UNDECIDED],
+                           label=NO_TEST_LABEL))  # fmt: skip
+    severities = [
+        Patch(facecolor=CLASS_COLOURS[label], edgecolor="none", label=CLASS_LABELS[label])
+        for label in SEVERITY_LABELS
+    ]
+    height = figure.get_size_inches()[1]
+    figure.legend(handles=quiet, loc="lower center", bbox_to_anchor=(0.5, bottom + 0.5 / height),
+                  ncol=len(quiet), frameon=False, fontsize=8)  # fmt: skip
+    figure.legend(
+        handles=severities, loc="lower center", bbox_to_anchor=(0.5, bottom), ncol=len(severities),
+        frameon=False, fontsize=8, title=SEVERITY_TITLE,
+        title_fontsize=8,
     )  # fmt: skip
-    cmap = ListedColormap(list(CLASS_COLOURS.values()))
+
+
+def overview_figure(table: pd.DataFrame, provenance_line: str = "") -> plt.Figure:
+    """Figure 3: per mpi and deployment a panel of collectives (rows) by message size (columns),
+    each cell coloured by its class (overview_classes), an undecided one hatched as well, under a
+    title led by `provenance_line`. Where several experiments share a collective and size (other
+    parameters differ), the cell shows the most severe."""
+    classes = list(CLASSES)
+    table = table.assign(_class=overview_classes(table).map(classes.index))
+    panels = list(table.groupby(PANEL_KEYS, sort=True)) if len(table) else []
+    legend_inches = 0.85
+    height = 0.6 + legend_inches + 3.2 * max(len(panels), 1)
+    figure, axes = plt.subplots(max(len(panels), 1), 1, figsize=(8, height), squeeze=False,
+                                dpi=SAVE_DPI)  # fmt: skip
+    cmap = ListedColormap([CLASS_COLOURS[c] for c in classes]).with_extremes(bad=NO_TEST_COLOUR)
+    no_test = False
     for ax, ((mpi, nodes, ppn), part) in zip(axes[:, 0], panels, strict=False):
         grid = part.pivot_table(index="collective", columns="count", values="_class", aggfunc="max")
-        ax.imshow(grid.to_numpy(dtype=float), cmap=cmap, vmin=-0.5, vmax=len(classes) - 0.5,
-                  aspect="auto")  # fmt: skip
+        cells = grid.to_numpy(dtype=float)
+        no_test |= bool(np.isnan(cells).any())
+        ax.imshow(cells, cmap=cmap, vmin=-0.5, vmax=len(classes) - 0.5, aspect="auto")
+        for y, x in zip(*np.nonzero(cells == classes.index(UNDECIDED)), strict=True):
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, linewidth=0,
+                                   hatch=UNDECIDED_HATCH, edgecolor=HATCH_COLOUR))  # fmt: skip
         ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
         ax.set_yticks(range(len(grid.index)), list(grid.index))
+        # white lines between the cells, so that neighbours of one class can be counted
+        ax.set_xticks(np.arange(len(grid.columns) + 1) - 0.5, minor=True)
+        ax.set_yticks(np.arange(len(grid.index) + 1) - 0.5, minor=True)
+        ax.grid(which="minor", color="white", linewidth=1.5)
+        ax.tick_params(which="minor", length=0)
         ax.set_xlabel("message size (B)")
         ax.set_title(f"{mpi}, {nodes} x {ppn} processes")
     if not panels:
@@ -134,11 +163,15 @@ def plot_overview(
         ),
         fontsize=9,
     )
-    figure.legend(
-        handles=[Patch(color=CLASS_COLOURS[c], label=CLASS_LABELS[c]) for c in classes],
-        loc="lower center", ncol=4, frameon=False, fontsize=8,
-    )  # fmt: skip
-    figure.tight_layout(rect=(0, 0.09, 1, 1))
+    bottom = legend_inches / height
+    figure.tight_layout(rect=(0, bottom, 1, 1))
+    _legends(figure, no_test, 0.02 / height)
+    return figure
+
+
+def plot_overview(table: pd.DataFrame, path: Path, provenance_line: str = "") -> None:
+    """overview_figure of `table` as a PNG."""
+    figure = overview_figure(table, provenance_line)
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format="png", dpi=SAVE_DPI, bbox_inches="tight")
     plt.close(figure)

@@ -17,7 +17,7 @@ from mpiguide.analysis.paper_tables import (
     labelled_summary,
     row_labels,
 )
-from mpiguide.analysis.tables import THREE_WAY_NOTE, table3_markdown
+from mpiguide.analysis.tables import TABLE3_NOTE, THREE_WAY_NOTE, table3_markdown
 from mpiguide.campaign.config import load_campaign
 from mpiguide.core.package_data import CONFIG_SCHEMA, GUIDELINE_CATALOGUE
 from mpiguide.core.strict_yaml import load_yaml
@@ -145,9 +145,9 @@ def test_paper_layout_labels_rows_and_marks_untested_ones():
     assert "Lübbe 2017, Table 3" in markdown
     assert "| Neigh_allgather ≼ Neigh_alltoall | 1/8 (1/4) |" in markdown
     assert "| Cart ≼ Vneum | - |" in markdown
-    # an entry that is no row of the paper's table comes after its rows, in the paper's
-    # layout and in the three-way table beside it
-    printed, three_way = markdown.split(THREE_WAY_NOTE)
+    # an entry that is no row of the paper's table comes after its rows, in the three-way
+    # table and in the paper's counts after it
+    three_way, printed = markdown.split(THREE_WAY_NOTE)[1].split(TABLE3_NOTE)
     assert [line for line in printed.splitlines() if line.startswith("|")][-1] == (
         "| MONO | 0/3 (0/1) |"
     )

@@ -7,6 +7,7 @@ from mpiguide.analysis.catalogue import resolve
 from mpiguide.analysis.tables import (
     FUTILE_COLUMNS,
     FUTILE_NOTE,
+    TABLE3_NOTE,
     THREE_WAY_NOTE,
     UNTESTED_NOTE,
     summarise,
@@ -57,15 +58,11 @@ def test_summary_counts_tests_and_groups():
 
 
 def test_table3_layout():
+    """The three-way verdicts first, then Table 3's violated/tests counts."""
     markdown = table3_markdown(summarise(TESTS), ["GL4", "GL9", "GL11"])
-    assert "## openmpi" in markdown
-    table = markdown[markdown.index("| Guideline") :].splitlines()
+    table = markdown[markdown.index("## openmpi") :].splitlines()
     assert table == [
-        "| Guideline | 1x2 | 1x4 |",
-        "|---|---|---|",
-        "| GL4 | 3/4 (2/2) | 0/1 (0/1) |",
-        "| GL9 | - | - |",
-        "| GL11 | 1/1 (1/1) | - |",
+        "## openmpi",
         "",
         THREE_WAY_NOTE,
         "",
@@ -75,8 +72,29 @@ def test_table3_layout():
         "| GL9 | - | - |",
         "| GL11 | 0/1/0 (0/1/0) | - |",
         "",
+        TABLE3_NOTE,
+        "",
+        "| Guideline | 1x2 | 1x4 |",
+        "|---|---|---|",
+        "| GL4 | 3/4 (2/2) | 0/1 (0/1) |",
+        "| GL9 | - | - |",
+        "| GL11 | 1/1 (1/1) | - |",
+        "",
         f"{UNTESTED_NOTE}: GL9",  # reported, not silently dropped
     ]
+
+
+def test_an_undecided_cell_is_not_shown_as_a_pass():
+    """A deployment whose tests are all undecided: Table 3's `0/2 (0/1)` alone would read as a
+    pass; the table a reader meets first says `0/0/2`."""
+    undecided = {"verdict": "undecided", "group_verdict": "undecided", "violated": False}
+    tests = pd.DataFrame([row_of("GL4", GL4_OP, size, 2, 0, False) | undecided
+                          for size in (8, 64)])  # fmt: skip
+    markdown = table3_markdown(summarise(tests), ["GL4"])
+    first_row = next(line for line in markdown.splitlines() if line.startswith("| GL4 |"))
+    assert first_row == "| GL4 | 0/0/2 (0/0/1) |"
+    assert markdown.index(THREE_WAY_NOTE) < markdown.index(TABLE3_NOTE)
+    assert "a test that is not violated holds or is undecided" in TABLE3_NOTE
 
 
 def test_write_tables_writes_every_file(tmp_path):
