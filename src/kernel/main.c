@@ -13,6 +13,7 @@
 
 #include "algorithm/algorithm.h"
 #include "check.h"
+#include "crash.h"
 #include "heap.h"
 #include "io/input.h"
 #include "io/output.h"
@@ -310,6 +311,7 @@ static int run_experiment(const struct experiment *exp, int first_rep, const str
     else
         fail_context("%s:%lld (exp_id %lld)", opt->input, (long long)exp->line,
                      (long long)exp->exp_id);
+    crash_note_experiment(opt->input, exp);
     struct topology topo;
     const struct topology *topo_used = NULL;
     MPI_Comm comm = world, own_comm;
@@ -436,6 +438,7 @@ static int run(const struct options *opt, const struct experiment *exps, size_t 
     }
     free(reps_so_far);
     fail_context("%s", "");
+    crash_note_experiment(NULL, NULL);
     if (rank == 0) {
         if (rc == EXIT_OK)
             output_commit(&out);
@@ -485,6 +488,7 @@ int main(int argc, char **argv)
     int rank, size, rc = EXIT_OK;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    crash_handlers_install(rank);
     struct experiment *exps = NULL;
     size_t count = 0;
     char input_sha256[65] = "";

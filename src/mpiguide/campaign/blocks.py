@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -297,6 +298,20 @@ def _write_json(path: Path, value: object) -> None:
         temporary.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
+# What a kernel rank that dies of a signal writes first (src/kernel/crash.c; docs/kernel.md,
+# "When the library crashes or hangs"): the experiment it was running.
+CRASH_LINE = re.compile(r"^mpiguide-bench: rank \d+ got SIG[A-Z]+ .*$", re.MULTILINE)
+
+
+def crash_line(log: str) -> str | None:
+    """The first line of a launch's log that names the experiment a rank died in, if any."""
+    try:
+        found = CRASH_LINE.search(Path(log).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    return found.group(0) if found else None
+
+
 @dataclass(frozen=True)
 class Failure:
     mpi: str
@@ -304,7 +319,9 @@ class Failure:
     log: str
 
     def __str__(self) -> str:
-        return f"{self.mpi} exited with status {self.exit_status} (log: {self.log})"
+        crashed = crash_line(self.log)
+        named = f": {crashed.removeprefix('mpiguide-bench: ')}" if crashed else ""
+        return f"{self.mpi} exited with status {self.exit_status} (log: {self.log}){named}"
 
 
 def run_block(spec: BlockSpec) -> list[Failure]:

@@ -30,6 +30,7 @@ output = Path(args[-1])
 flag = os.environ.get("FAIL_FLAG")
 if flag and Path(flag).exists():
     print("rank 1 died", flush=True)
+    print("mpiguide-bench: rank 1 got SIGSEGV while running in.csv:4 (exp_id 2: op bcast)")
     sys.exit(3)
 output.with_suffix(".json").write_text(json.dumps({"hosts": ["h0"], "argv": args,
                                                    "env": os.environ.get("MARK")}))
@@ -124,6 +125,11 @@ def test_a_failed_entry_is_measured_again_alone(tmp_path: Path) -> None:
     failures = run_block(spec)
     assert [(f.mpi, f.exit_status) for f in failures] == [("b", 3)]
     assert "rank 1 died" in Path(failures[0].log).read_text()
+    # the block's message names the experiment the kernel said it died in
+    assert str(failures[0]).endswith(
+        "(log: " + failures[0].log + "): rank 1 got SIGSEGV while running in.csv:4 "
+        "(exp_id 2: op bcast)"
+    )
     assert not Path(spec.record).exists()
     # Snakemake deletes a failed job's outputs: the finished launches survive in the stash.
     finished = {e.mpi: Path(e.output).read_bytes() for e in spec.entries if e.mpi != "b"}
