@@ -34,8 +34,9 @@ const int library_switches = 1;
 static struct mpit_cvar device, fallback;
 static int device_none = -1, fallback_error = -1;
 
-/* A character of a word as a description glues it to the next: MPI_T gives the description
-   without its line ends ("... algorithmnb   - Force nonblocking ..."). */
+/* A character of a word as a description glues it to the next: MPICH 4's MPI_T gives the
+   description without its line ends ("... algorithmnb   - Force nonblocking ..."); MPICH 5
+   keeps them, one choice a line. */
 static int word_char(char c)
 {
     return isalnum((unsigned char)c) || c == '_';
@@ -46,15 +47,17 @@ static int word_char(char c)
 struct entry {
     const char *word;
     size_t length, spaces;
-    int delimited; /* nothing is glued to the word's front */
+    int delimited;  /* nothing is glued to the word's front */
+    int line_start; /* the word starts a line: the whole word is the name, however long */
 };
 
 /* The choices a description lists, in order: the reserved "auto - ..." (one space, when
    present) and names padded with spaces to one column, "NAME<spaces>- text" each, glued to the
    text before. Every padded name has the width of the column less its spaces: the width is
    that of the entries with nothing glued to them (the one after the reserved choice's
-   "...JSON_FILE)", or after a full stop). Returns how many, or -1 when the description does not
-   read so. */
+   "...JSON_FILE)", or after a full stop). A name that starts a line (MPICH 5 keeps the line
+   ends) is its whole word: MPICH 5 lists names wider than the column. Returns how many, or -1
+   when the description does not read so. */
 static int parse_choices(const char *description, struct algorithm_choice *choices, int max)
 {
     struct entry entries[LIBRARY_MAX_CHOICES];
@@ -71,7 +74,8 @@ static int parse_choices(const char *description, struct algorithm_choice *choic
         if (count == max)
             return -1;
         entries[count++] = (struct entry){word, (size_t)(end - word), (size_t)(dash + 1 - end),
-                                          word == description || !word_char(word[-1])};
+                                          word == description || !word_char(word[-1]),
+                                          word == description || word[-1] == '\n'};
     }
     const size_t reserved = strlen(library_reserved);
     size_t width = SIZE_MAX;
@@ -81,7 +85,7 @@ static int parse_choices(const char *description, struct algorithm_choice *choic
         const int is_reserved = e->spaces == 1 && e->length >= reserved &&
                                 strncmp(e->word + e->length - reserved, library_reserved,
                                         reserved) == 0;
-        if (is_reserved)
+        if (is_reserved || e->line_start)
             continue;
         if (e->length + e->spaces < width) {
             width = e->length + e->spaces;
@@ -94,7 +98,8 @@ static int parse_choices(const char *description, struct algorithm_choice *choic
         return -1;
     for (int i = 0; i < count; i++) {
         const struct entry *e = &entries[i];
-        size_t length = e->spaces == 1 && e->length >= reserved &&
+        size_t length = e->line_start ? e->length
+                        : e->spaces == 1 && e->length >= reserved &&
                                 strncmp(e->word + e->length - reserved, library_reserved,
                                         reserved) == 0
                             ? reserved

@@ -237,14 +237,34 @@ def _mpich_names(description: str) -> tuple[str, ...] | None:
     return tuple(name for name in names if name is not None)
 
 
+_MPICH_LINE_CHOICE = re.compile(r"^([a-z][a-z0-9_]*)\s+-\s")
+
+
+def _mpivars_entries(text: str) -> list[tuple[str, list[str]]]:
+    """Each line of `mpivars` that names a cvar (it starts with a tab), with the lines after it
+    that do not: MPICH 5 prints a cvar's choices one a line below it, MPICH 4 glues them into
+    the cvar's line."""
+    entries: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("\t") or not entries:
+            entries.append((line, []))
+        else:
+            entries[-1][1].append(line)
+    return entries
+
+
 def parse_mpivars(text: str) -> Choices:
     """`mpivars`: the named choices of every MPIR_CVAR_<OP>_INTRA_ALGORITHM; `auto` (the
     library's own selection) is the default."""
     found: dict[str, tuple[Algorithm, ...]] = {}
     device: set[str] = set()
-    for line in text.splitlines():
+    for line, below in _mpivars_entries(text):
         cvar = _MPICH_CVAR.match(line)
-        names = _mpich_names(cvar.group(2).split("\t")[-1]) if cvar else None
+        if cvar and below:
+            matched = [_MPICH_LINE_CHOICE.match(choice) for choice in below]
+            names = tuple(m.group(1) for m in matched if m) if all(matched) else None
+        else:
+            names = _mpich_names(cvar.group(2).split("\t")[-1]) if cvar else None
         if cvar and names:
             found[cvar.group(1).lower()] = tuple(Algorithm(n, None) for n in names if n != "auto")
         override = _MPICH_DEVICE.match(line)

@@ -82,6 +82,22 @@ def test_mpich_names_are_read_from_glued_descriptions(mpich: Choices) -> None:
     assert "allreduce" in mpich.device_override
 
 
+def test_mpich_5_names_are_read_whole_one_a_line() -> None:
+    """MPICH 5 prints a cvar's choices one a line, some wider than the padding column: each is
+    read whole (k_reduce_scatter_allgather is not a second reduce_scatter_allgather)."""
+    choices = parse_mpivars((LISTINGS / "mpivars-5.0.2.txt").read_text())
+    assert [a.name for a in choices.algorithms["allreduce"]] == [
+        "nb", "smp", "recursive_doubling", "recursive_multiplying", "reduce_scatter_allgather",
+        "tree", "recexch", "ring", "k_reduce_scatter_allgather", "ccl",
+    ]  # fmt: skip
+    assert [a.name for a in choices.algorithms["barrier"]] == [
+        "nb", "smp", "k_dissemination", "recexch",
+    ]  # fmt: skip
+    assert "allreduce" in choices.device_override
+    for names in choices.algorithms.values():
+        assert len({a.name for a in names}) == len(names)
+
+
 def test_settings_select_by_name_or_number_and_set_the_environment(
     ompi: Choices, mpich: Choices
 ) -> None:
