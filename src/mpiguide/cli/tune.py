@@ -22,6 +22,7 @@ from mpiguide.cli.arguments import (
 def tune(args: argparse.Namespace) -> None:
     import pandas as pd
 
+    from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.campaign.config import checked_campaign
     from mpiguide.campaign.schema import read_campaign_file
     from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
@@ -39,7 +40,10 @@ def tune(args: argparse.Namespace) -> None:
         if entries is None:
             entries = list(campaign.built_mpi())
     tuned = tune(args.tests, args.decided_with, settings, args.outdir, entries)
-    plot_algorithms(pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG)
+    options = Decisions.read(args.decided_with).options
+    plot_algorithms(
+        pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG, options
+    )
     print(
         f"{args.outdir}: {len(tuned.algorithms)} tuned (entry, op, ranks, msg_size), "
         f"{len(tuned.mockups)} libmpiguide-tune rule(s)"
