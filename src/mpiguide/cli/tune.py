@@ -55,8 +55,9 @@ def verify_report(args: argparse.Namespace) -> None:
 
     pairs = parse_json(args.pairs_json, "--pairs-json", list)
     checks = write_verify_report(
-        args.tests, args.tuned_algorithms, [tuple(pair) for pair in pairs], args.md, args.csv
-    )
+        args.tests, args.decided_with, args.tuned_algorithms, [tuple(pair) for pair in pairs],
+        args.md, args.csv,
+    )  # fmt: skip
     print(f"{args.md}: {len(checks)} tuned point(s) checked within one launch")
 
 
@@ -97,6 +98,7 @@ COMMANDS = (
         verify_report,
         (
             TESTS.but(help="the verify campaign's tests.csv"),
+            DECIDED_WITH.but(help="the verify campaign's decided_with.json (mpiguide check)"),
             Option("--tuned-algorithms", "the tuned campaign's algorithms.csv (mpiguide tune)",
                    Role.READS, {"type": existing_file, "required": True, "metavar": "CSV"}),
             Option("--pairs-json",
