@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 import yaml
 
 from mpiguide.core.paths import mockup_tuning_name
+from mpiguide.tune.words import size_text
 from workflow_project import REPO, SNAKEMAKE, new_project, snakemake, snakemake_env
 
 CAMPAIGN = "config/campaigns/tune-example.yaml"
@@ -95,12 +97,19 @@ def test_tune_target(project: Path) -> None:
     assert set(figure5["algorithm"]) == {"ring", "recursive_doubling", "linear"}
     assert (tuning / "algorithms.png").stat().st_size > 0
     note = (tuning / "tuning.md").read_text()
+    # one decision line per point; each "use <algorithm>" rests on a violated ALGO test there
     violated = figure5[figure5["verdict"] == "violated"]
-    for row in note.split("## Replaced", 1)[1].split("## Kept", 1)[0].splitlines():
-        if row.startswith("| openmpi |"):
-            _, _, op, _, size, algorithm, *_ = (cell.strip() for cell in row.split("|"))
-            assert ((violated["op"] == op) & (violated["msg_size"] == int(size))
-                    & (violated["algorithm"] == algorithm)).any(), row  # fmt: skip
+    uses = {(v.op, size_text(v.msg_size), v.algorithm) for v in violated.itertuples()}
+    lines = [
+        line
+        for line in note.splitlines()
+        if line.startswith("- openmpi ") and "replace by the mock-up" not in line
+    ]
+    assert len(lines) == 2 * 2, note  # allreduce and scan at 2 sizes
+    for line in lines:
+        used = re.match(r"- openmpi (\w+), 2 ranks, (.+?): use (\w+) \(", line)
+        assert used is None or used.groups() in uses, line
+        assert used or ": keep the default — " in line, line
 
     # Open MPI runs with the rules file the target wrote
     rules = tuning / "openmpi.ompi-rules.conf"
@@ -182,6 +191,11 @@ def test_verify_target(project: Path) -> None:
     if chosen:
         assert "within one launch" in note and comparisons == {"within one launch"}
         assert (checks["verify_tests"] > 0).all()
+        # each point's outcome in words, as its decision line says it
+        for row in checks.itertuples():
+            assert row.outcome in ("confirmed", "not confirmed", "cannot tell"), row
+            choice = f"use {row.algorithm}" if pd.isna(row.rule_bytes) else row.algorithm
+            assert choice in note and f"verify: {row.outcome} (" in note, row
     else:
         # only the mock-ups' rows, each a point one of the rules replaces
         assert "`tune` chose none of the library's algorithms." in note

@@ -78,3 +78,9 @@ def test_a_planted_slowdown_is_tuned_away(tmp_path: Path) -> None:
     assert set(mine["comparison"]) == {"within one launch"}, report
     point = mine[mine["msg_size"] == "65536"]
     assert len(point) == 1 and float(point["verify_low"].iloc[0]) > 1, report
+    # in words: the replaced call is significantly faster again at 64 KiB
+    assert point["outcome"].iloc[0] == "confirmed", report
+    assert (
+        "- openmpi allreduce, 2 ranks, 64 KiB: replace by the mock-up "
+        "allreduce_as_reduce_scatter_allgather (its rule for "
+    ) in (verify / "verify.md").read_text()

@@ -105,6 +105,7 @@ if config["verify"]:
     rule verify_report:
         input:
             tests=GUIDELINE_OUTPUTS[TESTS_CSV],
+            decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
             tuned=tuned_algorithms_csv(config["campaign"]),
         output:
             md=f"{RESULTS}/{VERIFY_MD}",
@@ -117,7 +118,8 @@ if config["verify"]:
             pairs=as_json(list(VERIFY_PAIRS.items())),
         shell:
             "python -m mpiguide verify-report --tests {input.tests:q}"
-            " --tuned-algorithms {input.tuned:q} --pairs-json {params.pairs:q}"
+            " --decided-with {input.decided_with:q} --tuned-algorithms {input.tuned:q}"
+            " --pairs-json {params.pairs:q}"
             " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
     rule verify:

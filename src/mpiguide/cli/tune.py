@@ -22,6 +22,7 @@ from mpiguide.cli.arguments import (
 def tune(args: argparse.Namespace) -> None:
     import pandas as pd
 
+    from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.campaign.config import checked_campaign
     from mpiguide.campaign.schema import read_campaign_file
     from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
@@ -39,7 +40,10 @@ def tune(args: argparse.Namespace) -> None:
         if entries is None:
             entries = list(campaign.built_mpi())
     tuned = tune(args.tests, args.decided_with, settings, args.outdir, entries)
-    plot_algorithms(pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG)
+    options = Decisions.read(args.decided_with).options
+    plot_algorithms(
+        pd.read_csv(args.outdir / ALGORITHMS_CSV), args.outdir / ALGORITHMS_PNG, options
+    )
     print(
         f"{args.outdir}: {len(tuned.algorithms)} tuned (entry, op, ranks, msg_size), "
         f"{len(tuned.mockups)} libmpiguide-tune rule(s)"
@@ -51,8 +55,9 @@ def verify_report(args: argparse.Namespace) -> None:
 
     pairs = parse_json(args.pairs_json, "--pairs-json", list)
     checks = write_verify_report(
-        args.tests, args.tuned_algorithms, [tuple(pair) for pair in pairs], args.md, args.csv
-    )
+        args.tests, args.decided_with, args.tuned_algorithms, [tuple(pair) for pair in pairs],
+        args.md, args.csv,
+    )  # fmt: skip
     print(f"{args.md}: {len(checks)} tuned point(s) checked within one launch")
 
 
@@ -93,6 +98,7 @@ COMMANDS = (
         verify_report,
         (
             TESTS.but(help="the verify campaign's tests.csv"),
+            DECIDED_WITH.but(help="the verify campaign's decided_with.json (mpiguide check)"),
             Option("--tuned-algorithms", "the tuned campaign's algorithms.csv (mpiguide tune)",
                    Role.READS, {"type": existing_file, "required": True, "metavar": "CSV"}),
             Option("--pairs-json",

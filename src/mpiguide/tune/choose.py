@@ -17,10 +17,10 @@ from typing import Any
 
 import pandas as pd
 
+from mpiguide.analysis.verdicts import UNDECIDED, VIOLATED
 from mpiguide.plan.grid import PARAMETERS
 from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 
-_TUNE_VERDICT = "violated"
 FIGURE5_COLUMNS = (
     "mpi",
     "library",
@@ -35,6 +35,8 @@ FIGURE5_COLUMNS = (
     "speedup",
     "speedup_low",
     "speedup_high",
+    "low_level",
+    "high_level",
     "verdict",
 )
 
@@ -51,10 +53,16 @@ class Choice:
     speedup: float = 1.0
     low: float = 1.0
     high: float = 1.0
+    # the one-sided levels of `low` and `high` (tests.csv's low_level, high_level); NaN where
+    # algorithms.csv does not record them
+    low_level: float = float("nan")
+    high_level: float = float("nan")
+    # every algorithm measured there with its verdict over the point's tests (point_verdict)
+    verdicts: tuple[tuple[str, str], ...] = ()
 
 
-def _number(text: str) -> float:
-    return float(text) if text not in ("", "nan") else float("nan")
+def _number(text: object) -> float:
+    return float(str(text)) if str(text) not in ("", "nan") else float("nan")
 
 
 def algorithm_rows(tests: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]) -> pd.DataFrame:
@@ -81,6 +89,8 @@ def algorithm_rows(tests: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]
                 "speedup": _number(record["violation_ratio"]),
                 "speedup_low": _number(record["ratio_low"]),
                 "speedup_high": _number(record["ratio_high"]),
+                "low_level": _number(record.get("low_level", "")),
+                "high_level": _number(record.get("high_level", "")),
                 "verdict": record["verdict"],
                 **{
                     p: record[p]
@@ -105,12 +115,26 @@ def _size(value: Any) -> int | None:
     return int(value)
 
 
+# An algorithm's verdict over the tests at one point, where they disagree: violated in some
+# tests and holds in the others (none undecided).
+MIXED = "mixed"
+
+
+def point_verdict(verdicts: pd.Series) -> str:
+    """One algorithm's verdict over its tests at one (entry, collective, ranks, msg_size): theirs
+    where they agree, undecided where one is, else MIXED."""
+    found = set(verdicts)
+    if len(found) == 1:
+        return str(found.pop())
+    return UNDECIDED if UNDECIDED in found else MIXED
+
+
 def _fastest(group: pd.DataFrame) -> tuple[str, pd.Series] | None:
     """Of the ALGO tests at one (entry, collective, ranks, msg_size): the algorithm that beats
     the default in every test there with the largest smallest speedup, and that test."""
     best: tuple[str, pd.Series] | None = None
     for algorithm, tests in group.groupby("algorithm", sort=True):
-        if not (tests["verdict"] == _TUNE_VERDICT).all():
+        if point_verdict(tests["verdict"]) != VIOLATED:
             continue
         worst = tests.loc[tests["speedup"].idxmin()]
         if best is None or worst["speedup"] > best[1]["speedup"]:
@@ -131,17 +155,23 @@ def choices(figure5: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]) -> 
     by_name = {(s.base, s.op, s.algorithm.name): s for s in settings.values()}
     found = []
     for (base, op, ranks, size), group in _points(figure5):
+        point = (str(base), str(op), int(ranks), _size(size))
+        verdicts = tuple(
+            (str(algorithm), point_verdict(tests["verdict"]))
+            for algorithm, tests in group.groupby("algorithm", sort=True)
+        )
         best = _fastest(group)
         if best is None:
-            found.append(Choice(str(base), str(op), int(ranks), _size(size), None))
+            found.append(Choice(*point, None, verdicts=verdicts))
             continue
         algorithm, worst = best
         found.append(
             Choice(
-                str(base), str(op), int(ranks), _size(size),
-                by_name[(str(base), str(op), algorithm)],
+                *point, by_name[(str(base), str(op), algorithm)],
                 float(worst["speedup"]), float(worst["speedup_low"]),
                 float(worst["speedup_high"]),
+                _number(worst.get("low_level", "")), _number(worst.get("high_level", "")),
+                verdicts,
             )
         )  # fmt: skip
     return found

@@ -14,6 +14,7 @@ chosen sizes, merged where consecutive measured sizes chose the same mock-up, ar
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import pandas as pd
 from mpiguide.analysis.pairing import split_pair
 from mpiguide.core.values import LIBRARY_CHOICE, TUNE_GUIDELINE_PREFIX
 from mpiguide.plan.inputs import ALGORITHM
+from mpiguide.tune.words import percent
 
 # The mock-ups libmpiguide-tune can run, by the collective each replaces: a copy of the table of
 # src/tune/replacements.c, held equal to what the built library lists by
@@ -66,6 +68,8 @@ def tune_guideline_id(entry: str, collective: str) -> str:
 
 OTHER_MOCKUP = "libmpiguide-tune does not implement this mock-up (src/tune/replacements.c)"
 _PAIRED = ("mpi", "nodes", "ppn", "msg_size")
+# tests.csv's one-sided levels of ratio_low and ratio_high
+_LEVELS = ("low_level", "high_level")
 _VIOLATED = "violated"
 
 
@@ -73,7 +77,8 @@ _VIOLATED = "violated"
 class Replacement:
     """A rule of a tuning file: the collective `op` of `entry` runs as `mockup` on `ranks` ranks
     for message sizes lo..hi (bytes, the kernel's msg_size), measured at `sizes`; the gain is
-    the smallest speedup among those tests with its bounds."""
+    the smallest speedup among those tests with its bounds, one-sided at `low_level` and
+    `high_level` (NaN: a rule read from a file that does not say)."""
 
     entry: str
     op: str
@@ -85,20 +90,30 @@ class Replacement:
     speedup: float
     low: float
     high: float
+    low_level: float = float("nan")
+    high_level: float = float("nan")
 
     def line(self) -> str:
         sizes = ", ".join(map(str, self.sizes))
+        levels = (
+            ""
+            if math.isnan(self.low_level) or math.isnan(self.high_level)
+            else f", bounds one-sided at {percent(self.low_level)} % and "
+            f"{percent(self.high_level)} %"
+        )
         return (
             f"{self.mockup} ranks={self.ranks} bytes={self.lo}-{self.hi}"
-            f"  # speedup >= {self.speedup:.3g} [{self.low:.3g}, {self.high:.3g}], "
+            f"  # speedup >= {self.speedup:.3g} [{self.low:.3g}, {self.high:.3g}]{levels}, "
             f"measured at {sizes} B"
         )
 
 
-# A rule as Replacement.line writes it.
+# A rule as Replacement.line writes it (files written before the levels were: without them).
 _WRITTEN = re.compile(
     r"^(?P<mockup>\w+) ranks=(?P<ranks>\d+) bytes=(?P<lo>\d+)-(?P<hi>\d+)  # speedup >= "
-    r"(?P<speedup>\S+) \[(?P<low>\S+), (?P<high>\S+)\], measured at (?P<sizes>\d+(?:, \d+)*) B$"
+    r"(?P<speedup>\S+) \[(?P<low>\S+), (?P<high>\S+)\]"
+    r"(?:, bounds one-sided at (?P<low_level>\S+) % and (?P<high_level>\S+) %)?"
+    r", measured at (?P<sizes>\d+(?:, \d+)*) B$"
 )
 
 
@@ -125,9 +140,14 @@ def read_replacements(entry: str, text: str) -> tuple[list[Replacement], list[st
                 int(match["lo"]), int(match["hi"]),
                 tuple(int(size) for size in match["sizes"].split(", ")),
                 float(match["speedup"]), float(match["low"]), float(match["high"]),
+                _level(match["low_level"]), _level(match["high_level"]),
             )
         )  # fmt: skip
     return written, other
+
+
+def _level(written: str | None) -> float:
+    return float("nan") if written is None else round(float(written) / 100, 12)
 
 
 @dataclass(frozen=True)
@@ -177,8 +197,8 @@ def mockup_tests(tests: pd.DataFrame) -> pd.DataFrame:
     frame["mockup"] = rhs[mine]
     frame["ranks"] = frame["nodes"].astype(int) * frame["ppn"].astype(int)
     frame["msg_size"] = frame["msg_size"].astype(int)
-    for column in ("violation_ratio", "ratio_low", "ratio_high"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    for column in ("violation_ratio", "ratio_low", "ratio_high", *_LEVELS):
+        frame[column] = pd.to_numeric(frame.get(column, ""), errors="coerce")
     return frame
 
 
@@ -222,6 +242,7 @@ def _rule(
     return Replacement(
         entry, op, run[0][1], ranks, sizes[0], sizes[-1], sizes,
         float(worst["violation_ratio"]), float(worst["ratio_low"]), float(worst["ratio_high"]),
+        float(worst["low_level"]), float(worst["high_level"]),
     )  # fmt: skip
 
 
@@ -263,10 +284,12 @@ def not_replaced(
 
 
 def tuning_file(entry: str, done: Sequence[Replacement]) -> str:
+    mine = [r.line() for r in done if r.entry == entry]
     lines = [
         f"# libmpiguide-tune rules for mpi entry {entry}, written by mpiguide tune.",
         "# Use: LD_PRELOAD=libmpiguide-tune.so MPIGUIDE_TUNE=<this file>",
-        "# <mock-up> ranks=<communicator size> bytes=<lo>-<hi> (the kernel's msg_size)",
+        "# <mock-up> ranks=<communicator size> bytes=<lo>-<hi> (the kernel's msg_size)"
+        if mine
+        else "# No rules: libmpiguide-tune replaces nothing with this file (see tuning.md).",
     ]
-    lines += [r.line() for r in done if r.entry == entry]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *mine]) + "\n"

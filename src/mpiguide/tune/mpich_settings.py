@@ -17,7 +17,7 @@ def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], li
     """MPICH's cvars for one entry: a collective's algorithm is one setting for every size and
     communicator, so it is set only where one algorithm beats the default at every measured
     size and number of ranks."""
-    lines = [f"# MPICH cvars for mpi entry {base}, written by mpiguide tune (one per line)."]
+    lines: list[str] = []
     applied: list[Choice] = []
     untunable: list[Untunable] = []
     for op in sorted({c.op for c in picks}):
@@ -36,7 +36,13 @@ def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], li
         assert setting is not None
         lines += [f"{key}={value}" for key, value in setting.env().items()]
         applied.extend(mine)
-    return "\n".join(lines) + "\n", applied, untunable
+    head = (
+        f"# MPICH cvars for mpi entry {base}, written by mpiguide tune (one per line)."
+        if lines
+        else f"# MPICH cvars for mpi entry {base}, written by mpiguide tune: none, as no algorithm "
+        "beats the default at every measured size and number of ranks (tuning.md)."
+    )
+    return "\n".join([head, *lines]) + "\n", applied, untunable
 
 
 def _size_branch(op: str, rules: Sequence[tuple[int, Choice | None]], default: Any) -> Any:
@@ -100,12 +106,18 @@ def mpich_selection_file(
     return json.dumps(tree, indent=1) + "\n", applied, untunable
 
 
-def selection_use(name: str, picks: Sequence[Choice]) -> str:
-    """The env file's note on the JSON selection file: how to apply it instead of the cvars."""
+def selection_use(name: str, picks: Sequence[Choice], cvars: bool) -> str:
+    """The env file's note on the JSON selection file: how to apply it (`cvars`: instead of the
+    cvar lines the file holds)."""
     device = sorted({c.op for c in picks if c.setting and c.setting.device_override})
+    how = (
+        [f"# Per communicator and message size instead (MPICH {mpich_selection.VERSION}): drop "
+         "the", "# cvar lines above and set"]
+        if cvars
+        else [f"# Per communicator and message size (MPICH {mpich_selection.VERSION}): set"]
+    )  # fmt: skip
     lines = [
-        f"# Per communicator and message size instead (MPICH {mpich_selection.VERSION}): drop the",
-        "# cvar lines above and set",
+        *how,
         f"#   {mpich_selection.JSON_FILE_CVAR}=<path of {name}>",
         *(f"#   MPIR_CVAR_{op.upper()}_DEVICE_COLLECTIVE=0" for op in device),
         "# (the device's own selection otherwise runs before MPICH's tree is consulted).",

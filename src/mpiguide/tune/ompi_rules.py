@@ -96,7 +96,9 @@ def ompi_rules(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], l
         f"# Open MPI 4.1 dynamic rules for mpi entry {base}, written by mpiguide tune.",
         "# Use: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
         "#      OMPI_MCA_coll_tuned_dynamic_rules_filename=<this file>",
-        "# Algorithm 0 is the library's own decision.",
+        "# Algorithm 0 is the library's own decision."
+        if collectives
+        else "# No collective is tuned: Open MPI decides as without this file (see tuning.md).",
         str(len(collectives)),
     ]
     return "\n".join([*head, *collectives]) + "\n", applied, untunable

@@ -16,8 +16,9 @@ Outputs (mpiguide.core.paths names them):
   communicator size and message-size range (mpiguide.tune.mpich_selection);
 - per mpi entry a tuning file for libmpiguide-tune, where a mock-up beats the collective
   (mpiguide.tune.mockup_rules);
-- tuning.md: what is replaced where, the expected gain with its bounds, what could not be tuned
-  and why.
+- tuning.md: one decision line per point measured and per mock-up rule (the choice, its
+  speedup with its bounds and their levels, the file; or the default kept, settled or not),
+  then what could not be tuned and why.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from mpiguide.tune.mockup_rules import (
 )
 from mpiguide.tune.mpich_settings import mpich_env, mpich_selection_file, selection_use
 from mpiguide.tune.ompi_rules import ompi_rules
-from mpiguide.tune.tuning_md import mockup_lines, other_violations, tuning_md
+from mpiguide.tune.tuning_md import other_violations, tuning_md
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def _library_tuning(
     (outdir / json_name).unlink(missing_ok=True)
     if selection is not None:
         _write(outdir / json_name, selection)
-        text += selection_use(json_name, by_size)
+        text += selection_use(json_name, by_size, bool(by_cvar))
     _write(outdir / env_name, text)
     files = {(c.base, c.op): json_name for c in by_size}
     for c in by_cvar:
@@ -138,9 +139,8 @@ def tune(
         _write(outdir / name, tuning_file(entry, replaced))
     algo_ids = {s.guideline for s in settings.values()}
     other = other_violations(tests, algo_ids, mockups)
-    lines = mockup_lines(replaced, not_replaced(mockups, replaced, entries), mockup_files)
-    _write(
-        outdir / TUNING_MD,
-        tuning_md(applied, untunable, picks, other, options, files, lines),
-    )
+    missed = not_replaced(mockups, replaced, entries)
+    note = tuning_md(picks, applied, untunable, files, replaced, missed, mockup_files,
+                     not mockups.empty, other, options)  # fmt: skip
+    _write(outdir / TUNING_MD, note)
     return Tuned(applied, replaced)

@@ -1,5 +1,6 @@
-"""tuning.md: what `tune` replaced where, the expected gain with its bounds, what it kept, and
-what could not be tuned and why."""
+"""tuning.md: one decision line per point `tune` looked at — the algorithm or mock-up it chose,
+with its speedup and the file that applies it, or the default kept and whether that is settled
+— then what could not be tuned and why."""
 
 from __future__ import annotations
 
@@ -8,14 +9,22 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
-from mpiguide.core.paths import ALGORITHMS_CSV
+from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
+from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
 from mpiguide.plan.inputs import ALGORITHM
-from mpiguide.tune.choose import Choice, Untunable
+from mpiguide.tune.choose import MIXED, Choice, Untunable
 from mpiguide.tune.mockup_rules import NotReplaced, Replacement, library_chosen
-
-
-def _ratio(choice: Choice) -> str:
-    return f"{choice.speedup:.3g} [{choice.low:.3g}, {choice.high:.3g}]"
+from mpiguide.tune.words import (
+    CHOICE_SECTION,
+    TUNING_NOTE,
+    doc_link,
+    faster_text,
+    levels_text,
+    point_text,
+    size_text,
+    sizes_text,
+    times,
+)
 
 
 def other_violations(
@@ -30,126 +39,135 @@ def other_violations(
     return tests[other & (tests["verdict"] == "violated")]
 
 
-def mockup_lines(
-    replaced: Sequence[Replacement], missed: Sequence[NotReplaced], mockup_files: Mapping[str, str]
-) -> list[str]:
-    lines = ["", "## Replaced by mock-ups (libmpiguide-tune)", ""]
-    if replaced:
-        lines += [
-            "| mpi | op | ranks | msg_size | mock-up | expected gain [bounds] | file |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for r in replaced:
-            sizes = str(r.lo) if r.lo == r.hi else f"{r.lo}-{r.hi}"
-            gain = f"{r.speedup:.3g} [{r.low:.3g}, {r.high:.3g}]"
-            lines.append(
-                f"| {r.entry} | {r.op} | {r.ranks} | {sizes} | {r.mockup} | {gain} | "
-                f"{mockup_files.get(r.entry, '')} |"
-            )
-        lines += [
-            "",
-            "A rule covers the measured sizes it names and the sizes between them; the "
-            "collective stays the library's at every other size and number of ranks, and for "
-            "every call the mock-up does not handle (MPI_IN_PLACE, derived datatypes, "
-            "user-defined ops, inter-communicators, counts that do not split into equal parts "
-            "where the mock-up splits the buffer). Gain: the smallest speedup over the rule's "
-            "tests, with its bounds. Apply: `LD_PRELOAD=libmpiguide-tune.so "
-            "MPIGUIDE_TUNE=<file>`.",
-        ]
-    else:
-        lines.append(
-            "Nothing: no collective is significantly slower than a mock-up that "
-            "libmpiguide-tune runs, in every test at a number of ranks and message size."
+def rule_gain(rule: Replacement) -> str:
+    """A rule's speedup: the least over the sizes it was measured at."""
+    least = f", the least over its tests at {len(rule.sizes)} sizes" if len(rule.sizes) > 1 else ""
+    return f"{faster_text(rule.speedup, rule.low, rule.high)}{least}"
+
+
+def _others(choice: Choice, options: AnalysisOptions) -> str:
+    """What the point's algorithms other than the chosen one say: those undecided or faster in
+    some tests only by name (they leave the point open), those not faster by count."""
+    chosen = choice.setting.algorithm.name if choice.setting else None
+    others = [(name, verdict) for name, verdict in choice.verdicts if name != chosen]
+    by = {v: [n for n, verdict in others if verdict == v] for v in (VIOLATED, UNDECIDED, MIXED)}
+    bar = times(options.tuning.v_thres)
+    if chosen:
+        parts = [
+            f"{what}: {', '.join(by[verdict])}"
+            for verdict, what in ((VIOLATED, "also faster"), (UNDECIDED, "undecided"),
+                                  (MIXED, "faster in some tests only"))
+            if by[verdict]
+        ]  # fmt: skip
+        return "".join(f"; {part}" for part in parts)
+    if not by[UNDECIDED] and not by[MIXED]:
+        return f"settled: none of the {len(others)} algorithms is {bar} faster"
+    parts = []
+    if by[UNDECIDED]:
+        parts.append(f"{len(by[UNDECIDED])} of {len(others)} algorithms undecided "
+                     f"({', '.join(by[UNDECIDED])})")  # fmt: skip
+    if by[MIXED]:
+        parts.append(f"{len(by[MIXED])} faster in some tests only ({', '.join(by[MIXED])})")
+    slower = sum(verdict == HOLDS for _, verdict in others)
+    if slower:
+        parts.append(f"{slower} not {bar} faster")
+    return "not settled: " + ", ".join(parts)
+
+
+def _algorithm_line(
+    choice: Choice, applied: set[Choice], files: Mapping[tuple[str, str], str],
+    options: AnalysisOptions,
+) -> str:  # fmt: skip
+    size = None if choice.msg_size is None else size_text(choice.msg_size)
+    where = point_text(choice.base, choice.op, choice.ranks, size)
+    if choice.setting is None:
+        return f"- {where}: keep the default — {_others(choice, options)}"
+    name = choice.setting.algorithm.name
+    gain = faster_text(choice.speedup, choice.low, choice.high)
+    if choice not in applied:
+        return (
+            f"- {where}: keep the default — {name} is {gain}, but no settings file can choose "
+            "it here (Not tuned, below)"
         )
-    if missed:
-        lines += ["", "Violated mock-up guidelines that no rule covers:", ""]
-        lines += [
-            f"- {m.guideline} ({m.entry}, {m.op} as {m.mockup}): {m.tests} test(s): {m.reason}."
-            for m in missed
-        ]
-    return lines
+    file = files[(choice.base, choice.op)]
+    return f"- {where}: use {name} ({gain}{_others(choice, options)}) — {file}"
+
+
+def _rule_line(rule: Replacement, mockup_files: Mapping[str, str]) -> str:
+    where = point_text(rule.entry, rule.op, rule.ranks, sizes_text(rule.lo, rule.hi))
+    return (
+        f"- {where}: replace by the mock-up {rule.mockup} ({rule_gain(rule)}) — "
+        f"{mockup_files.get(rule.entry, '')}"
+    )
 
 
 def tuning_md(
+    picks: Sequence[Choice],
     applied: Sequence[Choice],
     untunable: Sequence[Untunable],
-    picks: Sequence[Choice],
+    files: Mapping[tuple[str, str], str],
+    replaced: Sequence[Replacement],
+    missed: Sequence[NotReplaced],
+    mockup_files: Mapping[str, str],
+    mockup_tested: bool,
     other: pd.DataFrame,
     options: AnalysisOptions,
-    files: Mapping[tuple[str, str], str],
-    mockup_lines: Sequence[str] = (),
 ) -> str:
-    tuning = options.tuning
+    """The note; `mockup_tested`: some guideline compares a collective with its own mock-up."""
+    done = set(applied)
+    decisions = [
+        ((c.base, c.op, c.ranks, c.msg_size or 0), _algorithm_line(c, done, files, options))
+        for c in picks
+    ]
+    decisions += [((r.entry, r.op, r.ranks, r.lo), _rule_line(r, mockup_files)) for r in replaced]
+    shown = [c for c in picks if c.setting is not None]
+    levels = levels_text(
+        [(c.low_level, c.high_level) for c in shown]
+        + [(r.low_level, r.high_level) for r in replaced]
+    )
+    speedup = ""
+    if shown or replaced:
+        bounds = f" [{levels}]" if levels else ""
+        speedup = f"; a speedup is the default's time over the choice's{bounds}"
     lines = [
         "# Tuning",
         "",
-        "Written by `mpiguide tune` from the guidelines `ALGO.<entry>.<op>.<algorithm>` "
-        "(the library's own choice ≼ that algorithm, in the same launches, Hunold 2023 §4) "
-        "and `<op> ≼ "
-        "<op>_as_<how>` (the collective against its own mock-up). A collective is tuned at "
-        "a number of ranks and a message size only where an algorithm or a mock-up beats the "
-        "default in "
-        "every test there (verdict violated: for an algorithm the paired test at "
-        f"`analysis.tuning`'s p ≤ {tuning.p_thres} and ratio ≥ {tuning.v_thres}; for a "
-        f"mock-up the campaign's test `{options.test}` at p ≤ {options.p_thres} and "
-        f"ratio ≥ {options.v_thres}); the fastest such algorithm or mock-up by its "
-        "smallest speedup is chosen, and the default stays everywhere else. Expected gain: the "
-        "default's time over the algorithm's or mock-up's, with the bounds that decided its "
-        "verdict (tests.csv's ratio_low, one-sided at 1 - that p after any correction, and "
-        f"ratio_high, one-sided at {options.confidence}).",
-        "",
-        "## Replaced",
+        "One line per point measured (mpi entry, collective, ranks, message size) and per "
+        "libmpiguide-tune rule: what `tune` chose and the file that applies it, or why the "
+        f"default stays{speedup} (method: {doc_link(TUNING_NOTE, CHOICE_SECTION)}).",
         "",
     ]
-    if applied:
-        lines += [
-            "| mpi | op | ranks | msg_size | algorithm | expected gain [bounds] | file |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for c in sorted(applied, key=lambda c: (c.base, c.op, c.ranks, c.msg_size or 0)):
-            assert c.setting is not None
-            size = "" if c.msg_size is None else c.msg_size
-            lines.append(
-                f"| {c.base} | {c.op} | {c.ranks} | {size} | {c.setting.algorithm.name} | "
-                f"{_ratio(c)} | {files[(c.base, c.op)]} |"
-            )
-        lines += [
-            "",
-            "Each measured size's choice holds in the rules file (Open MPI) or the JSON "
-            "selection file (MPICH) from that size up to the next measured size; below the "
-            "smallest and above the largest measured size, and at every number of ranks not "
-            "measured, the library decides as before. An MPICH cvar (`.mpich.env`) sets one "
-            "algorithm for every size and is written only where one algorithm wins at every "
-            "measured size. The JSON file needs the tuned collectives' "
-            "`MPIR_CVAR_<OP>_DEVICE_COLLECTIVE=0` (as the sweep measured them), so there "
-            "MPICH's own MPIR-level tree, not the device's, decides where nothing is tuned.",
-        ]
-    else:
-        lines.append("Nothing: no algorithm beats the default anywhere it was measured.")
-    kept = [c for c in picks if c.setting is None]
-    lines += ["", "## Kept", ""]
-    lines.append(
-        f"{len(kept)} of {len(picks)} (entry, op, ranks, msg_size) keep the default: no "
-        "algorithm is significantly faster there in every test (verdicts per algorithm in "
-        f"{ALGORITHMS_CSV}: holds = the default is not slower by {tuning.v_thres}, undecided = "
-        "the runs cannot tell)."
-    )
-    lines += list(mockup_lines)
+    lines += [line for _, line in sorted(decisions, key=lambda item: item[0])]
+    if mockup_tested and not replaced:
+        lines.append(
+            "- No collective is replaced by a mock-up: none is significantly slower than a "
+            "mock-up libmpiguide-tune runs in every test at a number of ranks and message size."
+        )
     lines += ["", "## Not tuned", ""]
-    if untunable:
-        for u in untunable:
-            ranks = "" if u.ranks is None else f" at {u.ranks} ranks"
-            lines.append(f"- {u.base} {u.op}{ranks}: {u.reason}.")
+    lines += [
+        f"- {u.base} {u.op}{'' if u.ranks is None else f' at {u.ranks} ranks'}: {u.reason}."
+        for u in untunable
+    ]
+    lines += [
+        f"- {m.guideline} ({m.entry}, {m.op} as {m.mockup}), a violated mock-up guideline in "
+        f"{m.tests} test(s): {m.reason}."
+        for m in missed
+    ]
     if not other.empty:
         grouped = other.groupby(["guideline", "mpi", "op"], sort=True).size()
         lines.append(
             "- Violations of the other guidelines, with the library's own choice of algorithm "
             "(another library, operation or parameter beats the collective; nothing here "
-            "replaces one by the other); tests.csv has each under every swept algorithm "
-            "(column `algorithm`), which shows whether one of the library's own removes it:"
+            "replaces one by the other; tests.csv has each under every swept algorithm, "
+            "column `algorithm`):"
         )
         lines += [f"  - {g} ({mpi}, {op}): {n} test(s)" for (g, mpi, op), n in grouped.items()]
-    if not untunable and other.empty:
+    if not untunable and not missed and other.empty:
         lines.append("Nothing.")
-    lines += ["", f"All algorithms against the default: {ALGORITHMS_CSV} (Figure 5's view).", ""]
-    return "\n".join(lines)
+    if picks:
+        lines += [
+            "",
+            f"Every algorithm against the default, test by test: {ALGORITHMS_CSV} and "
+            f"{ALGORITHMS_PNG} (Hunold 2023, Figure 5's view).",
+        ]
+    return "\n".join([*lines, ""])

@@ -13,7 +13,12 @@ comparison within one launch:
   preloaded), the call the library replaces with the library's own call on a communicator it
   leaves alone (`algorithm: untuned`) in the same launches;
 
-so launch-to-launch spread cancels in the paired test. What cannot be compared inside one launch:
+so launch-to-launch spread cancels in the paired test. Each point's outcome: `confirmed` where
+every test there shows the tuned call significantly faster again (an ALGO test violated; a TUNE
+test, whose lhs is the tuned call, read the other way round: its t-interval at the same levels,
+mirrored about the effect, decided as a violation of `own ≼ tuned`), `not confirmed` where one
+shows it not faster by analysis.tuning.v_thres (or slower), else `cannot tell`. What cannot be
+compared inside one launch:
 the rules file or cvars `tune` wrote select an algorithm for a whole launch (a library reads them
 at MPI_Init), and verify does not measure them; and libmpiguide-tune's effect on everything but
 the replaced calls (`mpiguide diff` of `<entry>` and `<entry>.tuned`, verify/<entry>.md), as a
@@ -25,43 +30,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from mpiguide.analysis.analysis_types import Decisions
+from mpiguide.analysis.comparisons import RANK_TESTS, TEST_COLUMN
+from mpiguide.analysis.verdicts import HOLDS, VIOLATED, Bounds, Thresholds, verdicts
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import VERIFY_TREE, mockup_tuning_name
 from mpiguide.reports.junit import read_tests
+from mpiguide.tune import words
 from mpiguide.tune.choose import choices, figure5_settings
 from mpiguide.tune.mockup_rules import read_replacements, tune_guideline_id
+from mpiguide.tune.words import CANNOT_TELL, CONFIRMED, NOT_CONFIRMED, NOT_MEASURED
 
 WITHIN = "within one launch"
-WITHIN_WHY = (
-    "the kernel runs the chosen algorithm per experiment beside the library's own choice in the "
-    "same launches (docs/kernel.md#algorithms-per-experiment), so the paired test compares "
-    "them run by run"
-)
-MOCKUP_WHY = (
-    "in `<entry>.tuned` the kernel runs each experiment of the replaced collective twice in the "
-    "same launches: as the program calls it (libmpiguide-tune replaces it) and with `algorithm: "
-    "untuned`, on a communicator libmpiguide-tune leaves to the library "
-    "(docs/kernel.md#algorithms-per-experiment), so the paired test compares them run by run"
-)
 ACROSS = "across launches"
-ACROSS_WHY = (
-    "a preloaded library is in the whole process or not at all, so its effect on everything "
-    "but the replaced calls (the other ops, the mock-ups' own calls, the kernel's bookkeeping) "
-    "shows only between `<entry>` and `<entry>.tuned`, which run in launches of their own, in "
-    "the same blocks; it is not the verdict on the replaced collective"
-)
-UNTUNED_GROUPS = (
-    "In those diffs the groups `algorithm=untuned|` compare the library's own call in both "
-    "entries (in `<entry>.tuned` passed through libmpiguide-tune): a change there is the "
-    "preload's cost on a call it leaves alone, or the spread between launches, not the tuning"
-)
-NOT_MEASURED_WHY = (
-    "the rules file / cvars `tune` wrote are read at MPI_Init and select the algorithm for a "
-    "whole launch; verify measures the algorithm they select, forced per experiment, not the "
-    "file itself"
-)
 COLUMNS = (
     "comparison",
     "mpi",
@@ -72,31 +56,100 @@ COLUMNS = (
     "tuned_speedup",
     "tuned_low",
     "tuned_high",
+    "tuned_low_level",
+    "tuned_high_level",
     "verify_tests",
     "verify_speedup",
     "verify_low",
     "verify_high",
+    "verify_low_level",
+    "verify_high_level",
     "verify_verdicts",
+    "outcome",
+    "rule_bytes",
 )
+# An ALGO test's verdict as an outcome: its lhs is the library's own call, so violated is the
+# tuned one significantly faster again.
+_OUTCOME = {VIOLATED: CONFIRMED, HOLDS: NOT_CONFIRMED}
+# A point's verify_* columns: its least speedup's test.
+_SHOWN = ("speedup", "low", "high", "low_level", "high_level")
 
 
 def _ranks(tests: pd.DataFrame) -> pd.Series:
     return pd.to_numeric(tests["nodes"]) * pd.to_numeric(tests["ppn"])
 
 
+def _numbers(tests: pd.DataFrame, column: str) -> np.ndarray:
+    values = tests[column] if column in tests.columns else pd.Series("", index=tests.index)
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def speedups(tests: pd.DataFrame, lhs_is_tuned: bool, thresholds: Thresholds) -> pd.DataFrame:
+    """Per test: the tuned call's speedup over the library's own with its bounds, their levels,
+    and the outcome. ALGO (`lhs_is_tuned` false: violation_ratio = own / tuned): as tests.csv
+    has it. TUNE (violation_ratio = tuned / own, its verdict whether the tuned call is slower):
+    the t-interval of a t-test is symmetric about the effect on the log scale, so the bound at
+    each level is mirrored (the speedup's lower bound at low_level = ratio_low / ratio², its
+    upper at high_level = ratio_high / ratio²) and the speedup decided as the test's own
+    verdicts decide a violation; a rank test's interval is not symmetric: its bounds are only
+    inverted, and it confirms nothing."""
+    ratio = _numbers(tests, "violation_ratio")
+    low, high = _numbers(tests, "ratio_low"), _numbers(tests, "ratio_high")
+    low_level, high_level = _numbers(tests, "low_level"), _numbers(tests, "high_level")
+    verdict = tests["verdict"].to_numpy(dtype=object)
+    if not lhs_is_tuned:
+        outcome = [_OUTCOME.get(v, CANNOT_TELL) for v in verdict]
+        speedup = ratio
+    else:
+        rank = tests.get(TEST_COLUMN, pd.Series("", index=tests.index)).isin(RANK_TESTS)
+        rank = rank.to_numpy()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            speedup = 1 / ratio
+            mirrored = (low / ratio**2, high / ratio**2)
+            inverted = (1 / high, 1 / low)
+        decided = verdicts(
+            False, speedup, Bounds(mirrored[0], mirrored[1]), Bounds(mirrored[0], mirrored[1]),
+            thresholds,
+        )  # fmt: skip
+        outcome = [
+            (NOT_CONFIRMED if v == VIOLATED else CANNOT_TELL) if r else _OUTCOME.get(d, CANNOT_TELL)
+            for v, r, d in zip(verdict, rank, decided, strict=True)
+        ]
+        low = np.where(rank, inverted[0], mirrored[0])
+        high = np.where(rank, inverted[1], mirrored[1])
+        low_level, high_level = (
+            np.where(rank, high_level, low_level),
+            np.where(rank, low_level, high_level),
+        )
+    return pd.DataFrame(
+        {"speedup": speedup, "low": low, "high": high, "low_level": low_level,
+         "high_level": high_level, "outcome": outcome},
+        index=tests.index,
+    )  # fmt: skip
+
+
+def point_outcome(outcomes: Sequence[str]) -> str:
+    """A point's outcome over its tests: confirmed by all, not confirmed by one, else cannot
+    tell; not measured without a test."""
+    if not outcomes:
+        return NOT_MEASURED
+    if all(outcome == CONFIRMED for outcome in outcomes):
+        return CONFIRMED
+    return NOT_CONFIRMED if NOT_CONFIRMED in outcomes else CANNOT_TELL
+
+
 def _check(
     verify_tests: pd.DataFrame,
+    thresholds: Thresholds,
     guideline: str,
     point: tuple[str, str, int, str, str],
-    tuned: tuple[float, float, float],
+    tuned: tuple[float, float, float, float, float],
     *,
     lhs_is_tuned: bool,
 ) -> dict[str, object]:
     """One row: at `point` (entry, op, ranks, msg_size, algorithm or mock-up), the gain `tuned`
-    (speedup, low, high) and the verify tests of `guideline` there, as a speedup of the tuned
-    call over the library's own: the smallest among them, with its bounds, and their verdicts.
-    `lhs_is_tuned`: the guideline's lhs is the tuned call (TUNE: violation_ratio = tuned /
-    own, inverted), else the library's own (ALGO: violation_ratio = own / tuned)."""
+    (speedup, low, high and their levels) and the verify tests of `guideline` there: the least
+    speedup among them with its bounds, their verdicts and the point's outcome."""
     mpi, op, ranks, size, algorithm = point
     mine = verify_tests.iloc[0:0]
     if not verify_tests.empty:
@@ -105,20 +158,10 @@ def _check(
             & (_ranks(verify_tests) == ranks)
             & (verify_tests["msg_size"].fillna("").astype(str) == size)
         ]
-    ratios = pd.to_numeric(mine["violation_ratio"], errors="coerce")
-    speedup: object = ""
-    low: object = ""
-    high: object = ""
-    if ratios.notna().any():
-        worst = mine.loc[ratios.idxmax() if lhs_is_tuned else ratios.idxmin()]
-        if lhs_is_tuned:
-            speedup, low, high = (
-                _inverse(worst["violation_ratio"]),
-                _inverse(worst["ratio_high"]),
-                _inverse(worst["ratio_low"]),
-            )
-        else:
-            speedup, low, high = worst["violation_ratio"], worst["ratio_low"], worst["ratio_high"]
+    found = speedups(mine, lhs_is_tuned, thresholds)
+    shown: dict[str, object] = dict.fromkeys(_SHOWN, "")
+    if found["speedup"].notna().any():
+        shown = found.loc[found["speedup"].idxmin()].to_dict()
     return {
         "comparison": WITHIN,
         "mpi": mpi,
@@ -126,45 +169,37 @@ def _check(
         "ranks": ranks,
         "msg_size": size,
         "algorithm": algorithm,
-        "tuned_speedup": tuned[0],
-        "tuned_low": tuned[1],
-        "tuned_high": tuned[2],
+        **dict(zip(COLUMNS[6:11], tuned, strict=True)),
         "verify_tests": len(mine),
-        "verify_speedup": speedup,
-        "verify_low": low,
-        "verify_high": high,
+        **{f"verify_{key}": shown[key] for key in _SHOWN},
         "verify_verdicts": " ".join(sorted(set(mine["verdict"]))),
+        "outcome": point_outcome(list(found["outcome"])),
+        "rule_bytes": "",
     }
 
 
-def _inverse(value: object) -> object:
-    try:
-        number = float(str(value))
-    except ValueError:
-        return ""
-    return 1 / number if number else float("inf")
-
-
-def algorithm_checks(verify_tests: pd.DataFrame, tuned_figure5: pd.DataFrame) -> pd.DataFrame:
+def algorithm_checks(
+    verify_tests: pd.DataFrame, tuned_figure5: pd.DataFrame, thresholds: Thresholds
+) -> pd.DataFrame:
     """One row per tuned point: its choice when tuned and the verify campaign's ALGO tests of
-    that algorithm at the same entry, collective, ranks and message size (the smallest
-    speedup among them, with its bounds, and their verdicts)."""
+    that algorithm at the same entry, collective, ranks and message size."""
     picked = [c for c in choices(tuned_figure5, figure5_settings(tuned_figure5)) if c.setting]
     rows = []
     for choice in picked:
         assert choice.setting is not None
         size = "" if choice.msg_size is None else str(choice.msg_size)
         point = (choice.base, choice.op, choice.ranks, size, choice.setting.algorithm.name)
-        gain = (choice.speedup, choice.low, choice.high)
-        rows.append(_check(verify_tests, choice.setting.guideline, point, gain, lhs_is_tuned=False))
+        gain = (choice.speedup, choice.low, choice.high, choice.low_level, choice.high_level)
+        rows.append(_check(verify_tests, thresholds, choice.setting.guideline, point, gain,
+                           lhs_is_tuned=False))  # fmt: skip
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def mockup_checks(
-    verify_tests: pd.DataFrame, tuning: Path, entries: Sequence[str]
+    verify_tests: pd.DataFrame, thresholds: Thresholds, tuning: Path, entries: Sequence[str]
 ) -> tuple[pd.DataFrame, list[str]]:
     """One row per point a rule of an entry's libmpiguide-tune file (in `tuning`) was measured
-    at: the rule's gain when tuned (the smallest speedup over its sizes) and the verify
+    at: the rule's gain when tuned (the least speedup over its sizes) and the verify
     campaign's TUNE tests there; and the rule lines `tune` did not write (no measured points),
     as `<entry>.tune: <line>`."""
     rows, other = [], []
@@ -174,64 +209,106 @@ def mockup_checks(
         other += [f"{path.name}: {line}" for line in unknown]
         for rule in written:
             guideline = tune_guideline_id(entry, rule.op)
-            gain = (rule.speedup, rule.low, rule.high)
-            rows += [
-                _check(
-                    verify_tests, guideline, (entry, rule.op, rule.ranks, str(size), rule.mockup),
-                    gain, lhs_is_tuned=True,
-                )
-                for size in rule.sizes
-            ]  # fmt: skip
+            gain = (rule.speedup, rule.low, rule.high, rule.low_level, rule.high_level)
+            for size in rule.sizes:
+                row = _check(
+                    verify_tests, thresholds, guideline,
+                    (entry, rule.op, rule.ranks, str(size), rule.mockup), gain, lhs_is_tuned=True,
+                )  # fmt: skip
+                rows.append({**row, "rule_bytes": f"{rule.lo}-{rule.hi}"})
     return pd.DataFrame(rows, columns=list(COLUMNS)), other
 
 
-def _number(value: object) -> str:
+def _number(value: object) -> float:
     try:
-        return f"{float(str(value)):.3g}"
+        return float(str(value))
     except ValueError:
-        return ""
+        return float("nan")
+
+
+def _tuned(row: dict[str, object]) -> tuple[float, float, float]:
+    return (_number(row["tuned_speedup"]), _number(row["tuned_low"]), _number(row["tuned_high"]))
+
+
+def _now(row: dict[str, object]) -> str:
+    if not row["verify_tests"]:
+        return NOT_MEASURED
+    return words.speedup_text(_number(row["verify_speedup"]), _number(row["verify_low"]),
+                        _number(row["verify_high"]))  # fmt: skip
+
+
+def _size(row: dict[str, object]) -> str | None:
+    return words.size_text(int(str(row["msg_size"]))) if str(row["msg_size"]) else None
+
+
+def decision_line(row: dict[str, object]) -> str:
+    """`- openmpi allreduce, 2 ranks, 8 B: use ring (1.06x faster [1.03, 1.08]) — verify: not
+    confirmed (1.06 [0.98, 1.09])` (with TIMES for the x)."""
+    where = words.point_text(str(row["mpi"]), str(row["op"]), int(str(row["ranks"])), _size(row))
+    gain = words.faster_text(*_tuned(row))
+    if row["rule_bytes"]:
+        lo, hi = (int(size) for size in str(row["rule_bytes"]).split("-"))
+        sizes = words.sizes_text(lo, hi)
+        choice = f"replace by the mock-up {row['algorithm']} (its rule for {sizes}: {gain})"
+    else:
+        choice = f"use {row['algorithm']} ({gain})"
+    now = "no test at this point" if not row["verify_tests"] else _now(row)
+    return f"- {where}: {choice} — verify: {row['outcome']} ({now})"
 
 
 def _table(checks: pd.DataFrame, what: str) -> list[str]:
     lines = [
         f"| entry | op | ranks | msg_size | {what} | speedup when tuned | "
-        "speedup now (smallest) | tests | verdicts |",
+        "speedup now (least over its tests) | tests | outcome |",
         "|---|---|---:|---:|---|---|---|---:|---|",
     ]
     for row in checks.to_dict("records"):
-        tuned = (
-            f"{_number(row['tuned_speedup'])} [{_number(row['tuned_low'])}, "
-            f"{_number(row['tuned_high'])}]"
-        )
-        now = (
-            f"{_number(row['verify_speedup'])} [{_number(row['verify_low'])}, "
-            f"{_number(row['verify_high'])}]"
-            if row["verify_tests"]
-            else "not measured"
-        )
         lines.append(
             f"| {row['mpi']} | {row['op']} | {row['ranks']} | {row['msg_size']} | "
-            f"{row['algorithm']} | {tuned} | {now} | {row['verify_tests']} | "
-            f"{row['verify_verdicts']} |"
+            f"{row['algorithm']} | {words.speedup_text(*_tuned(row))} | {_now(row)} | "
+            f"{row['verify_tests']} | {row['outcome']} |"
         )
     return [*lines, ""]
+
+
+def _levels(checks: pd.DataFrame) -> list[tuple[float, float]]:
+    pairs = []
+    for row in checks.to_dict("records"):
+        pairs.append((_number(row["tuned_low_level"]), _number(row["tuned_high_level"])))
+        if row["verify_tests"]:
+            pairs.append((_number(row["verify_low_level"]), _number(row["verify_high_level"])))
+    return pairs
 
 
 def verify_md(
     checks: pd.DataFrame,
     mockups: pd.DataFrame,
     tuned_pairs: Sequence[tuple[str, str]],
+    thresholds: Thresholds,
     unlisted_rules: Sequence[str] = (),
 ) -> str:
-    lines = ["# Verify: the tuning on new runs", ""]
+    every = pd.concat([checks, mockups], ignore_index=True) if len(mockups) else checks
+    levels = words.levels_text(_levels(every))
+    bounds = f" [{levels}]" if levels else ""
+    method = words.doc_link(words.VERIFY_NOTE, words.VERIFY_SECTION)
+    lines = [
+        "# Verify: the tuning on new runs",
+        "",
+        "One line per point `tune` tuned: its choice and speedup then, and whether these runs "
+        f"show it again — {CONFIRMED} (significantly faster again), {NOT_CONFIRMED} (not "
+        f"{words.times(thresholds.v_thres)} faster now, or slower) or {CANNOT_TELL} (these runs "
+        "cannot decide); a speedup is the library's own call's time over the tuned one's"
+        f"{bounds} (method: {method}).",
+        "",
+    ]
+    lines += [decision_line(row) for row in every.to_dict("records")] or ["Nothing was tuned."]
     lines += [
+        "",
         f"## The library's algorithms `tune` chose: {WITHIN}",
         "",
-        f"Why {WITHIN}: {WITHIN_WHY}. A chosen algorithm holds up where its ALGO test is "
-        "`violated` again (it still beats the library's choice significantly); `holds` means "
-        "these runs do not show it faster, `undecided` that they cannot tell.",
-        "",
-        f"Not measured: {NOT_MEASURED_WHY}.",
+        "Each chosen algorithm ran per experiment beside the library's own choice in the same "
+        "launches, its ALGO test pairing them run by run; the rules file or cvars that select it "
+        "for a whole launch are read at MPI_Init and not measured.",
         "",
     ]
     lines += (
@@ -242,45 +319,45 @@ def verify_md(
     lines += [
         f"## libmpiguide-tune's mock-ups: {WITHIN}",
         "",
-        f"Why {WITHIN}: {MOCKUP_WHY}. Speedup: the library's own call's time over the replaced "
-        "call's (the TUNE test's violation_ratio inverted, its bounds too: the lower one at the "
-        "holds bound's level, the upper at the violation bound's). The TUNE test's verdict: "
-        "`violated` means the replacement is significantly slower than the library's own call "
-        "now; `holds` that it is not slower by `analysis.tuning.v_thres` or more (not that it is "
-        "faster: the speedup's lower bound above 1 says that); `undecided` that these runs "
-        "cannot tell. "
-        "The gain when tuned is the rule's, the smallest over the sizes it was measured at.",
+        "In `<entry>.tuned` each experiment of a replaced collective ran twice in the same "
+        "launches, as the program calls it (replaced) and with `algorithm: untuned` (the "
+        "library's own call), its TUNE test pairing them run by run and read the other way "
+        "round for the outcome; the speedup when tuned is the rule's, the least over its sizes.",
         "",
     ]
     if not tuned_pairs:
         lines += ["No libmpiguide-tune file replaces a collective.", ""]
-    else:
-        lines += (
-            ["No rule of a libmpiguide-tune file was written by `tune` with its points.", ""]
-            if mockups.empty
-            else _table(mockups, "mock-up")
-        )
-        if unlisted_rules:
-            lines += [
-                "Rules not written by `tune` (no measured points; their TUNE tests are in "
-                "tests.csv): " + "; ".join(f"`{rule}`" for rule in unlisted_rules) + ".",
-                "",
-            ]
+        return "\n".join(lines).rstrip("\n") + "\n"
+    lines += (
+        ["No rule of a libmpiguide-tune file was written by `tune` with its points.", ""]
+        if mockups.empty
+        else _table(mockups, "mock-up")
+    )
+    if unlisted_rules:
         lines += [
-            f"## Everything else under libmpiguide-tune: {ACROSS}",
-            "",
-            f"Why {ACROSS}: {ACROSS_WHY}. {UNTUNED_GROUPS}",
+            "Rules not written by `tune` (no measured points; their TUNE tests are in "
+            "tests.csv): " + "; ".join(f"`{rule}`" for rule in unlisted_rules) + ".",
             "",
         ]
-        lines += [
-            f"- `{entry}` vs `{tuned}`: [{VERIFY_TREE}/{entry}.md]({VERIFY_TREE}/{entry}.md)"
-            for entry, tuned in tuned_pairs
-        ]
+    lines += [
+        f"## Everything else under libmpiguide-tune: {ACROSS}",
+        "",
+        "`mpiguide diff` of each entry and `<entry>.tuned`, which ran in launches of their own: "
+        "what the preload does to the calls it does not replace (the groups "
+        "`algorithm=untuned|` compare the library's own call in both), not the verdict on a "
+        "replaced collective.",
+        "",
+    ]
+    lines += [
+        f"- `{entry}` vs `{tuned}`: [{VERIFY_TREE}/{entry}.md]({VERIFY_TREE}/{entry}.md)"
+        for entry, tuned in tuned_pairs
+    ]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def write_verify_report(
     verify_tests_csv: Path,
+    decided_with: Path,
     tuned_algorithms_csv: Path,
     tuned_pairs: Sequence[tuple[str, str]],
     md: Path,
@@ -289,13 +366,17 @@ def write_verify_report(
     """Write the verify note (md) and the per-point checks (csv): the chosen algorithms', then
     the mock-ups' (their files beside algorithms.csv); return the checks."""
     tests = read_tests(verify_tests_csv)
-    checks = algorithm_checks(tests, pd.read_csv(tuned_algorithms_csv))
+    # ALGO and TUNE tests are decided by analysis.tuning's thresholds, in every campaign
+    options = Decisions.read(decided_with).options.for_tuning()
+    thresholds = Thresholds(options.p_thres, options.v_thres, options.confidence)
+    checks = algorithm_checks(tests, pd.read_csv(tuned_algorithms_csv), thresholds)
     mockups, unlisted = mockup_checks(
-        tests, tuned_algorithms_csv.parent, [entry for entry, _ in tuned_pairs]
+        tests, thresholds, tuned_algorithms_csv.parent, [entry for entry, _ in tuned_pairs]
     )
     every = pd.concat([checks, mockups], ignore_index=True) if len(mockups) else checks
     with atomic_path(csv) as temporary:
         every.to_csv(temporary, index=False)
+    note = verify_md(checks, mockups, tuned_pairs, thresholds, unlisted)
     with atomic_path(md) as temporary:
-        temporary.write_text(verify_md(checks, mockups, tuned_pairs, unlisted), encoding="utf-8")
+        temporary.write_text(note, encoding="utf-8")
     return every

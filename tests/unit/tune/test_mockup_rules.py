@@ -5,6 +5,7 @@ it there (tests/tune/test_tune_file.py runs the library on a file written here).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,16 @@ import pandas as pd
 import pytest
 
 from mpiguide.core.errors import DataError
-from mpiguide.tune.mockup_rules import NOT_REPLACEABLE, REPLACEMENTS, ROOT_IN_PLACE
+from mpiguide.tune.mockup_rules import (
+    NOT_REPLACEABLE,
+    REPLACEMENTS,
+    ROOT_IN_PLACE,
+    Replacement,
+    read_replacements,
+    tuning_file,
+)
 from mpiguide.tune.outputs import tune
+from mpiguide.tune.words import TIMES
 
 ANALYSIS = {"p_thres": 0.001, "v_thres": 1.03, "confidence": 0.95}
 
@@ -38,6 +47,8 @@ def row(
         "violation_ratio": str(ratio),
         "ratio_low": str(ratio * 0.9),
         "ratio_high": str(ratio * 1.1),
+        "low_level": "0.999",
+        "high_level": "0.95",
         "verdict": verdict,
     }
 
@@ -98,20 +109,29 @@ def test_rules_where_every_test_is_violated_merged_over_consecutive_sizes(tmp_pa
         "algorithms.csv", "openmpi.tune", "tuning.md",
     ]  # fmt: skip
     note = (tmp_path / "tuning" / "tuning.md").read_text()
+    # one decision line per rule: the sizes it covers, its least speedup, the file
     assert (
-        f"| openmpi | allreduce | 2 | 1024-65536 | {rsa} | 1.4 [1.26, 1.54] | openmpi.tune |"
-        in note
+        f"- openmpi allreduce, 2 ranks, 1 KiB to 64 KiB: replace by the mock-up {rsa} (1.4{TIMES} "
+        "faster [1.26, 1.54], the least over its tests at 2 sizes) — openmpi.tune" in note
     )
+    assert f"- openmpi allreduce, 4 ranks, 8 B: replace by the mock-up {rb} (1.2{TIMES}" in note
+    missed = "a violated mock-up guideline in 1 test(s)"
     assert (
-        "- R (openmpi, reduce as reduce_as_allreduce): 1 test(s): "
+        f"- R (openmpi, reduce as reduce_as_allreduce), {missed}: "
         f"libmpiguide-tune does not run it: {ROOT_IN_PLACE}." in note
     )
     assert (
-        "- A (openmpi, alltoall as alltoall_as_alltoallv): 1 test(s): "
+        f"- A (openmpi, alltoall as alltoall_as_alltoallv), {missed}: "
         "libmpiguide-tune does not implement" in note
     )
-    assert f"- G (openmpi, allreduce as {rsa}): 1 test(s): not violated in every test" in note
-    assert f"- G (openmpi, allreduce as {rb}): 1 test(s): another mock-up is faster there." in note
+    assert f"- G (openmpi, allreduce as {rsa}), {missed}: not violated in every test" in note
+    assert f"- G (openmpi, allreduce as {rb}), {missed}: another mock-up is faster there." in note
+    # the rule's comment says what its bounds are and at which levels (tests.csv's)
+    written = (tmp_path / "tuning" / "openmpi.tune").read_text()
+    assert (
+        "bytes=1024-65536  # speedup >= 1.4 [1.26, 1.54], bounds one-sided at 99.9 % and 95 %"
+        in (written)
+    )
 
 
 def test_every_entry_asked_for_gets_a_file_and_no_other(tmp_path: Path) -> None:
@@ -126,9 +146,15 @@ def test_every_entry_asked_for_gets_a_file_and_no_other(tmp_path: Path) -> None:
     assert rules(tmp_path / "tuning" / "openmpi.tune") == []
     assert not (tmp_path / "tuning" / f"{swept}.tune").exists()
     note = (tmp_path / "tuning" / "tuning.md").read_text()
-    assert "Nothing: no collective is significantly slower" in note
+    assert "- No collective is replaced by a mock-up: none is significantly slower" in note
+    # a file without rules says so in its comments
     assert (
-        f"- S ({swept}, scan as scan_as_exscan_reduce_local): 1 test(s): the entry gets no" in note
+        "# No rules: libmpiguide-tune replaces nothing"
+        in (tmp_path / "tuning" / "mpich.tune").read_text()
+    )
+    assert (
+        f"- S ({swept}, scan as scan_as_exscan_reduce_local), a violated mock-up guideline in 1 "
+        "test(s): the entry gets no" in note
     )
     assert "Violations of the other guidelines" not in note
 
@@ -152,3 +178,17 @@ def test_a_collective_under_a_forced_algorithm_is_not_replaced(tmp_path: Path) -
     assert "Violations of the other guidelines" not in note
     chosen["verdict"] = "violated"
     assert [r.mockup for r in run_tune(tmp_path, [chosen, forced]).mockups] == [mockup]
+
+
+def test_a_rule_read_back_with_its_levels_and_one_written_before_them() -> None:
+    rule = Replacement("openmpi", "allreduce", "allreduce_as_reduce_bcast", 2, 8, 64, (8, 64),
+                       1.4, 1.2, 1.5, 0.999, 0.95)  # fmt: skip
+    older = (
+        "allreduce_as_reduce_bcast ranks=4 bytes=8-8  # speedup >= 1.3 [1.1, 1.4], measured at 8 B"
+    )
+    written, other = read_replacements("openmpi", tuning_file("openmpi", [rule]) + older + "\n")
+    assert other == []
+    assert written[0] == rule
+    # a file written before the levels were: its rule still read, its levels not known
+    assert (written[1].speedup, written[1].ranks) == (1.3, 4)
+    assert math.isnan(written[1].low_level) and math.isnan(written[1].high_level)

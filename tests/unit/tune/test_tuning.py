@@ -13,12 +13,23 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.core.errors import DataError
+from mpiguide.reports.figure_style import VERDICT_MARKERS, VERDICTS
 from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 from mpiguide.tune.mpich_selection import container_name, default_tree, leaf
 from mpiguide.tune.ompi_rules import OMPI_COLLECTIVE_IDS
 from mpiguide.tune.outputs import tune
-from mpiguide.tune.plot import plot_algorithms
+from mpiguide.tune.plot import algorithms_figure, plot_algorithms, verdict_labels
+from mpiguide.tune.words import (
+    CHOICE_SECTION,
+    DOC,
+    TIMES,
+    TUNING_NOTE,
+    VERIFY_NOTE,
+    VERIFY_SECTION,
+    doc_link,
+)
 
 OMPI = {
     f"openmpi.{op}.{name}": AlgorithmSetting(
@@ -41,6 +52,7 @@ MPICH = {
     ]
 }
 ANALYSIS = {"p_thres": 0.001, "v_thres": 1.03, "confidence": 0.95}
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _row(
@@ -69,6 +81,8 @@ def _row(
         "violation_ratio": str(ratio),
         "ratio_low": str(ratio * 0.9),
         "ratio_high": str(ratio * 1.1),
+        "low_level": "0.999",
+        "high_level": "0.95",
         "verdict": verdict,
     }
 
@@ -169,19 +183,40 @@ def test_the_fastest_significant_algorithm_per_size_and_the_default_elsewhere(
         rule[2:] == (4, 0) for com in rules.values() for _, m in com for rule in m if rule[1]
     )
     note = (tmp_path / "tuning" / "tuning.md").read_text()
-    assert "| openmpi | allreduce | 2 | 65536 | ring | 2 [1.8, 2.2] |" in note
-    assert "openmpi scan at 2 ranks: the fastest algorithm differs between message sizes" in note
-    # how each kind of choice was decided: algorithms by analysis.tuning, mock-ups by the campaign
-    assert "for an algorithm the paired test at `analysis.tuning`'s p ≤ 0.001 and ratio ≥ 1.03" in (
-        " ".join(note.split())
+    # one line per point: the choice, its speedup, what the other algorithms say, the file
+    rules_file = "openmpi.ompi-rules.conf"
+    assert (
+        f"- openmpi allreduce, 2 ranks, 64 KiB: use ring (2{TIMES} faster [1.8, 2.2]; undecided: "
+        f"recursive_doubling) — {rules_file}" in note
     )
+    assert (
+        f"- openmpi allreduce, 2 ranks, 1 KiB: use recursive_doubling (1.4{TIMES} faster "
+        f"[1.26, 1.54]; also faster: ring) — {rules_file}" in note
+    )
+    assert (
+        f"- openmpi allreduce, 4 ranks, 8 B: keep the default — not settled: 1 of 2 algorithms "
+        f"undecided (ring), 1 not 1.03{TIMES} faster" in note
+    )
+    # faster, but no file can select it: kept, and why is below
+    assert (
+        f"- openmpi scan, 2 ranks, 8 B: keep the default — recursive_doubling is 3{TIMES} faster "
+        "[2.7, 3.3], but no settings file can choose it here (Not tuned, below)" in note
+    )
+    assert (
+        f"- openmpi scan, 2 ranks, 1 KiB: keep the default — settled: none of the 1 algorithms "
+        f"is 1.03{TIMES} faster" in note
+    )
+    assert "openmpi scan at 2 ranks: the fastest algorithm differs between message sizes" in note
+    # the levels of the bounds shown, as tests.csv gives them; the method linked
+    assert "[lower bound one-sided at 99.9 %, upper at 95 %]" in note
+    assert "(../../../docs/tuning.md#tune-the-settings-that-choose-the-faster-algorithm)" in note
     # the mock-up that beats MPI_Bcast replaces it through libmpiguide-tune
     assert [r.line().split("  #")[0] for r in tuned.mockups] == [
         "bcast_as_allgatherv ranks=2 bytes=1024-1024"
     ]
     assert (
-        "| openmpi | bcast | 2 | 1024 | bcast_as_allgatherv | 1.6 [1.44, 1.76] | openmpi.tune |"
-        in note
+        f"- openmpi bcast, 2 ranks, 1 KiB: replace by the mock-up bcast_as_allgatherv (1.6{TIMES} "
+        "faster [1.44, 1.76]) — openmpi.tune" in note
     )
     assert (
         "bcast_as_allgatherv ranks=2 bytes=1024-1024"
@@ -264,16 +299,34 @@ def test_mpich_cvars_for_one_winner_everywhere_the_json_file_per_size(tmp_path: 
     }
     note = (tmp_path / "tuning" / "tuning.md").read_text()
     assert (
-        "| mpich | bcast | 2 | 1024 | nb | 1.5 [1.35, 1.65] | mpich.mpich-selection.json |" in note
+        f"- mpich bcast, 2 ranks, 1 KiB: use nb (1.5{TIMES} faster [1.35, 1.65]) — "
+        "mpich.mpich-selection.json" in note
     )
     assert (
-        "| recursive_doubling | 1.2 [1.08, 1.32] | mpich.mpich.env or mpich.mpich-selection" in note
+        f"- mpich allreduce, 2 ranks, 1 KiB: use recursive_doubling (1.2{TIMES} faster "
+        "[1.08, 1.32]) — mpich.mpich.env or mpich.mpich-selection.json" in note
     )
     assert "mpich bcast: an MPICH cvar" not in note  # the JSON file tunes it
     # gather: neither a cvar (the winner differs by size) nor the JSON file (its size is not
     # the kernel's msg_size there)
     assert "mpich gather: an MPICH cvar sets one algorithm for every size" in note
     assert "mpich gather: MPICH 4.0.2's selection file measures its message size" in note
+    assert "drop the\n# cvar lines above" in "\n".join(env)
+
+
+def test_mpich_env_comments_match_its_lines(tmp_path: Path) -> None:
+    """Tuned by the JSON file alone (the winner differs by size), the env file holds no cvar
+    and its comments say so, and do not tell to drop lines it does not have."""
+    binomial, nb = MPICH["mpich.bcast.binomial"], MPICH["mpich.bcast.nb"]
+    tests, decided = _tests(
+        tmp_path, [_row(binomial, 8, "violated", 1.5), _row(nb, 1024, "violated", 1.5)]
+    )
+    tune(tests, decided, MPICH, tmp_path / "tuning")
+    env = (tmp_path / "tuning" / "mpich.mpich.env").read_text()
+    assert [line for line in env.splitlines() if not line.startswith("#")] == []
+    assert "written by mpiguide tune: none, as no algorithm beats the default" in env
+    assert "drop" not in env
+    assert "# Per communicator and message size (MPICH 4.0.2): set\n" in env
 
 
 def test_mpich_algorithm_names_and_restrictions_in_the_json_file() -> None:
@@ -303,7 +356,81 @@ def test_no_winner_writes_an_empty_rules_file(tmp_path: Path) -> None:
     rd = OMPI["openmpi.allreduce.recursive_doubling"]
     tests, decided = _tests(tmp_path, [_row(rd, 8, "undecided", 1.2)])
     assert tune(tests, decided, OMPI, tmp_path / "tuning").algorithms == []
-    assert read_rules((tmp_path / "tuning" / "openmpi.ompi-rules.conf").read_text()) == {}
+    rules = (tmp_path / "tuning" / "openmpi.ompi-rules.conf").read_text()
+    assert read_rules(rules) == {}
+    assert "# No collective is tuned: Open MPI decides as without this file" in rules
+    assert "Algorithm 0" not in rules
     assert (
-        "Nothing: no algorithm beats the default" in (tmp_path / "tuning" / "tuning.md").read_text()
+        "- openmpi allreduce, 2 ranks, 8 B: keep the default — not settled: 1 of 1 algorithms "
+        "undecided (recursive_doubling)" in (tmp_path / "tuning" / "tuning.md").read_text()
     )
+
+
+def test_a_point_is_settled_only_where_every_algorithm_holds(tmp_path: Path) -> None:
+    """An algorithm violated in some tests of a point and holding in the others is neither
+    chosen nor settled: the line names it apart from the undecided ones."""
+    rd, ring = OMPI["openmpi.allreduce.recursive_doubling"], OMPI["openmpi.allreduce.ring"]
+    rows = [
+        _row(rd, 8, "violated", 1.5),
+        {**_row(rd, 8, "holds", 1.0), "dtype": "double"},
+        _row(ring, 8, "holds", 1.0),
+        _row(rd, 1024, "holds", 1.0),
+        _row(ring, 1024, "holds", 0.9),
+    ]
+    tests, decided = _tests(tmp_path, rows)
+    assert tune(tests, decided, OMPI, tmp_path / "tuning").algorithms == []
+    note = (tmp_path / "tuning" / "tuning.md").read_text()
+    assert (
+        "- openmpi allreduce, 2 ranks, 8 B: keep the default — not settled: 1 faster in some "
+        f"tests only (recursive_doubling), 1 not 1.03{TIMES} faster" in note
+    )
+    assert (
+        "- openmpi allreduce, 2 ranks, 1 KiB: keep the default — settled: none of the 2 "
+        f"algorithms is 1.03{TIMES} faster" in note
+    )
+
+
+def _slug(heading: str) -> str:
+    """A markdown heading's anchor as GitHub makes it."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lstrip("#").strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_the_notes_link_the_method_where_it_is() -> None:
+    """tuning.md (results/<campaign>/tuning/) and verify.md (results/<campaign>-verify/) link
+    sections of docs/tuning.md that exist, by paths that reach it from where the notes are."""
+    docs = REPO / DOC
+    anchors = {_slug(line) for line in docs.read_text().splitlines() if line.startswith("#")}
+    for note, section in ((TUNING_NOTE, CHOICE_SECTION), (VERIFY_NOTE, VERIFY_SECTION)):
+        assert section in anchors
+        target = re.fullmatch(r"\[.*\]\((.*)#.*\)", doc_link(note, section))
+        assert target is not None
+        assert (REPO / note.parent / target[1]).resolve() == docs.resolve()
+
+
+def test_the_algorithms_figure_marks_each_verdict(tmp_path: Path) -> None:
+    ring = OMPI["openmpi.allreduce.ring"]
+    rows = [
+        _row(ring, 8, "violated", 1.5),
+        _row(ring, 1024, "holds", 1.0),
+        _row(ring, 65536, "undecided", 1.1),
+    ]
+    tests, decided = _tests(tmp_path, rows)
+    tune(tests, decided, OMPI, tmp_path / "tuning")
+    options = AnalysisOptions.with_defaults()
+    figure = algorithms_figure(pd.read_csv(tmp_path / "tuning" / "algorithms.csv"), options)
+    (ax,) = figure.axes
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert labels[-3:] == [verdict_labels(options)[v] for v in VERDICTS]
+    assert labels[-3] == f"violated: faster than the default (p \u2264 0.001, \u2265 1.03{TIMES})"
+    # each point drawn with its verdict's marker
+    marked = {
+        (line.get_marker(), float(line.get_xdata()[0]))
+        for line in ax.get_lines()
+        if line.get_linestyle() == "None" and len(line.get_xdata())
+    }
+    assert marked == {
+        (VERDICT_MARKERS["violated"], 8.0),
+        (VERDICT_MARKERS["holds"], 1024.0),
+        (VERDICT_MARKERS["undecided"], 65536.0),
+    }
