@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mpiguide.campaign.options_record import (
     OptionRecord,
-    as_json,
+    canonical_json,
     changed_records,
     forced_rules,
     record_path,
@@ -22,7 +22,7 @@ SEED = OptionRecord.of("seed", 7, ("inputs",))
 
 
 def test_a_record_holds_the_canonical_json_of_its_options() -> None:
-    assert ANALYSIS.text == as_json({"v_thres": 1.03}) == '{"v_thres":1.03}'
+    assert ANALYSIS.text == canonical_json({"v_thres": 1.03}) == '{"v_thres":1.03}'
     assert record_path(RESULTS, "analysis") == "results/c/options/analysis.json"
 
 

@@ -13,7 +13,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.options_record import (
     OptionRecord,
-    as_json,
+    canonical_json,
     record_path,
     write_missing_records,
     write_record,
@@ -63,8 +63,8 @@ def measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[Path, byte
     every file below the results."""
     monkeypatch.chdir(tmp_path)
     planned = campaign()
-    write_record(record_path(str(RESULTS), GRID_RECORD), as_json(planned.grid_spec()))
-    write_record(record_path(str(RESULTS), SEED_RECORD), as_json(planned.config["seed"]))
+    write_record(record_path(str(RESULTS), GRID_RECORD), canonical_json(planned.grid_spec()))
+    write_record(record_path(str(RESULTS), SEED_RECORD), canonical_json(planned.config["seed"]))
     for run in RUNS:
         for tree, suffixes in (("raw", (".csv", ".json")), ("inputs", (".csv",))):
             for suffix in suffixes:
@@ -163,7 +163,7 @@ def test_measured_runs_are_the_raw_runs_only(measured: dict) -> None:
 
 def test_a_change_with_nothing_measured_just_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_record(record_path(str(RESULTS), GRID_RECORD), as_json(campaign().grid_spec()))
+    write_record(record_path(str(RESULTS), GRID_RECORD), canonical_json(campaign().grid_spec()))
     assert superseded_runs(campaign(nrep=7)) is None
     assert check_measured(campaign(nrep=7), dry_run=False, announce=print) == ()
 
