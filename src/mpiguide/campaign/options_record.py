@@ -44,9 +44,19 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
+# Snakemake's report (`--report`) embeds the params of the jobs that made its items, as they are,
+# in an inline <script>: a "</script>" in one would end that element, and markup after it would
+# be parsed as the page's own. JSON's escapes of the three characters keep the value and make
+# the text inert; without them the text is canonical_json's, so a config without them changes
+# no param, and re-runs nothing.
+HTML_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def as_json(value: Any) -> str:
-    """A config value as a rule's param."""
-    return canonical_json(value)
+    """A config value as a rule's param: canonical_json with `<`, `>` and `&` written as JSON
+    escapes (json.loads reads the same value back), so that no text of the config becomes
+    markup where Snakemake shows the param."""
+    return canonical_json(value).translate(HTML_ESCAPES)
 
 
 @dataclass(frozen=True)

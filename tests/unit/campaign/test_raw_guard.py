@@ -14,6 +14,7 @@ from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.options_record import (
     OptionRecord,
     canonical_json,
+    changed_records,
     record_path,
     write_missing_records,
     write_record,
@@ -130,6 +131,20 @@ def test_a_number_written_otherwise_is_a_change(measured: dict) -> None:
     assert [str(change) for change in planning_changes(RESULTS, changed)] == [
         "experiments[1].msg_size [8] → [8.0]"
     ]
+
+
+def test_a_where_with_markup_characters_is_planned_as_recorded(measured: dict) -> None:
+    # The text a grid record has always held for such a `where` (published campaigns have one):
+    # its runs are neither replaced nor stopped for.
+    where = edited(lambda c: c["experiments"][1].update(where="msg_size < 16 and op != 'a&b'"))
+    Path(record_path(str(RESULTS), GRID_RECORD)).write_text(
+        '{"experiments":[{"op":["neighbor_allgather","neighbor_alltoall"],"topology":["cart"]},'
+        '{"msg_size":[8],"op":["allgather"],"where":"msg_size < 16 and op != \'a&b\'"}],"nrep":5}'
+    )
+    assert keys(where) == []
+    assert (
+        changed_records(str(RESULTS), [OptionRecord.of(GRID_RECORD, where.grid_spec(), ())]) == []
+    )
 
 
 def test_options_that_do_not_plan_inputs_are_not_compared(measured: dict) -> None:
