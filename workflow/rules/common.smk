@@ -26,7 +26,7 @@ from mpiguide.campaign.launches import (
     plan_round_of_run,
     round_plan,
 )
-from mpiguide.campaign.options_record import as_json
+from mpiguide.campaign.options_record import as_json, canonical_json
 from mpiguide.campaign.preflight import preflight
 from mpiguide.campaign.raw_guard import check_measured
 from mpiguide.campaign.snakemake_internals import (

@@ -13,8 +13,10 @@ rule grid:
         f"{RESULTS}/logs/grid.log",
     conda:
         "../envs/analysis.yaml"
+    # canonical_json, the text measured runs were planned with (a `where` may hold `<`): in
+    # another text the param would plan and measure them again.
     params:
-        grid_config=as_json(CAMPAIGN.grid_spec()),
+        grid_config=canonical_json(CAMPAIGN.grid_spec()),
     shell:
         "python -m mpiguide grid --config-json {params.grid_config:q} --out {output:q} 2> {log:q}"
 

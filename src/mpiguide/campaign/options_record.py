@@ -35,10 +35,28 @@ def record_path(results: str, name: str) -> str:
     return f"{results}/{OPTIONS_TREE}/{name}.json"
 
 
-def as_json(value: Any) -> str:
-    """Canonical JSON of a config value: stable across runs, so that params triggers and
-    records change only with the value."""
+def canonical_json(value: Any) -> str:
+    """Canonical JSON of a config value: stable across runs, so that a record changes only with
+    the value. The text of the records (and of the param of the job that writes one) and of the
+    params of grid and run_block, which plan and measure runs: measured runs were planned with
+    this text, and a param in another would re-run its job. None of these jobs' outputs is in
+    Snakemake's report; every other param is as_json."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+# Snakemake's report (`--report`) embeds the params of the jobs that made its items, as they are,
+# in an inline <script>: a "</script>" in one would end that element, and markup after it would
+# be parsed as the page's own. JSON's escapes of the three characters keep the value and make
+# the text inert; without them the text is canonical_json's, so a config without them changes
+# no param, and re-runs nothing.
+HTML_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def as_json(value: Any) -> str:
+    """A config value as a rule's param: canonical_json with `<`, `>` and `&` written as JSON
+    escapes (json.loads reads the same value back), so that no text of the config becomes
+    markup where Snakemake shows the param."""
+    return canonical_json(value).translate(HTML_ESCAPES)
 
 
 @dataclass(frozen=True)
@@ -46,12 +64,12 @@ class OptionRecord:
     """The options some rules' outputs are made from, and those rules."""
 
     name: str  # options/<name>.json
-    text: str  # the options now, as_json
+    text: str  # the options now, canonical_json
     consumers: tuple[str, ...]  # the rules that read them
 
     @classmethod
     def of(cls, name: str, value: Any, consumers: Iterable[str]) -> OptionRecord:
-        return cls(name, as_json(value), tuple(consumers))
+        return cls(name, canonical_json(value), tuple(consumers))
 
 
 def recorded_text(path: str | os.PathLike[str]) -> str | None:

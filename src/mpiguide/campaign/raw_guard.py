@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from mpiguide.campaign.checked import Campaign
-from mpiguide.campaign.options_record import OPTIONS_TREE, as_json, record_path, recorded_text
+from mpiguide.campaign.options_record import (
+    OPTIONS_TREE,
+    canonical_json,
+    record_path,
+    recorded_text,
+)
 from mpiguide.campaign.schema import key_path
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import BLOCKS_TREE, ROUNDS_TREE, RUN_PATH
@@ -114,7 +119,7 @@ def planning_changes(results: Path, campaign: Campaign) -> list[Change]:
     changes: list[Change] = []
     for name, (path, value) in planned_from(campaign).items():
         text = recorded_text(record_path(str(results), name))
-        planned = as_json(value)
+        planned = canonical_json(value)
         if text is None or text == planned:
             continue
         try:
@@ -129,7 +134,7 @@ def planning_changes(results: Path, campaign: Campaign) -> list[Change]:
 
 def _whole_record(recorded: Any, current: Any, path: tuple[str, ...]) -> list[Change]:
     """Every key of a record that cannot be read, or differs only as text (not written by
-    as_json): the workflow rewrites it and re-plans all the same."""
+    canonical_json): the workflow rewrites it and re-plans all the same."""
     if path:
         return [Change(key_path(path), recorded, current)]
     return [
@@ -229,7 +234,7 @@ def _changes(before: Any, after: Any, path: tuple[str | int, ...]) -> Iterator[C
     if isinstance(before, _Marker) or isinstance(after, _Marker):
         yield Change(key_path(path), before, after)
         return
-    if as_json(before) == as_json(after):
+    if canonical_json(before) == canonical_json(after):
         return
     if isinstance(before, dict) and isinstance(after, dict):
         for key in sorted(before.keys() | after.keys()):
@@ -252,7 +257,7 @@ def _item(items: list[Any], index: int) -> Any:
 def _shown(value: Any) -> str:
     if isinstance(value, _Marker):
         return value.text
-    text = as_json(value)
+    text = canonical_json(value)
     return text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…"
 
 

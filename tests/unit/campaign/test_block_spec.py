@@ -11,7 +11,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.campaign.block_spec import block_spec
 from mpiguide.campaign.blocks import BlockSpec
 from mpiguide.campaign.checked import Campaign
-from mpiguide.campaign.options_record import as_json
+from mpiguide.campaign.options_record import canonical_json
 from mpiguide.core.errors import ConfigError
 
 
@@ -53,7 +53,7 @@ def test_the_spec_names_every_entry_s_launch_files_and_record() -> None:
         "log": "results/c/logs/run/openmpi/1x4/run07.log",
     }
     assert added["kernel"] == "results/c/build/openmpi/mpiguide-bench"  # its base entry's build
-    parsed = BlockSpec.from_json(as_json(spec))
+    parsed = BlockSpec.from_json(canonical_json(spec))
     assert parsed.record == spec["record"]
     assert [e.launcher for e in parsed.entries] == ["mpirun --oversubscribe", "mpirun"]
 

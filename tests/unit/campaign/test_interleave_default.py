@@ -11,7 +11,7 @@ import pytest
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.campaign.checked import Campaign
-from mpiguide.campaign.options_record import as_json, record_path
+from mpiguide.campaign.options_record import canonical_json, record_path
 from mpiguide.campaign.raw_guard import GRID_RECORD, NOT_SET, planning_changes
 from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.plan.grid import expand
@@ -79,7 +79,7 @@ def test_runs_planned_before_the_key_existed(
     before = {"nrep": campaign.config["nrep"], "experiments": campaign.config["experiments"]}
     path = Path(record_path(campaign.results, GRID_RECORD))
     path.parent.mkdir(parents=True)
-    path.write_text(as_json(before), encoding="utf-8")
+    path.write_text(canonical_json(before), encoding="utf-8")
     changes = planning_changes(Path(campaign.results), campaign)
     if changed:
         assert [(c.key, c.before, c.after) for c in changes] == [("interleave", NOT_SET, 5)]

@@ -13,7 +13,8 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.options_record import (
     OptionRecord,
-    as_json,
+    canonical_json,
+    changed_records,
     record_path,
     write_missing_records,
     write_record,
@@ -63,8 +64,8 @@ def measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[Path, byte
     every file below the results."""
     monkeypatch.chdir(tmp_path)
     planned = campaign()
-    write_record(record_path(str(RESULTS), GRID_RECORD), as_json(planned.grid_spec()))
-    write_record(record_path(str(RESULTS), SEED_RECORD), as_json(planned.config["seed"]))
+    write_record(record_path(str(RESULTS), GRID_RECORD), canonical_json(planned.grid_spec()))
+    write_record(record_path(str(RESULTS), SEED_RECORD), canonical_json(planned.config["seed"]))
     for run in RUNS:
         for tree, suffixes in (("raw", (".csv", ".json")), ("inputs", (".csv",))):
             for suffix in suffixes:
@@ -132,6 +133,20 @@ def test_a_number_written_otherwise_is_a_change(measured: dict) -> None:
     ]
 
 
+def test_a_where_with_markup_characters_is_planned_as_recorded(measured: dict) -> None:
+    # The text a grid record has always held for such a `where` (published campaigns have one):
+    # its runs are neither replaced nor stopped for.
+    where = edited(lambda c: c["experiments"][1].update(where="msg_size < 16 and op != 'a&b'"))
+    Path(record_path(str(RESULTS), GRID_RECORD)).write_text(
+        '{"experiments":[{"op":["neighbor_allgather","neighbor_alltoall"],"topology":["cart"]},'
+        '{"msg_size":[8],"op":["allgather"],"where":"msg_size < 16 and op != \'a&b\'"}],"nrep":5}'
+    )
+    assert keys(where) == []
+    assert (
+        changed_records(str(RESULTS), [OptionRecord.of(GRID_RECORD, where.grid_spec(), ())]) == []
+    )
+
+
 def test_options_that_do_not_plan_inputs_are_not_compared(measured: dict) -> None:
     changed = campaign(runs=20, deployments=[{"nodes": 4, "ppn": 2}], analysis={"p_thres": 0.1})
     assert keys(changed) == []
@@ -163,7 +178,7 @@ def test_measured_runs_are_the_raw_runs_only(measured: dict) -> None:
 
 def test_a_change_with_nothing_measured_just_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_record(record_path(str(RESULTS), GRID_RECORD), as_json(campaign().grid_spec()))
+    write_record(record_path(str(RESULTS), GRID_RECORD), canonical_json(campaign().grid_spec()))
     assert superseded_runs(campaign(nrep=7)) is None
     assert check_measured(campaign(nrep=7), dry_run=False, announce=print) == ()
 
