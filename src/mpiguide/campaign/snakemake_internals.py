@@ -26,7 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from mpiguide.core.errors import MpiguideError
+from mpiguide.core.errors import ConfigError, MpiguideError
 
 # The Snakemake minor version every function here was tested with; pyproject.toml pins it
 # (tests/unit/test_snakemake_internals.py holds the two equal).
@@ -221,6 +221,7 @@ class Arguments:
     dry_run: bool
     profiles: tuple[str, ...]
     spawned: bool  # --mode remote|subprocess: a job's Snakemake, started by another
+    config: tuple[str, ...] = ()  # the KEY=VALUE entries of --config (else the profile's)
 
 
 def parse_arguments(
@@ -245,7 +246,25 @@ def parse_arguments(
         dry_run=bool(argument("dryrun")),
         profiles=tuple(map(str, argument("profile") or ())),
         spawned=mode is not None and _attribute(mode, "name", "ExecMode.name") != "DEFAULT",
+        config=tuple(map(str, argument("config") or ())),
     )
+
+
+def parse_config(entries: Sequence[str]) -> dict[str, Any]:
+    """The config values of --config's KEY=VALUE `entries` as Snakemake reads them
+    (snakemake.cli's parse_config: `3` an integer, `True` a boolean, `{a: 1}` YAML whose
+    scalars stay strings; the last of two equal keys wins); ConfigError naming the first entry
+    it refuses, with its reason."""
+    parse = _snakemake("snakemake.cli", "parse_config")
+    try:
+        return dict(parse(list(entries)))
+    except ValueError as error:
+        for entry in entries:
+            try:
+                parse([entry])
+            except ValueError as refused:
+                raise ConfigError(f"--config {entry}: {refused}") from None
+        raise ConfigError(f"--config {' '.join(entries)}: {error}") from None
 
 
 def profile_config_file(
