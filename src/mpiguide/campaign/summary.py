@@ -72,10 +72,15 @@ class Summary:
         ]
 
 
+def typical_run(run_seconds: Mapping[str, float]) -> str:
+    """One launch's kernel time by the estimate, per deployment."""
+    estimates = ", ".join(f"{_duration(t)} ({d})" for d, t in run_seconds.items())
+    return f"a run: about {estimates}"
+
+
 def describe_run(run_seconds: Mapping[str, float], least_seconds: float) -> str:
     """One launch's kernel time: the estimate per deployment and the floor of any machine."""
-    estimates = ", ".join(f"{_duration(t)} ({d})" for d, t in run_seconds.items())
-    return f"a run: about {estimates}; at least {_duration(least_seconds)} on any machine"
+    return f"{typical_run(run_seconds)}; at least {_duration(least_seconds)} on any machine"
 
 
 def _count(number: int, one: str, many: str) -> str:
