@@ -260,8 +260,8 @@ def test_snakemake_s_parser_reads_executor_dry_run_profiles_and_mode() -> None:
 
 
 def test_snakemake_reads_config_entries_as_mpiguide_expects() -> None:
-    """`validate --config` and the raw guard read KEY=VALUE entries as the workflow's config
-    gets them."""
+    """`validate --config` and the raw guard read KEY=VALUE entries, and validate merges them
+    and several files, as the workflow's config gets them."""
     parsed = internals.parse_config(
         ["nrep=7", "remeasure=True", "scale=local", "p_thres=0.01", "runs={min: 4, max: 8}"]
     )
@@ -278,6 +278,12 @@ def test_snakemake_reads_config_entries_as_mpiguide_expects() -> None:
     )
     with pytest.raises(internals.ConfigError, match=r"^--config nrep: Invalid config definition"):
         internals.parse_config(["scale=local", "nrep"])
+    merged = {"mpi": {"a": {"mpicc": "cc", "env": {"X": "1"}}}, "runs": 3}
+    internals.update_config(merged, {"mpi": {"a": {"env": {"Y": "2"}}}, "runs": 4})
+    holds(
+        merged == {"mpi": {"a": {"mpicc": "cc", "env": {"X": "1", "Y": "2"}}}, "runs": 4},
+        "snakemake.utils.update_config",
+    )
 
 
 # --- resources (common.smk's walltime check, executor.py's SLURM check) -------------------------

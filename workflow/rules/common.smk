@@ -158,7 +158,7 @@ DRY_RUN = COMMAND_LINE.dry_run
 if not ANALYSIS_ONLY and is_main_process(workflow):
     try:
         require_commands(CAMPAIGN, DRY_RUN, logger.warning, uses_conda(workflow))
-        check_measured(CAMPAIGN, DRY_RUN, logger.info)
+        check_measured(CAMPAIGN, DRY_RUN, logger.info, COMMAND_LINE)
         preflight(
             CAMPAIGN,
             lambda rule: runtime_minutes(resource_settings(workflow), rule),

@@ -20,7 +20,7 @@ import contextlib
 import importlib
 import inspect
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -248,6 +248,13 @@ def parse_arguments(
         spawned=mode is not None and _attribute(mode, "name", "ExecMode.name") != "DEFAULT",
         config=tuple(map(str, argument("config") or ())),
     )
+
+
+def update_config(config: dict[str, Any], overwrite: Mapping[str, Any]) -> None:
+    """`overwrite` merged into `config` key by key, mappings recursively, as Snakemake merges
+    config files and --config (snakemake.utils.update_config: public, imported here as every
+    Snakemake name is, so that the package runs without Snakemake)."""
+    _snakemake("snakemake.utils", "update_config")(config, overwrite)
 
 
 def parse_config(entries: Sequence[str]) -> dict[str, Any]:
