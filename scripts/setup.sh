@@ -33,7 +33,7 @@ apt_install() {
   if [ "$(id -u)" -ne 0 ]; then
     return 1
   fi
-  echo "setup: installing Debian packages: ${missing[*]}"
+  echo "setup: installing Debian packages (apt-get): ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -81,11 +81,15 @@ setup_venv() {
     return 0
   fi
   if [ ! -x "$VENV/bin/python" ]; then
+    echo "setup: creating the Python venv $VENV"
     "$PYTHON" -m venv "$VENV"
   fi
+  # pip says nothing under -q: a first install takes a minute or more
+  echo "setup: installing mpiguide, Snakemake and their Python packages into $VENV (pip)"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -e ".[workflow,dev]"
   touch "$stamp"
+  echo "setup: Python packages installed"
 }
 
 setup_mpi

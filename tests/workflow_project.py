@@ -222,10 +222,13 @@ def copy_project(project: Path, destination: Path) -> Path:
 
 
 def validate_campaign(path: Path, scale: str) -> None:
-    """`mpiguide validate --config path --scale scale` accepts the campaign (its main, in this
-    process: the validation is what is tested, not Python's start-up)."""
+    """`mpiguide validate --configfile path --config scale=SCALE` accepts the campaign (its main,
+    in this process: the validation is what is tested, not Python's start-up); at the paper's
+    scale, for the cluster it was written for (--elsewhere: its commands are not looked up)."""
+    elsewhere = ["--elsewhere"] if scale == "paper" else []
+    argv = ["validate", "--configfile", str(path), "--config", f"scale={scale}", *elsewhere]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.chdir(REPO), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli.main(["validate", "--config", str(path), "--scale", scale])
+        status = cli.main(argv)
     assert status == 0, err.getvalue()
     assert out.getvalue().splitlines()[-1].startswith(f"{path}: ok")

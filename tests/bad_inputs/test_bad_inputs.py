@@ -17,8 +17,8 @@ How each kind runs (placeholders in expectations and argument lines: {file} the 
 as passed, {in} a valid kernel input, {out} an output path, {missing} a path that does not
 exist, {config} good_campaign.yaml, {data} cli/data, {tmp} the case's own directory):
 
-- validate:   python -m mpiguide validate --config FILE
-- catalogue:  python -m mpiguide validate --config good_campaign.yaml --catalogue FILE
+- validate:   python -m mpiguide validate --configfile FILE
+- catalogue:  python -m mpiguide validate --configfile good_campaign.yaml --catalogue FILE
 - kernel:     mpirun -n 2 mpiguide-bench IN.csv OUT.csv, IN.csv = the case without its `#` lines
 - kernel-cli: mpirun -n 2 mpiguide-bench ARGS   (ARGS: the case's last line, split like a shell)
 - mpiguide:   python -m mpiguide ARGS
@@ -214,9 +214,9 @@ class Runner:
         elif case.run in ("kernel-cli", "mpiguide"):
             argv = shlex.split(fill(case.body.decode("utf-8").strip(), places))
         elif case.run == "validate":
-            argv = ["validate", "--config", places["file"]]
+            argv = ["validate", "--configfile", places["file"]]
         else:
-            argv = ["validate", "--config", str(GOOD_CONFIG), "--catalogue", places["file"]]
+            argv = ["validate", "--configfile", str(GOOD_CONFIG), "--catalogue", places["file"]]
 
         if uses_mpi(case):
             assert self.kernel is not None, f"{case.id} runs the kernel"
@@ -299,7 +299,7 @@ def kernel_outcomes(
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
     root = tmp_path_factory.mktemp("bad_inputs_good")
-    return run_mpiguide(["validate", "--config", str(GOOD_CONFIG)], root)
+    return run_mpiguide(["validate", "--configfile", str(GOOD_CONFIG)], root)
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_ci_commands(project: Path) -> None:
-    validate = mpiguide(project, "validate", "--config", CAMPAIGN)
+    validate = mpiguide(project, "validate", "--configfile", CAMPAIGN)
     assert validate.returncode == 0, validate.stderr
     assert "tests: 12 (GL4 4, CHANGE-NOT-SLOWER 8)" in validate.stdout
     assert "at least 2 runs" in validate.stderr

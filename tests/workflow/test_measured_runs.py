@@ -70,7 +70,9 @@ def test_a_changed_input_stops_before_any_job_and_keeps_every_file(
         assert result.returncode != 0, output
         assert "campaign 'tiny' has 4 measured runs in results/tiny/raw/" in output
         assert named in output
-        assert "--config remeasure=True" in output and "new `campaign:` name" in output
+        # the command to type again is the one typed, with remeasure=True in its --config
+        typed = " ".join(["snakemake", *LOCAL, *dry_run, "--config", "remeasure=True"])
+        assert f"\n        {typed}\n" in output and "a new name (`campaign:`" in output
         assert "Traceback" not in output
         # Stopped while the rules were read: no job, no log, no record rewritten.
         assert "Job stats" not in output and "localrule" not in output

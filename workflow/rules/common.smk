@@ -27,7 +27,7 @@ from mpiguide.campaign.launches import (
     round_plan,
 )
 from mpiguide.campaign.options_record import as_json, canonical_json
-from mpiguide.campaign.preflight import preflight
+from mpiguide.campaign.preflight import preflight, require_commands
 from mpiguide.campaign.raw_guard import check_measured
 from mpiguide.campaign.snakemake_internals import (
     config_files,
@@ -151,12 +151,14 @@ wildcard_constraints:
 DRY_RUN = COMMAND_LINE.dry_run
 
 # Before any job runs (also in `snakemake -n`), once, by the Snakemake the user started (every
-# job it spawns, a SLURM job, reads the rules again): measured runs that an edited grid or seed
-# would measure again stop it, or with `remeasure` move aside, before options.smk compares the
-# records; a run's cost is said; a run job that cannot finish within its walltime is refused.
+# job it spawns, a SLURM job, reads the rules again): a missing mpicc or launch command stops it;
+# measured runs that an edited grid or seed would measure again stop it, or with `remeasure` move
+# aside, before options.smk compares the records; a run's cost is said; a run job that cannot
+# finish within its walltime is refused.
 if not ANALYSIS_ONLY and is_main_process(workflow):
     try:
-        check_measured(CAMPAIGN, DRY_RUN, logger.info)
+        require_commands(CAMPAIGN, DRY_RUN, logger.warning, uses_conda(workflow))
+        check_measured(CAMPAIGN, DRY_RUN, logger.info, COMMAND_LINE)
         preflight(
             CAMPAIGN,
             lambda rule: runtime_minutes(resource_settings(workflow), rule),

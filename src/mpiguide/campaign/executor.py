@@ -1,7 +1,7 @@
 """What the executor Snakemake runs with means for a campaign, decided while the workflow is read:
 how its runs start (each mpi entry's `srun` inside SLURM jobs, its `launcher` otherwise), and,
-before anything is submitted to SLURM, that the SLURM commands are there and that the profile's
-placeholder account and partition were replaced.
+before anything is submitted to SLURM, that the SLURM commands are there, that a controller
+answers and that the profile's placeholder account and partition were replaced.
 
 The executor is a command-line option (a profile's `executor:`): unlike `launch` in the config,
 a user's `--config` cannot replace it. While the rules are read Snakemake's `workflow` holds
@@ -15,7 +15,10 @@ goes through mpiguide.campaign.snakemake_internals.
 from __future__ import annotations
 
 import ast
+import os
+import shlex
 import shutil
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +28,7 @@ from mpiguide.campaign.checked import LAUNCH_KEYS, Campaign
 from mpiguide.campaign.snakemake_internals import (
     DEFAULT_RESOURCES,
     parse_arguments,
+    parse_config,
     pass_config_on,
     profile_config_file,
     profile_resources,
@@ -43,6 +47,15 @@ PROFILE_PLACEHOLDERS = {"slurm_account": "myaccount", "slurm_partition": "mypart
 # What the SLURM executor plugin calls: sbatch submits; squeue or sacct (the profile's
 # slurm-status-command) report job states; sacctmgr checks the account.
 SLURM_COMMANDS = (("sbatch",), ("squeue", "sacct"), ("sacctmgr",))
+# Set in Snakemake's environment by a command that starts it for the user (the Makefile's
+# `make demo`): how the user types that command again, for the messages that tell them what to
+# type. A value ending in `=` (`make demo SNAKEMAKE_ARGS=`) takes the Snakemake arguments as its
+# value, one shell word; any other is followed by them. Unset: Snakemake's own command line.
+STARTED_AS_VARIABLE = "MPIGUIDE_COMMAND"
+CONFIG_OPTIONS = ("--config", "-C")
+# `scontrol ping` asks the controller whether it is up; one that has not answered within this
+# time is taken for unreachable (the executor plugin's first sbatch would wait on it the same).
+CONTROLLER_TIMEOUT_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -54,17 +67,51 @@ class CommandLine:
     dry_run: bool = False
     profile_files: tuple[Path, ...] = ()
     spawned: bool = False  # a job's Snakemake, started by another (--mode remote|subprocess)
+    config_args: tuple[str, ...] = ()  # --config's KEY=VALUE entries (else a profile's)
+    argv: tuple[str, ...] = ()  # Snakemake's arguments, as the user gave them
+    started_as: str | None = None  # STARTED_AS_VARIABLE's value
+
+    def config_keys(self) -> frozenset[str]:
+        """The config keys --config sets (the top-level ones), as Snakemake reads its entries."""
+        return frozenset(parse_config(self.config_args)) if self.config_args else frozenset()
+
+    def with_config(self, *entries: str) -> str:
+        """The command the user types to run this invocation again with `entries` added to its
+        --config (Snakemake keeps only the last --config: the entries it has stay in it)."""
+        config = ["--config", *self.config_args, *entries]
+        if self.started_as is not None:
+            if self.started_as.endswith("="):
+                return self.started_as + shlex.quote(shlex.join(config))
+            return f"{self.started_as} {shlex.join(config)}"
+        return shlex.join(["snakemake", *without_config(self.argv), *config])
+
+
+def without_config(argv: Sequence[str]) -> list[str]:
+    """`argv` without its --config options and their entries (the words after one, up to the
+    next option)."""
+    kept: list[str] = []
+    entries = False
+    for word in argv:
+        if entries and not word.startswith("-"):
+            continue
+        entries = word in CONFIG_OPTIONS
+        if entries or word.startswith(("--config=", "-C")):
+            continue
+        kept.append(word)
+    return kept
 
 
 def read_command_line(
     argv: Sequence[str],
     parse: Callable[[list[str]], tuple[Any, Any]] | None = None,
     profile_file: Callable[[str], tuple[Path, Path] | None] | None = None,
+    environment: Mapping[str, str] | None = None,
 ) -> CommandLine:
     """The CommandLine of `argv` as Snakemake's own parser reads it, the profiles applied, and
     the profiles resolved to their config files (`parse`, `profile_file`: Snakemake's, unless
-    given; snakemake_internals.parse_arguments, profile_config_file). Arguments Snakemake's
-    parser refuses: a CommandLine of nothing (Snakemake was started otherwise)."""
+    given; snakemake_internals.parse_arguments, profile_config_file), and the command that
+    started it (STARTED_AS_VARIABLE in `environment`, os.environ unless given). Arguments
+    Snakemake's parser refuses: a CommandLine of nothing (Snakemake was started otherwise)."""
     arguments = parse_arguments(argv, parse)
     if arguments is None:
         return CommandLine()
@@ -74,6 +121,9 @@ def read_command_line(
         dry_run=arguments.dry_run,
         profile_files=tuple(shown_path(path) for path in found if path is not None),
         spawned=arguments.spawned,
+        config_args=arguments.config,
+        argv=tuple(argv),
+        started_as=(os.environ if environment is None else environment).get(STARTED_AS_VARIABLE),
     )
 
 
@@ -170,12 +220,47 @@ def placeholders(
     return found
 
 
+def controller_problem(
+    which: Callable[[str], str | None] = shutil.which,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> str | None:
+    """Why no SLURM controller answers `scontrol ping` within CONTROLLER_TIMEOUT_SECONDS; None
+    when one does, or when scontrol is not on PATH (missing_slurm_commands says what is)."""
+    scontrol = which("scontrol")
+    if scontrol is None:
+        return None
+    try:
+        ping = run(
+            [scontrol, "ping"],
+            capture_output=True,
+            text=True,
+            timeout=CONTROLLER_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        said = f"no answer within {CONTROLLER_TIMEOUT_SECONDS:g} s"
+    except OSError as error:
+        said = error.strerror or str(error)
+    else:
+        if ping.returncode == 0 and " is UP" in ping.stdout:
+            return None
+        lines = [line.strip() for line in (ping.stdout + ping.stderr).splitlines() if line.strip()]
+        said = lines[-1] if lines else f"exit status {ping.returncode}"
+    return (
+        f"no SLURM controller answers `scontrol ping` ({said}): run where the cluster's "
+        "slurmctld can be reached (a login node); on this machine start the test cluster "
+        "(tests/slurm/cluster.sh start, as root) or use --profile local"
+    )
+
+
 def slurm_problems(
     resources: Mapping[str, Mapping[str, Any]],
     profile_files: Sequence[Path],
     which: Callable[[str], str | None] = shutil.which,
+    controller: Callable[[], str | None] | None = None,
 ) -> list[str]:
-    """Why jobs submitted to SLURM now would fail: SLURM commands missing, placeholders."""
+    """Why jobs submitted to SLURM now would fail: SLURM commands missing, else a controller
+    that does not answer (`controller`: controller_problem unless given), placeholders."""
     problems = placeholders(resources, profile_files)
     missing = missing_slurm_commands(which)
     if missing:
@@ -185,6 +270,10 @@ def slurm_problems(
             "login node; on this machine start the test cluster (tests/slurm/cluster.sh start, "
             "as root) or use --profile local",
         )
+    else:
+        unanswered = controller() if controller is not None else controller_problem(which)
+        if unanswered is not None:
+            problems.insert(0, unanswered)
     return problems
 
 
@@ -194,6 +283,7 @@ def prepare_jobs(
     workflow: Any,
     warn: Callable[[str], None],
     which: Callable[[str], str | None] = shutil.which,
+    controller: Callable[[], str | None] | None = None,
 ) -> None:
     """In the Snakemake the user started (`workflow`: Snakemake's), before any job: the launch
     passed on to the jobs it spawns, and what would fail in SLURM refused (check_submission)."""
@@ -201,7 +291,7 @@ def prepare_jobs(
         return
     pass_config_on(workflow, "launch", campaign.config["launch"])
     resources = profile_resources(resource_settings(workflow))
-    check_submission(command_line, campaign, resources, warn, which)
+    check_submission(command_line, campaign, resources, warn, which, controller)
 
 
 def check_submission(
@@ -210,13 +300,15 @@ def check_submission(
     resources: Mapping[str, Mapping[str, Any]],
     warn: Callable[[str], None],
     which: Callable[[str], str | None] = shutil.which,
+    controller: Callable[[], str | None] | None = None,
 ) -> None:
     """Under the SLURM executor, before any job is submitted: a run that would fail in SLURM
     stops (ConfigError, every problem named); a dry run warns of each. `resources` as
-    profile_resources gives them. An analysis-only campaign submits nothing."""
+    profile_resources gives them; `which`, `controller` as slurm_problems takes them. An
+    analysis-only campaign submits nothing."""
     if command_line.executor != SUBMITTING_EXECUTOR or campaign.config["analysis_only"]:
         return
-    problems = slurm_problems(resources, command_line.profile_files, which)
+    problems = slurm_problems(resources, command_line.profile_files, which, controller)
     if not problems:
         return
     if command_line.dry_run:

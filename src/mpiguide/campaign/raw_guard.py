@@ -21,6 +21,7 @@ Snakemake the user started.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiguide.campaign.checked import Campaign
+from mpiguide.campaign.executor import CommandLine
 from mpiguide.campaign.options_record import (
     OPTIONS_TREE,
     canonical_json,
@@ -171,16 +173,21 @@ def superseded_runs(campaign: Campaign) -> Superseded | None:
 
 
 def check_measured(
-    campaign: Campaign, dry_run: bool, announce: Callable[[str], None]
+    campaign: Campaign,
+    dry_run: bool,
+    announce: Callable[[str], None],
+    command_line: CommandLine | None = None,
 ) -> tuple[str, ...]:
     """Stop (ConfigError) when a changed option would measure existing runs again, unless the
     config sets `remeasure`: then move them aside (a dry run only says it would) and return.
-    Returns the changed keys; () when nothing measured would be replaced."""
+    The stop names the changes made with --config and shows the command to type again, as the
+    user started Snakemake (`command_line`: executor.read_command_line's). Returns the changed
+    keys; () when nothing measured would be replaced."""
     superseded = superseded_runs(campaign)
     if superseded is None:
         return ()
     if not campaign.config["remeasure"]:
-        raise ConfigError(_stop_message(campaign, superseded))
+        raise ConfigError(_stop_message(campaign, superseded, command_line or CommandLine()))
     results = Path(campaign.results)
     changed = "; ".join(map(str, superseded.changes))
     if dry_run:
@@ -261,22 +268,47 @@ def _shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…"
 
 
-def _stop_message(campaign: Campaign, superseded: Superseded) -> str:
+def _top_key(key: str) -> str:
+    """The top-level config key of a change's key path (`experiments` of `experiments[0].sync`)."""
+    return re.split(r"[.\[]", key, maxsplit=1)[0]
+
+
+def _stop_message(campaign: Campaign, superseded: Superseded, command_line: CommandLine) -> str:
     results = Path(campaign.results)
     name = campaign.config["campaign"]
     moved = ", ".join((RAW_TREE, *KEPT_WITH_RUNS))
+    given = command_line.config_keys()
+    from_config = [_top_key(change.key) in given for change in superseded.changes]
+    changes = "; ".join(
+        f"{change}{' (--config)' if by_config else ''}"
+        for change, by_config in zip(superseded.changes, from_config, strict=True)
+    )
+    source = f"{campaign.source}{' and --config' if any(from_config) else ''}"
     return (
-        f"{campaign.source}: campaign {name!r} has {superseded.count} measured runs in "
-        f"{results / RAW_TREE}/ planned with other values: "
-        f"{'; '.join(map(str, superseded.changes))}. With the changed values every run's "
-        "input would be planned again and every run measured again over its raw files: "
-        "nothing was run. Either\n"
-        f"  - keep them: give the changed config a new `campaign:` name (results/<name>/);\n"
-        f"  - measure again, keeping them: add `--config remeasure=True`, which first moves "
-        f"{moved} of {results}/ to {results / SUPERSEDED_TREE}/<UTC time>/;\n"
-        f"  - or revert the change ({_reverted(superseded.changes)})."
+        f"{source}: campaign {name!r} has {superseded.count} measured runs in "
+        f"{results / RAW_TREE}/ planned with other values: {changes}. With the changed values "
+        "every run's input would be planned again and every run measured again over its raw "
+        "files: nothing was run. Either\n"
+        "  - keep them: give the changed campaign a new name (`campaign:`, or campaign=NAME in "
+        "--config): its results go to results/<name>/;\n"
+        f"  - measure again, keeping them in {results / SUPERSEDED_TREE}/<UTC time>/ ({moved} "
+        f"of {results}/ are moved there first):\n"
+        f"        {command_line.with_config('remeasure=True')}\n"
+        f"  - or revert the change ({_reverted(superseded.changes, command_line)})."
     )
 
 
-def _reverted(changes: tuple[Change, ...]) -> str:
-    return ", ".join(f"{change.key}: {_shown(change.before)}" for change in changes)
+def _reverted(changes: tuple[Change, ...], command_line: CommandLine) -> str:
+    """How to undo each change: drop its --config entry, or set its key back in the file."""
+    given = command_line.config_keys()
+    undo: list[str] = []
+    for change in changes:
+        key = _top_key(change.key)
+        if key not in given:
+            undo.append(f"{change.key}: {_shown(change.before)}")
+            continue
+        entries = [e for e in command_line.config_args if e.split("=", 1)[0] == key]
+        dropped = f"drop {' '.join(entries) or key} from --config"
+        if dropped not in undo:
+            undo.append(dropped)
+    return ", ".join(undo)

@@ -20,13 +20,13 @@ import contextlib
 import importlib
 import inspect
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from mpiguide.core.errors import MpiguideError
+from mpiguide.core.errors import ConfigError, MpiguideError
 
 # The Snakemake minor version every function here was tested with; pyproject.toml pins it
 # (tests/unit/test_snakemake_internals.py holds the two equal).
@@ -221,6 +221,7 @@ class Arguments:
     dry_run: bool
     profiles: tuple[str, ...]
     spawned: bool  # --mode remote|subprocess: a job's Snakemake, started by another
+    config: tuple[str, ...] = ()  # the KEY=VALUE entries of --config (else the profile's)
 
 
 def parse_arguments(
@@ -245,7 +246,32 @@ def parse_arguments(
         dry_run=bool(argument("dryrun")),
         profiles=tuple(map(str, argument("profile") or ())),
         spawned=mode is not None and _attribute(mode, "name", "ExecMode.name") != "DEFAULT",
+        config=tuple(map(str, argument("config") or ())),
     )
+
+
+def update_config(config: dict[str, Any], overwrite: Mapping[str, Any]) -> None:
+    """`overwrite` merged into `config` key by key, mappings recursively, as Snakemake merges
+    config files and --config (snakemake.utils.update_config: public, imported here as every
+    Snakemake name is, so that the package runs without Snakemake)."""
+    _snakemake("snakemake.utils", "update_config")(config, overwrite)
+
+
+def parse_config(entries: Sequence[str]) -> dict[str, Any]:
+    """The config values of --config's KEY=VALUE `entries` as Snakemake reads them
+    (snakemake.cli's parse_config: `3` an integer, `True` a boolean, `{a: 1}` YAML whose
+    scalars stay strings; the last of two equal keys wins); ConfigError naming the first entry
+    it refuses, with its reason."""
+    parse = _snakemake("snakemake.cli", "parse_config")
+    try:
+        return dict(parse(list(entries)))
+    except ValueError as error:
+        for entry in entries:
+            try:
+                parse([entry])
+            except ValueError as refused:
+                raise ConfigError(f"--config {entry}: {refused}") from None
+        raise ConfigError(f"--config {' '.join(entries)}: {error}") from None
 
 
 def profile_config_file(

@@ -16,11 +16,14 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
+from mpiguide.analysis.guidelines import with_library_choice, with_nprocs
 from mpiguide.analysis.pairing import Experiments, pair_comparison, pair_monotone
 from mpiguide.analysis.sequential import Looks
 from mpiguide.campaign.walltime import grid_numbers, least_run_seconds, within_budgets
+from mpiguide.core.columns import HEAP, HEAP_DEFAULT
 from mpiguide.core.paths import deployment_name
 from mpiguide.plan.grid import build_grid
+from mpiguide.plan.inputs import ALGORITHM
 
 # The kernel-time model: per repetition a fixed cost (synchronisation and the call) plus the
 # bytes every rank sends at an assumed bandwidth; an experiment with a max_time budget stops at
@@ -69,10 +72,15 @@ class Summary:
         ]
 
 
+def typical_run(run_seconds: Mapping[str, float]) -> str:
+    """One launch's kernel time by the estimate, per deployment."""
+    estimates = ", ".join(f"{_duration(t)} ({d})" for d, t in run_seconds.items())
+    return f"a run: about {estimates}"
+
+
 def describe_run(run_seconds: Mapping[str, float], least_seconds: float) -> str:
     """One launch's kernel time: the estimate per deployment and the floor of any machine."""
-    estimates = ", ".join(f"{_duration(t)} ({d})" for d, t in run_seconds.items())
-    return f"a run: about {estimates}; at least {_duration(least_seconds)} on any machine"
+    return f"{typical_run(run_seconds)}; at least {_duration(least_seconds)} on any machine"
 
 
 def _count(number: int, one: str, many: str) -> str:
@@ -92,17 +100,28 @@ def _duration(seconds: float) -> str:
 
 
 def _experiments(config: Mapping[str, Any], grid: pd.DataFrame, varied: str) -> Experiments:
-    """The experiments of every mpi entry and deployment, keyed as the analysis keys them."""
+    """The experiments of every mpi entry and deployment, keyed as `check` keys the run medians
+    (mpiguide.analysis.guidelines.evaluate): the entry's heap beside the deployment, the column
+    `algorithm` only where some experiment names one (as aggregate keeps it), with the library's
+    own choice named, and nprocs where it is varied."""
     frames = [
-        grid.assign(mpi=mpi, nodes=d["nodes"], ppn=d["ppn"])
-        for mpi in config["mpi"]
+        grid.assign(
+            mpi=mpi, nodes=d["nodes"], ppn=d["ppn"], **{HEAP: entry.get(HEAP, HEAP_DEFAULT)}
+        )
+        for mpi, entry in config["mpi"].items()
         for d in config["deployments"]
     ]
     frame = pd.concat(frames, ignore_index=True)
+    # grid.csv's empty cells are the medians' nulls
+    algorithm = frame[ALGORITHM].mask(frame[ALGORITHM] == "")
+    frame[ALGORITHM] = algorithm
+    if algorithm.isna().all():
+        frame = frame.drop(columns=[ALGORITHM])
+    frame = with_library_choice(frame)
     if varied == "nprocs":
-        frame["nprocs"] = frame["nodes"] * frame["ppn"]
-    keys = [*DEPLOYMENT_KEYS, *(["nprocs"] if varied == "nprocs" else [])]
-    keys += [c for c in grid.columns if c != "exp_id"]
+        frame = with_nprocs(frame)
+    keys = [*DEPLOYMENT_KEYS, HEAP, *(["nprocs"] if varied == "nprocs" else [])]
+    keys += [c for c in grid.columns if c != "exp_id" and c in frame.columns]
     return Experiments.from_frame(frame, keys)
 
 

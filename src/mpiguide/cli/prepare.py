@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mpiguide.cli.arguments import (
-    CONFIG,
     GRID,
     MEDIANS,
     OUT,
@@ -23,27 +24,102 @@ from mpiguide.cli.arguments import (
     name,
     parse_json,
 )
+from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+
+if TYPE_CHECKING:
+    from mpiguide.campaign.checked import Campaign
 
 # `validate --strict`: the exit status of a valid campaign with warnings (that of a config that
 # is refused stays 2, as for any error)
 STRICT_FAILURE = 1
 
 
-def validate(args: argparse.Namespace) -> None:
-    from mpiguide.campaign.schema import read_campaign_file
+def campaign_options(
+    configfiles: Sequence[Path] | None, config: Sequence[Sequence[str]] | None
+) -> tuple[list[Path], list[str]]:
+    """The campaign files and the KEY=VALUE entries of `validate`'s --configfile and --config
+    (each --config's words). A --config word without `=`, or one that names a file, is a
+    campaign file, as --config FILE was before validate read entries. Snakemake keeps only the
+    last --config: entries after more than one are refused, to be typed after one for both."""
+    files = list(configfiles or [])
+    given = []
+    for words in config or []:
+        entries = [w for w in words if "=" in w and not Path(w).is_file()]
+        files += [Path(w) for w in words if w not in entries]
+        if entries:
+            given.append(entries)
+    if len(given) > 1:
+        raise ConfigError(
+            f"--config {' '.join(given[0])} ... --config {' '.join(given[-1])}: Snakemake keeps "
+            "only the last --config; give every KEY=VALUE after one: --config "
+            + " ".join(entry for entries in given for entry in entries)
+        )
+    if not files:
+        raise ConfigError("validate: name the campaign file: --configfile FILE")
+    return files, given[0] if given else []
 
-    source = str(args.config)
+
+def read_campaign(files: Sequence[Path], entries: Sequence[str], scale: str | None) -> Any:
+    """The config the workflow gets from `snakemake --configfile FILES --config ENTRIES`: the
+    files read by the strict loader and merged in order, then the entries as Snakemake reads
+    them (snakemake.utils.update_config; snakemake_internals.parse_config), then `scale` (when
+    given) as `scale:`; passed through the schema step (defaults filled in)."""
+    from mpiguide.campaign.schema import load_schema, validate_schema
+    from mpiguide.core.strict_yaml import load_yaml
+
+    source = ", ".join(map(str, files))
+    config = load_yaml(files[0])
+    if len(files) > 1 or entries:
+        from mpiguide.campaign.snakemake_internals import parse_config, update_config
+
+        merged: dict[str, Any] = {}
+        for path, loaded in zip(files, [config, *map(load_yaml, files[1:])], strict=True):
+            if not isinstance(loaded, dict):
+                validate_schema(loaded, load_schema(), str(path))  # says what is wrong
+            update_config(merged, loaded)
+        update_config(merged, parse_config(entries))
+        config = merged
+    if scale is not None and isinstance(config, dict):
+        config["scale"] = scale
+    validate_schema(config, load_schema(), source)
+    return config
+
+
+def check_machine(campaign: Campaign) -> None:
+    """What the campaign's runs need of this machine, as the workflow checks it before its
+    first job: each entry's mpicc and launch command (ConfigError naming every one missing),
+    and under `launch: slurm` a SLURM controller that answers."""
+    from mpiguide.campaign.preflight import missing_commands
+
+    problems = missing_commands(campaign)
+    if campaign.config["launch"] == "slurm" and not campaign.config["analysis_only"]:
+        from mpiguide.campaign.executor import controller_problem
+
+        unanswered = controller_problem()
+        problems += [f"{campaign.source}: launch: slurm: {unanswered}"] if unanswered else []
+    if problems:
+        raise ConfigError(
+            "\n".join(problems) + "\n(a campaign that runs on another machine: validate "
+            "--elsewhere)"
+        )
+
+
+def validate(args: argparse.Namespace) -> None:
+    files, entries = campaign_options(args.configfile, args.config)
+    source = ", ".join(map(str, files))
     # the schema step alone first: a config it refuses is refused before numpy, pandas and
     # scipy load (the semantic checks and the summary need them)
-    config = read_campaign_file(args.config, args.scale)
+    config = read_campaign(files, entries, args.scale)
     from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.campaign.config import checked_campaign
     from mpiguide.campaign.summary import summarise
 
     catalogue_path = args.catalogue or GUIDELINE_CATALOGUE
-    campaign = checked_campaign(config, source, args.config, Path.cwd(), catalogue_path)
+    campaign = checked_campaign(config, source, files[0], Path.cwd(), catalogue_path)
     checked = campaign.config
+    if not args.elsewhere:
+        check_machine(campaign)
     catalogue = load_catalogue(catalogue_path)
     summary = summarise(
         checked, campaign.analysis, resolve(checked["guidelines"], catalogue, source)
@@ -114,14 +190,30 @@ def aggregate(args: argparse.Namespace) -> None:
 
 
 COMMANDS = (
-    Command("validate", "check a campaign config (schema and semantics)", validate, (
-        CONFIG,
+    Command("validate",
+            "check a campaign config (schema and semantics) and what its runs need on this "
+            "machine, read from the options snakemake takes",
+            validate, (
+        Option("--configfile",
+               "the campaign config file; several are merged in order, as snakemake merges them",
+               Role.READS, {"type": Path, "nargs": "+", "metavar": "FILE"}),
+        Option("--config",
+               "KEY=VALUE entries that replace the files' values, read as snakemake reads its "
+               "--config (--config scale=local nrep=7); a FILE is a campaign file, as "
+               "--configfile",
+               settings={"nargs": "+", "action": "append", "metavar": "KEY=VALUE"}),
         Option("--catalogue",
                f"guideline catalogue (default: the package's, {GUIDELINE_CATALOGUE})",
                Role.READS, {"type": Path, "metavar": "FILE"}),
         Option("--scale",
-               "check the campaign at this scale (default: the file's `scale:`, else paper)",
+               "check the campaign at this scale, as --config scale=SCALE (default: the "
+               "file's `scale:`, else paper)",
                settings={"choices": ("paper", "local")}),
+        Option("--elsewhere",
+               "the campaign runs on another machine (a cluster, a CI runner): check the config "
+               "and size it, but not the commands its runs need here (mpicc, launcher or srun, "
+               "a SLURM controller)",
+               settings={"action": "store_true"}),
         Option("--strict",
                f"exit {STRICT_FAILURE} when the campaign is valid but warned about (for CI)",
                settings={"action": "store_true"}),

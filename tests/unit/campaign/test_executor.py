@@ -4,6 +4,7 @@ that would fail there: SLURM commands missing, the profile's placeholder account
 from __future__ import annotations
 
 import argparse
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +19,7 @@ from mpiguide.campaign.executor import (
     PROFILE_PLACEHOLDERS,
     CommandLine,
     check_submission,
+    controller_problem,
     executor_launch,
     launch_mode,
     literal_text,
@@ -26,6 +28,7 @@ from mpiguide.campaign.executor import (
     prepare_jobs,
     profile_resources,
     read_command_line,
+    without_config,
 )
 from mpiguide.core.errors import ConfigError
 
@@ -42,6 +45,10 @@ def on_path(*commands: str):
 
 def everything_on_path(command: str) -> str:
     return f"/usr/bin/{command}"
+
+
+def answers() -> None:
+    """A SLURM controller that answers `scontrol ping`."""
 
 
 @pytest.mark.parametrize(
@@ -91,10 +98,14 @@ def test_the_command_line_as_snakemake_reads_it_with_its_profiles(
     profile.parent.mkdir()
     profile.write_text("executor: slurm\njobs: 5\nconfig:\n  - launch=slurm\n")
     argv = ["--profile", "cluster", "--config", "runs=3", "-n"]
-    read = read_command_line(argv, parse_args, get_profile_dir)
-    assert read == CommandLine("slurm", True, (Path("cluster/config.yaml"),))
+    read = read_command_line(argv, parse_args, get_profile_dir, {})
+    assert read == CommandLine(
+        "slurm", True, (Path("cluster/config.yaml"),), config_args=("runs=3",), argv=tuple(argv)
+    )
     assert capsys.readouterr().err == ""  # "Using profile ..." is said once, by Snakemake
-    assert read_command_line([], parse_args, get_profile_dir) == CommandLine("local", False, ())
+    assert read_command_line([], parse_args, get_profile_dir, {}) == CommandLine("local", False, ())
+    profiled = read_command_line(["--profile", "cluster"], parse_args, get_profile_dir, {})
+    assert profiled.config_args == ("launch=slurm",)  # the profile's, without a --config
 
 
 def test_a_command_line_snakemake_refuses_reads_as_nothing(
@@ -108,13 +119,13 @@ def test_a_command_line_snakemake_refuses_reads_as_nothing(
 def test_profiles_are_read_as_their_config_files() -> None:
     def parse(argv: list[str]) -> tuple[None, argparse.Namespace]:
         return None, argparse.Namespace(
-            executor=None, dryrun=False, profile=["a", "gone"], mode=None
+            executor=None, dryrun=False, profile=["a", "gone"], mode=None, config=None
         )
 
     def profile_file(name: str) -> tuple[Path, Path] | None:
         return (Path(name), Path(name, "config.yaml")) if name == "a" else None
 
-    assert read_command_line([], parse, profile_file) == CommandLine(
+    assert read_command_line([], parse, profile_file, {}) == CommandLine(
         "local", False, (Path("a/config.yaml"),)
     )
 
@@ -212,14 +223,16 @@ def test_a_run_stops_before_submitting_naming_every_problem() -> None:
     with pytest.raises(ConfigError, match="the SLURM commands sbatch, squeue or sacct, sacctmgr"):
         check_submission(SLURM, campaign(), SITE_SETTINGS, print, on_path())
     with pytest.raises(ConfigError, match="placeholder 'myaccount'"):
-        check_submission(SLURM, campaign(), PLACEHOLDER_SETTINGS, print, everything_on_path)
+        check_submission(
+            SLURM, campaign(), PLACEHOLDER_SETTINGS, print, everything_on_path, answers
+        )
 
 
 def test_nothing_is_checked_where_nothing_is_submitted_to_slurm() -> None:
     def never(message: str) -> None:
         raise AssertionError(message)
 
-    check_submission(SLURM, campaign(), SITE_SETTINGS, never, everything_on_path)
+    check_submission(SLURM, campaign(), SITE_SETTINGS, never, everything_on_path, answers)
     check_submission(SLURM, campaign(True), PLACEHOLDER_SETTINGS, never, on_path())
     for executor in ("local", "slurm-jobstep", None):
         command_line = CommandLine(executor=executor)
@@ -242,11 +255,11 @@ def test_the_started_snakemake_passes_its_launch_on_to_the_jobs_it_spawns() -> N
         {"analysis_only": False, "launch": "slurm"}, AnalysisOptions.with_defaults(), "c.yaml"
     )
     workflow = fake_workflow(["runs=3"], "'mpiguide'")
-    prepare_jobs(SLURM, slurm_campaign, workflow, print, everything_on_path)
+    prepare_jobs(SLURM, slurm_campaign, workflow, print, everything_on_path, answers)
     assert workflow.config_settings.config_args == ["runs=3", "launch=slurm"]
     workflow = fake_workflow(None, "'myaccount'")
     with pytest.raises(ConfigError, match="placeholder 'myaccount'"):
-        prepare_jobs(SLURM, slurm_campaign, workflow, print, everything_on_path)
+        prepare_jobs(SLURM, slurm_campaign, workflow, print, everything_on_path, answers)
     spawned = CommandLine(executor="local", spawned=True)
     workflow = fake_workflow(["launch=slurm"], "'myaccount'")
     prepare_jobs(spawned, slurm_campaign, workflow, print, on_path())
@@ -261,3 +274,111 @@ def test_a_job_s_command_line_reads_as_spawned() -> None:
     assert (read.executor, read.spawned) == ("slurm-jobstep", True)
     assert read_command_line(["--mode", "subprocess"], parse_args, get_profile_dir).spawned
     assert not read_command_line([], parse_args, get_profile_dir).spawned
+
+
+def ping(returncode: int, stdout: str = "", stderr: str = "", timeout: bool = False) -> Any:
+    """subprocess.run as `scontrol ping` answers, recording the command."""
+    calls: list[list[str]] = []
+
+    def run(command: list[str], **settings: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(command)
+        assert settings["timeout"] <= 10
+        if timeout:
+            raise subprocess.TimeoutExpired(command, settings["timeout"])
+        return subprocess.CompletedProcess(command, returncode, stdout, stderr)
+
+    run.calls = calls  # type: ignore[attr-defined]
+    return run
+
+
+def test_a_controller_that_answers_scontrol_ping_is_no_problem() -> None:
+    up = ping(0, "Slurmctld(primary) at ctl is UP\n")
+    assert controller_problem(everything_on_path, up) is None
+    assert up.calls == [["/usr/bin/scontrol", "ping"]]
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (ping(1, "Slurmctld(primary) at ctl is DOWN\n"), "(Slurmctld(primary) at ctl is DOWN)"),
+        (
+            ping(1, stderr="scontrol: fatal: Could not establish a configuration source\n"),
+            "(scontrol: fatal: Could not establish a configuration source)",
+        ),
+        (ping(0, timeout=True), "(no answer within 5 s)"),
+        (ping(1), "(exit status 1)"),
+    ],
+)
+def test_a_controller_that_does_not_answer_is_named(answer: Any, said: str) -> None:
+    problem = controller_problem(everything_on_path, answer)
+    assert problem is not None
+    assert problem.startswith(f"no SLURM controller answers `scontrol ping` {said}: run where")
+    assert problem.endswith("or use --profile local")
+
+
+def test_without_scontrol_the_controller_is_not_asked() -> None:
+    never = ping(0)
+    assert controller_problem(on_path("sbatch"), never) is None
+    assert never.calls == []
+
+
+def test_a_run_stops_and_a_dry_run_warns_when_no_controller_answers() -> None:
+    def down() -> str:
+        return "no SLURM controller answers"
+
+    with pytest.raises(ConfigError) as err:
+        check_submission(SLURM, campaign(), SITE_SETTINGS, print, everything_on_path, down)
+    assert str(err.value).splitlines()[1] == "- no SLURM controller answers"
+    warned: list[str] = []
+    check_submission(DRY_SLURM, campaign(), SITE_SETTINGS, warned.append, everything_on_path, down)
+    assert warned == ["mpiguide: no SLURM controller answers (a run without -n stops here)"]
+
+
+def never_asked() -> str:
+    raise AssertionError("the controller was asked although SLURM commands are missing")
+
+
+def test_the_controller_is_asked_only_where_the_slurm_commands_are() -> None:
+    with pytest.raises(ConfigError, match="the SLURM commands sbatch"):
+        check_submission(SLURM, campaign(), SITE_SETTINGS, print, on_path(), never_asked)
+
+
+# -- how the user types the command again --------------------------------------------------------
+
+
+def test_the_command_again_with_config_entries_added() -> None:
+    """Snakemake keeps only the last --config: the entries already given stay in the one shown."""
+    argv = ["--profile", "profiles/local", "--config", "nrep=7", "seed=2", "-n", "--cores", "2"]
+    read = read_command_line(argv, parse_args, get_profile_dir, {})
+    assert read.config_keys() == {"nrep", "seed"}
+    assert read.with_config("remeasure=True") == (
+        "snakemake --profile profiles/local -n --cores 2 --config nrep=7 seed=2 remeasure=True"
+    )
+    plain = read_command_line(["--cores", "2"], parse_args, get_profile_dir, {})
+    assert plain.config_keys() == frozenset()
+    assert plain.with_config("remeasure=True") == "snakemake --cores 2 --config remeasure=True"
+
+
+def test_the_command_again_as_the_command_that_started_snakemake() -> None:
+    argv = ["--profile", "profiles/local", "--config", "nrep=7"]
+    make = read_command_line(
+        argv, parse_args, get_profile_dir, {"MPIGUIDE_COMMAND": "make demo SNAKEMAKE_ARGS="}
+    )
+    assert make.with_config("remeasure=True") == (
+        "make demo SNAKEMAKE_ARGS='--config nrep=7 remeasure=True'"
+    )
+    script = read_command_line(argv, parse_args, get_profile_dir, {"MPIGUIDE_COMMAND": "./go"})
+    assert script.with_config("a={'b': 1}") == "./go --config nrep=7 'a={'\"'\"'b'\"'\"': 1}'"
+
+
+@pytest.mark.parametrize(
+    ("argv", "kept"),
+    [
+        (["--config", "a=1", "b=2", "-n"], ["-n"]),
+        (["-C", "a=1", "--configfile", "f.yaml"], ["--configfile", "f.yaml"]),
+        (["--config=a=1", "-Cb=2", "--cores", "1"], ["--cores", "1"]),
+        (["-n", "--config"], ["-n"]),
+    ],
+)
+def test_a_command_line_without_its_config(argv: list[str], kept: list[str]) -> None:
+    assert without_config(argv) == kept

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from snakemake.cli import get_profile_dir, parse_args
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.campaign.checked import Campaign
+from mpiguide.campaign.executor import read_command_line
 from mpiguide.campaign.options_record import (
     OptionRecord,
     canonical_json,
@@ -242,11 +244,52 @@ def test_a_change_stops_naming_campaign_keys_and_choices(measured: dict, dry_run
         check_measured(changed, dry_run=dry_run, announce=print)
     message = str(stop.value)
     assert message.startswith("c.yaml: campaign 'c' has 3 measured runs in results/c/raw/")
-    assert 'experiments[0].sync not set → "barrier"; nrep 5 → 7' in message
-    assert "new `campaign:` name" in message
-    assert "--config remeasure=True" in message and "results/c/superseded/" in message
+    assert 'experiments[0].sync not set → "barrier"; nrep 5 → 7. With' in message
+    assert "give the changed campaign a new name (`campaign:`, or campaign=NAME" in message
+    assert "keeping them in results/c/superseded/<UTC time>/" in message
+    assert "\n        snakemake --config remeasure=True\n" in message
     assert "revert the change (experiments[0].sync: not set, nrep: 5)" in message
     assert files_below(RESULTS) == measured
+
+
+def stop_message(changed: Campaign, argv: list[str], environment: dict[str, str]) -> str:
+    """The stop of check_measured for Snakemake started with `argv` in `environment`."""
+    command_line = read_command_line(argv, parse_args, get_profile_dir, environment)
+    with pytest.raises(ConfigError) as stop:
+        check_measured(changed, False, print, command_line)
+    return str(stop.value)
+
+
+def test_a_change_made_with_config_is_named_so(measured: dict) -> None:
+    """Snakemake keeps only the last --config: the command shown keeps the entries given."""
+    changed = edited(lambda c: (c.update(nrep=7), c["experiments"][0].update(sync="barrier")))
+    argv = ["-j", "1", "--config", "nrep=7", "fail_on=never", "--cores", "2"]
+    message = stop_message(changed, argv, {})
+    assert message.startswith("c.yaml and --config: campaign 'c' has 3 measured runs")
+    assert 'experiments[0].sync not set → "barrier"; nrep 5 → 7 (--config). With' in message
+    assert (
+        "\n        snakemake -j 1 --cores 2 --config nrep=7 fail_on=never remeasure=True\n"
+    ) in message
+    assert "revert the change (experiments[0].sync: not set, drop nrep=7 from --config)" in message
+
+
+def test_a_make_demo_user_is_shown_a_make_command(measured: dict) -> None:
+    """make cannot pass --config itself: the Makefile's demo target says how it is typed again
+    (MPIGUIDE_COMMAND), and its SNAKEMAKE_ARGS reach both snakemake lines."""
+    make = {"MPIGUIDE_COMMAND": "make demo SNAKEMAKE_ARGS="}
+    message = stop_message(campaign(nrep=7), ["--cores", "2"], make)
+    assert message.startswith("c.yaml: campaign 'c'")
+    assert "\n        make demo SNAKEMAKE_ARGS='--config remeasure=True'\n" in message
+    message = stop_message(campaign(nrep=7), ["--cores", "2", "--config", "nrep=7"], make)
+    assert "\n        make demo SNAKEMAKE_ARGS='--config nrep=7 remeasure=True'\n" in message
+
+
+def test_the_makefile_s_demo_target_says_how_it_is_typed() -> None:
+    makefile = (Path(__file__).parents[3] / "Makefile").read_text()
+    assert "demo: export MPIGUIDE_COMMAND = make demo SNAKEMAKE_ARGS=\n" in makefile
+    demo = makefile.split("\ndemo: setup\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line for line in demo.splitlines() if "/snakemake " in line]
+    assert len(lines) == 2 and all(line.endswith(" $(SNAKEMAKE_ARGS)") for line in lines)
 
 
 def test_remeasure_moves_the_measured_runs_aside_kept(measured: dict) -> None:

@@ -249,8 +249,40 @@ def test_snakemake_s_parser_reads_executor_dry_run_profiles_and_mode() -> None:
     )
     holds(internals.parse_arguments(["--no-such-option"]) is None, "parse_args's refusal")
     holds(
+        internals.parse_arguments(["--config", "nrep=7", "scale=local"])
+        == Arguments(None, False, (), False, ("nrep=7", "scale=local")),
+        "snakemake.cli.parse_args's config",
+    )
+    holds(
         internals.profile_config_file(profile) == Path(profile, "config.yaml"),
         "snakemake.cli.get_profile_dir",
+    )
+
+
+def test_snakemake_reads_config_entries_as_mpiguide_expects() -> None:
+    """`validate --config` and the raw guard read KEY=VALUE entries, and validate merges them
+    and several files, as the workflow's config gets them."""
+    parsed = internals.parse_config(
+        ["nrep=7", "remeasure=True", "scale=local", "p_thres=0.01", "runs={min: 4, max: 8}"]
+    )
+    holds(
+        parsed
+        == {
+            "nrep": 7,
+            "remeasure": True,
+            "scale": "local",
+            "p_thres": 0.01,
+            "runs": {"min": "4", "max": "8"},
+        },
+        "snakemake.cli.parse_config",
+    )
+    with pytest.raises(internals.ConfigError, match=r"^--config nrep: Invalid config definition"):
+        internals.parse_config(["scale=local", "nrep"])
+    merged = {"mpi": {"a": {"mpicc": "cc", "env": {"X": "1"}}}, "runs": 3}
+    internals.update_config(merged, {"mpi": {"a": {"env": {"Y": "2"}}}, "runs": 4})
+    holds(
+        merged == {"mpi": {"a": {"mpicc": "cc", "env": {"X": "1", "Y": "2"}}}, "runs": 4},
+        "snakemake.utils.update_config",
     )
 
 
