@@ -118,16 +118,13 @@ def cost(args: argparse.Namespace) -> None:
 def slowdown_plot(args: argparse.Namespace) -> None:
     from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.analysis.slowdown import read_slowdown
-    from mpiguide.reports.figure_style import provenance
+    from mpiguide.reports.figure_style import figure_footer, read_footer_tests, slowdown_tests
     from mpiguide.reports.slowdown_plot import plot_overview, read_verdicts, undecided_cells
 
     decisions = Decisions.read(args.decided_with)
     verdicts = read_verdicts(args.tests)
-    footer = provenance(
-        args.campaign or "",
-        decisions.options,
-        tuning_too=decisions.any_by_tuning(verdicts["guideline"].unique()),
-    )
+    drawn = slowdown_tests(read_footer_tests(args.tests))
+    footer = figure_footer(args.campaign or "", decisions, drawn)
     plot_overview(read_slowdown(args.slowdown), undecided_cells(verdicts), args.out, footer)
 
 
