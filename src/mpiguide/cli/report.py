@@ -58,7 +58,8 @@ def fit(args: argparse.Namespace) -> None:
     validate_models_selection(selection, "--models-json")
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
     options = AnalysisOptions.from_mapping(analysis, "--models-json")
-    fit(args.medians, args.models, selection, options, args.out, source="--models-json")
+    fit(args.medians, args.models, selection, options, args.out, source="--models-json",
+        campaign=args.campaign or "")  # fmt: skip
 
 
 def variability(args: argparse.Namespace) -> None:
@@ -67,7 +68,7 @@ def variability(args: argparse.Namespace) -> None:
 
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
-    variability(args.medians, args.timings, args.tests, options, args.outdir)
+    variability(args.medians, args.timings, args.tests, options, args.outdir, args.campaign or "")
 
 
 def library_table(args: argparse.Namespace) -> None:
@@ -164,6 +165,7 @@ CAMPAIGN_REPORTS = (
                           required=False, default="{}"),
         OUT.but(help="the directory to write models.csv, residuals.csv and plots/ into",
                 role=Role.WRITES_DIR, metavar="DIR"),
+        CAMPAIGN_NAME,
     )),
     Command("variability", "run-to-run spread, slow runs, Figure 10 plots", variability, (
         MEDIANS,
@@ -171,6 +173,7 @@ CAMPAIGN_REPORTS = (
         TESTS,
         ANALYSIS_JSON,
         OUTDIR,
+        CAMPAIGN_NAME,
     )),
     Command(
         "library-table",
