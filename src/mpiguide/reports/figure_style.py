@@ -288,7 +288,7 @@ def figure_caption(name: str, campaign: str, decisions: Decisions, tests: pd.Dat
     what, shown, where = _what_it_shows(labels_of_plot(name), tests.assign(
         _effect=effect_ratio(tests)), decisions.options.varied)  # fmt: skip
     footer = figure_footer(campaign, decisions, shown, where)
-    return f"{what}. {'; '.join(footer.splitlines())}."
+    return f"{what} — {'; '.join(footer.splitlines())}."
 
 
 def _what_it_shows(
