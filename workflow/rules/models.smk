@@ -42,10 +42,11 @@ rule fit_models:
         models=as_json(config["models"]),
         analysis=as_json(model_options(config["analysis"])),
         outdir=output_dir,
+        campaign=config["campaign"],
     shell:
         "python -m mpiguide fit --medians {input.medians:q} --models {input.models:q}"
         " --models-json {params.models:q} --analysis-json {params.analysis:q}"
-        " --out {params.outdir:q} 2> {log:q}"
+        " --campaign {params.campaign:q} --out {params.outdir:q} 2> {log:q}"
 
 
 rule variability:
@@ -86,10 +87,11 @@ rule variability:
         "../envs/analysis.yaml"
     params:
         outdir=output_dir,
+        campaign=config["campaign"],
     shell:
         "python -m mpiguide variability --medians {input.medians:q} --timings {input.timings:q}"
         " --tests {input.tests:q} --decided-with {input.decided_with:q}"
-        " --outdir {params.outdir:q} 2> {log:q}"
+        " --campaign {params.campaign:q} --outdir {params.outdir:q} 2> {log:q}"
 
 
 # Seconds of pandas work on one core: under SLURM they run where Snakemake runs.

@@ -58,7 +58,8 @@ def fit(args: argparse.Namespace) -> None:
     validate_models_selection(selection, "--models-json")
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
-    fit(args.medians, args.models, selection, options, args.out, source="--models-json")
+    fit(args.medians, args.models, selection, options, args.out, source="--models-json",
+        campaign=args.campaign or "")  # fmt: skip
 
 
 def variability(args: argparse.Namespace) -> None:
@@ -66,7 +67,7 @@ def variability(args: argparse.Namespace) -> None:
     from mpiguide.reports.variability import variability
 
     options = Decisions.read(args.decided_with).options
-    variability(args.medians, args.timings, args.tests, options, args.outdir)
+    variability(args.medians, args.timings, args.tests, options, args.outdir, args.campaign or "")
 
 
 def library_table(args: argparse.Namespace) -> None:
@@ -117,15 +118,12 @@ def cost(args: argparse.Namespace) -> None:
 def slowdown_plot(args: argparse.Namespace) -> None:
     from mpiguide.analysis.analysis_types import Decisions
     from mpiguide.analysis.slowdown import read_slowdown
-    from mpiguide.reports.figure_style import provenance
-    from mpiguide.reports.slowdown_plot import plot_overview, read_guidelines
+    from mpiguide.reports.figure_style import figure_footer, read_footer_tests, slowdown_tests
+    from mpiguide.reports.slowdown_plot import plot_overview
 
     decisions = Decisions.read(args.decided_with)
-    footer = provenance(
-        args.campaign or "",
-        decisions.options,
-        tuning_too=decisions.any_by_tuning(read_guidelines(args.tests).unique()),
-    )
+    drawn = slowdown_tests(read_footer_tests(args.tests))
+    footer = figure_footer(args.campaign or "", decisions, drawn)
     plot_overview(read_slowdown(args.slowdown), args.out, footer)
 
 
@@ -165,6 +163,7 @@ CAMPAIGN_REPORTS = (
                           required=False, default="{}"),
         OUT.but(help="the directory to write models.csv, residuals.csv and plots/ into",
                 role=Role.WRITES_DIR, metavar="DIR"),
+        CAMPAIGN_NAME,
     )),
     Command("variability", "run-to-run spread, slow runs, Figure 10 plots", variability, (
         MEDIANS,
@@ -172,6 +171,7 @@ CAMPAIGN_REPORTS = (
         TESTS,
         DECIDED_WITH,
         OUTDIR,
+        CAMPAIGN_NAME,
     )),
     Command(
         "library-table",

@@ -31,6 +31,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
+from mpiguide.analysis.comparisons import TEST_COLUMN
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.paths import FOREST_PAGE, PLOT_SUFFIX, forest_plot_path
 from mpiguide.reports.figure_style import (
@@ -38,10 +39,15 @@ from mpiguide.reports.figure_style import (
     VERDICT_MARKERS,
     VERDICTS,
     FigureJob,
+    bound_levels,
+    deciding_tests,
+    figure_footer,
     group_deployment,
     group_keys,
-    provenance,
+    row_levels,
     save_figure,
+    statistic_text,
+    tests_used,
     value_label,
     verdict_handles,
     with_provenance,
@@ -64,21 +70,6 @@ DPI = 100
 FOREST_PAGE_ROWS = 500
 LABEL_POINTS = 7
 TITLE_POINTS = 8
-
-
-def deciding_tests(tests: pd.DataFrame) -> pd.DataFrame:
-    """One row per group: the test farthest from its relation (`_effect`) among those whose
-    verdict is the group's, with the group's counts of violated and undecided tests."""
-    flags = pd.DataFrame({
-        "guideline": tests["guideline"], "group": tests["group"], "n_tests": 1,
-        "n_violated": (tests["verdict"] == VIOLATED).astype(int),
-        "n_undecided": (tests["verdict"] == UNDECIDED).astype(int),
-    })  # fmt: skip
-    counts = flags.groupby(["guideline", "group"], sort=False).sum()
-    own = tests.loc[tests["verdict"] == tests["group_verdict"]]
-    chosen = own.sort_values("_effect", ascending=False, kind="stable")
-    chosen = chosen.drop_duplicates(["guideline", "group"]).sort_values(["guideline", "group"])
-    return chosen.join(counts, on=["guideline", "group"])
 
 
 def row_labels(rows: pd.DataFrame, keys: list[str], varied: str) -> tuple[list[str], str, str]:
@@ -191,6 +182,38 @@ def _lay_out(
     legend.set_bbox_to_anchor((1 + LEGEND_GAP_INCHES / axes_inches, 1.0), axes.transAxes)
 
 
+def row_notes(rows: pd.DataFrame) -> list[str]:
+    """What a row's label adds where the rows differ in it: the test that decided the row and
+    the one-sided levels of its bounds (`welch_t 99.9|95 %`); nothing where all rows share
+    them (the axis label states them)."""
+    tests = rows[TEST_COLUMN].astype(str).tolist()
+    levels = [row_levels(row) for row in rows.to_dict("records")]
+    notes: list[list[str]] = [[] for _ in tests]
+    for values in (tests, levels):
+        if len(set(values)) > 1:
+            for note, value in zip(notes, values, strict=True):
+                note.append(value)
+    return [" ".join(note) for note in notes]
+
+
+def axis_label(rows: pd.DataFrame) -> str:
+    """The ratio axis: what violation_ratio is and at which one-sided levels its bounds are,
+    from the rows' `test`, `low_level` and `high_level` (after each row's label where they
+    differ between rows)."""
+    used = tests_used(rows)
+    if len(used) > 1:
+        what = f"the row's test after its label: {statistic_text(rows)}"
+    else:
+        what = statistic_text(rows)
+    levels = {row_levels(row) for row in rows.to_dict("records")}
+    if len(levels) > 1:
+        bounds = "one-sided, at the levels lower|upper after each row's label"
+    else:
+        bounds = bound_levels(rows)
+    return (f"violation_ratio ({what}; log scale)\nwith its bounds [ratio_low, ratio_high]: "
+            f"{bounds}; dotted: v_thres")  # fmt: skip
+
+
 def forest_plot(
     rows: pd.DataFrame,
     keys: list[str],
@@ -205,6 +228,8 @@ def forest_plot(
     axes = figure.add_axes((0.0, 0.0, 1.0, 1.0))
     verdicts = _draw_rows(axes, rows, options.v_thres)
     labels, columns, common = row_labels(rows, keys, options.varied)
+    labels = [f"{label}  {note}" if note else label
+              for label, note in zip(labels, row_notes(rows), strict=True)]  # fmt: skip
     # Row labels as text beside the axes, not tick labels: ticks cost an artist each and are
     # laid out again for every title and axis label placed.
     beside_axes = blended_transform_factory(axes.transAxes, axes.transData)
@@ -214,11 +239,7 @@ def forest_plot(
                   fontsize=LABEL_POINTS, clip_on=False)
         for y, label in enumerate(labels)
     ]  # fmt: skip
-    axes.set_xlabel(
-        f"violation_ratio (lhs / rhs median of run medians, log scale)\nwith its one-sided "
-        f"{100 * options.confidence:g} % bounds [ratio_low, ratio_high]; dotted: v_thres",
-        fontsize=TITLE_POINTS,
-    )
+    axes.set_xlabel(axis_label(rows), fontsize=TITLE_POINTS)
     counts = {verdict: int((verdicts == verdict).sum()) for verdict in VERDICTS}
     heading = figure.text(
         0.0, 1.0,
@@ -262,7 +283,7 @@ def forest_figures(
         shown = f"{mpi} {deployment}"
         title = f"{guideline} ({forest['relation'].iloc[0]}), {shown}"
         decided_with = decisions.for_guideline(str(guideline))
-        footer = provenance(campaign, decided_with, shown)
+        footer = figure_footer(campaign, decisions, forest, shown)
         pages = forest_pages(len(forest))
         if len(pages) == 1:
             figures.append(

@@ -10,7 +10,8 @@ p = nodes x ppn). Outputs in the output directory:
 - residuals.csv: per experiment (mpi, deployment, exp_id) the median of its run medians, the
   model's value there, the relative residual (observed - fitted) / fitted and `off_model` when
   its absolute value exceeds analysis.model_tolerance;
-- plots/<model>-<mpi>-<op>.png: data and model, as Parker et al.'s Figures 5, 7 and 9.
+- plots/<model>-<mpi>-<op>.png: data and model, as Parker et al.'s Figures 5, 7 and 9, under a
+  title that names the campaign, the MPI entry and the fit's options.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from mpiguide.analysis.guidelines import read_medians, with_nprocs
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import safe_name
-from mpiguide.reports.figure_style import save_figure
+from mpiguide.reports.figure_style import provenance_of_fit, save_figure, with_provenance
 from mpiguide.reports.models import Model, Selection, load_models, resolve_models
 
 MICROSECONDS = 1e6
@@ -143,10 +144,11 @@ def _residuals(
 
 
 def plot_fit(
-    model: Model, mpi: str, op: str, points: pd.DataFrame, result: Any, path: Path
+    model: Model, mpi: str, op: str, points: pd.DataFrame, result: Any, path: Path, footer: str = ""
 ) -> None:
     """Run medians and the fitted model: against n with one line per p (Parker's Figures 7 and
-    9), or against p on a log2 axis when the model has no n (Figure 5)."""
+    9), or against p on a log2 axis when the model has no n (Figure 5), under a title led by
+    `footer`."""
     import matplotlib.pyplot as plt  # after mpiguide.reports.plots has chosen the Agg backend
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
@@ -176,7 +178,7 @@ def plot_fit(
     )
     axes.set_ylabel("latency [µs]")
     title = f"{model.id} on {mpi} {op}: {model.text}\n{estimates}, R² = {result.rsquared:.3f}"
-    axes.set_title(title, fontsize=9)
+    axes.set_title(with_provenance(footer, title), fontsize=9)
     axes.legend(fontsize=8)
     save_figure(figure, path)
 
@@ -188,9 +190,11 @@ def fit(
     options: AnalysisOptions,
     outdir: str | Path,
     source: str = "config",
+    campaign: str = "",
 ) -> None:
-    """Fit the selected models; write models.csv, residuals.csv and plots/ into outdir.
-    `source` names where the selection comes from, for error messages."""
+    """Fit the selected models; write models.csv, residuals.csv and plots/ into outdir, the
+    plots naming `campaign`. `source` names where the selection comes from, for error
+    messages."""
     outdir = Path(outdir)
     selections = resolve_models(selection, load_models(models_yaml), source)
     medians = read_medians(Path(medians_parquet))
@@ -201,4 +205,6 @@ def fit(
             frame.to_csv(temporary, index=False)
     for model, mpi, op, points, result in fits:
         name = safe_name(model.id, mpi, op) + ".png"
-        plot_fit(model, mpi, op, points, result, outdir / "plots" / name)
+        # a fit spans every deployment of the entry: p is nodes x ppn
+        footer = provenance_of_fit(campaign, f"{mpi}, every deployment", options, CONFIDENCE)
+        plot_fit(model, mpi, op, points, result, outdir / "plots" / name, footer)

@@ -1,14 +1,15 @@
 """Plots of the verdicts: per guideline and deployment a forest plot of every group
 (reports/forest.py); overview and focus plots of the groups the campaign's `plots:` selects; one
 heatmap. Every figure marks violated, undecided and holding apart (reports/figure_style.py) and
-says under it which campaign and thresholds it shows.
+says with it which campaign and thresholds it shows, and at which one-sided levels the bounds
+of its tests are (tests.csv's low_level, high_level) and what their effect is.
 
 - overview/<guideline>-group<NNNN>-<verdict>.png: median of run medians of both sides against the
   varied parameter (log scales), violated points circled, undecided ones boxed.
 - focus/<guideline>-group<NNNN>-<verdict>.png: box plots of every run's repetitions of both sides
   at the group's most violated (or, in an undecided group, most nearly violated) value,
-  normalised to lhs's median of run medians; the title gives the verdict's effect with its
-  confidence bounds and the test that decided.
+  normalised to lhs's median of run medians; the title gives the verdict's effect, what it is
+  (the test that decided), and its bounds, each at its one-sided level.
 - heatmap.png: median effect ratio per guideline and operation by varied value, each cell marked
   and framed with the verdict of its tests.
 
@@ -45,7 +46,7 @@ from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.columns import STATUS, VALID
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
-from mpiguide.core.paths import ALL_DEPLOYMENTS, HEATMAP, PLOT_SUFFIX, group_plot_name
+from mpiguide.core.paths import HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.core.strict_yaml import load_package_yaml
 from mpiguide.reports.figure_style import (
     MSG_SIZE,
@@ -54,13 +55,15 @@ from mpiguide.reports.figure_style import (
     VERDICT_LEGEND,
     FigureJob,
     below_drawn,
+    deployment_of,
     figure_drawer,
-    group_deployment,
+    figure_footer,
     group_keys,
+    levels_of_test,
     number_text,
-    provenance,
     save_figure,
     side_labels,
+    statistic_text,
     value_label,
     varied_keys,
     with_provenance,
@@ -69,8 +72,8 @@ from mpiguide.reports.forest import forest_figures
 
 NUMERIC_COLUMNS = (
     "group", "lhs_exp_id", "rhs_exp_id", "n_lhs", "n_rhs", "median_lhs", "median_rhs",
-    "violation_ratio", "ratio_low", "ratio_high", "p_value", "p_adjusted", "hl_ratio", "hl_low",
-    "hl_high",
+    "violation_ratio", "ratio_low", "ratio_high", "low_level", "high_level", "p_value",
+    "p_adjusted", "hl_ratio", "hl_low", "hl_high",
 )  # fmt: skip
 TEXT_COLUMNS = ("guideline", "relation", "violated", "test", "verdict", "group_verdict")
 SIDE_COLOURS = {"lhs": "tab:red", "rhs": "tab:blue"}
@@ -155,13 +158,6 @@ def _x_values(values: pd.Series) -> tuple[pd.Series, bool]:
     lhs = lhs_side(values)
     numbers = pd.to_numeric(lhs, errors="coerce")
     return (numbers, True) if numbers.notna().all() else (lhs, False)
-
-
-def deployment_of(test: pd.Series, varied: str) -> str:
-    """The mpi entry and deployment a test's group is in, as its figures' footers name them
-    (the mpi entry alone where the group spans the deployments)."""
-    mpi, deployment = group_deployment(test, varied)
-    return mpi if deployment == ALL_DEPLOYMENTS else f"{mpi} {deployment}"
 
 
 def _describe_group(group: pd.DataFrame, keys: list[str], varied: str) -> str:
@@ -281,13 +277,13 @@ def focus_plot(
     repetitions: pd.DataFrame,
     keys: list[str],
     varied: str,
-    confidence: float,
     footer: str,
     path: Path,
 ) -> None:
     """Box plots per run of the repetitions of one test, normalised to lhs's median; the title
-    gives the verdict (in its colour), its effect with bounds and the test that decided, and the
-    Hodges-Lehmann reading as a second one."""
+    gives the verdict (in its colour), its effect, what the effect is, and its bounds each at
+    its own one-sided level (tests.csv's low_level, high_level), and the Hodges-Lehmann reading
+    as a second one."""
     names = dict(zip(SIDES, side_labels(test, keys), strict=True))
     normalised = repetitions.assign(time=repetitions["time_s"] / test["median_lhs"])
     runs = sorted(normalised["run"].unique())
@@ -307,14 +303,15 @@ def focus_plot(
     axes.legend(handles=[Patch(facecolor=SIDE_COLOURS[side], edgecolor=BOX_LINES, label=name)
                          for side, name in names.items()],
                 fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # fmt: skip
-    level = f"{100 * confidence:g} %"
     at = value_label(varied, test[varied])
+    low, high = levels_of_test(test)
     axes.set_title(
         f"{footer}\n{test['guideline']} group {test['group']} at {varied}={at}:"
         f" {test['verdict']} (group {test['group_verdict']})\n"
-        f"violation_ratio {number_text(test['violation_ratio'])}, one-sided {level} bounds "
-        f"[{number_text(test['ratio_low'])}, {number_text(test['ratio_high'])}]; "
-        f"{test['test']}, p = {number_text(test['p_adjusted'])}\n"
+        f"violation_ratio {number_text(test['violation_ratio'])}: "
+        f"{statistic_text(test.to_frame().T)}, p_adjusted {number_text(test['p_adjusted'])}\n"
+        f"bounds one-sided: lower {number_text(test['ratio_low'])} at {low} %, upper "
+        f"{number_text(test['ratio_high'])} at {high} %\n"
         f"Hodges-Lehmann reading (not used by the verdict): {number_text(test['hl_ratio'])} "
         f"[{number_text(test['hl_low'])}, {number_text(test['hl_high'])}]",
         fontsize=8,
@@ -503,7 +500,7 @@ def focus_tests(tests: pd.DataFrame, plot_options: PlotOptions) -> pd.DataFrame:
     verdicts = list(plot_options.verdicts)
     groups = tests.loc[tests["group_verdict"].isin(verdicts)]
     focus = groups.loc[groups["verdict"] == groups["group_verdict"]]
-    # stable, as forest.deciding_tests: a tie picks the test the group's forest row shows
+    # stable, as figure_style.deciding_tests: a tie picks the test the group's forest row shows
     focus = focus.sort_values("_effect", ascending=False, kind="stable")
     focus = focus.drop_duplicates(["guideline", "group"])
     rank = focus["group_verdict"].map(verdicts.index)
@@ -534,7 +531,7 @@ def plot(
         (outdir / sub).mkdir(parents=True, exist_ok=True)
     heatmap_path = outdir / (HEATMAP + PLOT_SUFFIX)
     if tests.empty:
-        heatmap(tests, options.varied, provenance(campaign, options), heatmap_path)
+        heatmap(tests, options.varied, figure_footer(campaign, decisions, tests), heatmap_path)
         return
     keys = parameter_columns(tests)
     if options.varied not in keys:
@@ -543,9 +540,7 @@ def plot(
     with figure_drawer(processes) as draw:
         for job in forest_figures(tests, keys, decisions, campaign, outdir):
             draw(job)
-        tuning_too = decisions.any_by_tuning(tests["guideline"].unique())
-        draw(FigureJob(heatmap, (tests, options.varied,
-                                 provenance(campaign, options, tuning_too=tuning_too),
+        draw(FigureJob(heatmap, (tests, options.varied, figure_footer(campaign, decisions, tests),
                                  heatmap_path)))  # fmt: skip
         # read while the forests are drawn
         focus = focus_tests(tests, plot_options)
@@ -553,11 +548,13 @@ def plot(
         by_group = tests.groupby(["guideline", "group"], sort=False)
         for _, test in focus.iterrows():
             name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
-            decided_with = decisions.for_guideline(str(test["guideline"]))
-            footer = provenance(campaign, decided_with, deployment_of(test, options.varied))
+            where = deployment_of(test, options.varied)
             group = by_group.get_group((test["guideline"], test["group"]))
             draw(FigureJob(overview_plot, (
-                group, keys, options.varied, footer, outdir / "overview" / name)))  # fmt: skip
+                group, keys, options.varied, figure_footer(campaign, decisions, group, where),
+                outdir / "overview" / name)))  # fmt: skip
+            # its title states the one test's levels
+            footer = figure_footer(campaign, decisions, test.to_frame().T, where, levels=False)
             draw(FigureJob(focus_plot, (
-                test, _side_repetitions(test, timings), keys, options.varied, options.confidence,
-                footer, outdir / "focus" / name)))  # fmt: skip
+                test, _side_repetitions(test, timings), keys, options.varied, footer,
+                outdir / "focus" / name)))  # fmt: skip

@@ -21,7 +21,6 @@ from matplotlib.patches import Patch, Rectangle
 from mpiguide.analysis.slowdown import LOW_BELOW, SEVERITY_BOUNDS, SEVERITY_LABELS
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.atomic import atomic_path
-from mpiguide.core.errors import DataError
 from mpiguide.reports.figure_style import VERDICT_LEGEND, with_provenance
 
 # The overview's classes, least severe first (a cell shows the most severe of its rows): a row
@@ -69,27 +68,6 @@ NO_TEST_LABEL = "no test"
 # A panel of Figure 3 per value of these columns of slowdown.csv.
 PANEL_KEYS = ["mpi", "N", "ppn"]
 SAVE_DPI = 120
-
-
-# What the slowdown overview reads of tests.csv: which guidelines (and so which options)
-# decided it.
-TESTS_COLUMNS = ("guideline",)
-
-
-def read_guidelines(tests_csv: Path) -> pd.Series:
-    """The guideline of every test in tests.csv, as text."""
-    if not tests_csv.is_file():
-        raise DataError(f"{tests_csv}: no such file (written by `mpiguide check`)")
-    try:
-        header = pd.read_csv(tests_csv, nrows=0).columns
-        missing = [column for column in TESTS_COLUMNS if column not in header]
-        if missing:
-            raise DataError(f"{tests_csv}: column {missing[0]!r} missing")
-        tests = pd.read_csv(tests_csv, usecols=list(TESTS_COLUMNS), dtype=str,
-                            keep_default_na=False)  # fmt: skip
-    except (OSError, ValueError) as error:
-        raise DataError(f"{tests_csv}: cannot read the tests: {error}") from None
-    return tests["guideline"]
 
 
 def overview_classes(table: pd.DataFrame) -> pd.Series:

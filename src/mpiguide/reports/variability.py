@@ -19,7 +19,8 @@ Outputs in the output directory:
 - plots/<mpi>-<nodes>x<ppn>-exp<NNNNNN>.png: Figure 10 of Parker et al.: one box per run of the
   experiment's repetitions, the median of medians and ±5 % and ±10 % around it — for the lhs and
   rhs experiment at the most violated point of every violated group, and for every experiment
-  that a selector of analysis.variability picks.
+  that a selector of analysis.variability picks; its title names the campaign, the deployment
+  and analysis.run_band, the band that flags a run in runs.csv.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import BLOCK, BLOCK_ATTEMPT_COLUMN, INTERFERENCE_COLUMNS
 from mpiguide.core.paths import deployment_name, safe_name
 from mpiguide.core.values import canonical_value
-from mpiguide.reports.figure_style import save_figure
+from mpiguide.reports.figure_style import provenance_of_runs, save_figure, with_provenance
 from mpiguide.reports.plots import read_repetitions, read_tests
 
 EXPERIMENT_KEYS = [*DEPLOYMENT_KEYS, "exp_id"]
@@ -133,9 +134,10 @@ def _selected_experiments(medians: pd.DataFrame, options: AnalysisOptions) -> pd
 
 
 def variability_plot(
-    repetitions: pd.DataFrame, run_medians: pd.Series, title: str, path: Path
+    repetitions: pd.DataFrame, run_medians: pd.Series, title: str, path: Path, footer: str = ""
 ) -> None:
-    """Parker's Figure 10: a box per run, the median of medians and ±5 % / ±10 % lines."""
+    """Parker's Figure 10: a box per run, the median of medians and ±5 % / ±10 % lines, under
+    a title led by `footer`."""
     import matplotlib.pyplot as plt  # after mpiguide.reports.plots has chosen the Agg backend
     import seaborn as sns
 
@@ -151,7 +153,7 @@ def variability_plot(
             axes.axhline(centre * (1 + sign * band), color="grey", linewidth=0.8, linestyle=style,
                          label=f"±{band:.0%}" if sign > 0 else None)  # fmt: skip
     axes.set_ylabel("time per repetition [s]")
-    axes.set_title(title, fontsize=9)
+    axes.set_title(with_provenance(footer, title), fontsize=9)
     axes.legend(fontsize=8)
     save_figure(figure, path)
 
@@ -173,8 +175,9 @@ def variability(
     tests_csv: str | Path,
     options: AnalysisOptions,
     outdir: str | Path,
+    campaign: str = "",
 ) -> None:
-    """Write spread.csv, runs.csv and plots/ into outdir."""
+    """Write spread.csv, runs.csv and plots/ into outdir; the plots name `campaign`."""
     outdir = Path(outdir)
     medians = read_medians(Path(medians_parquet))
     (outdir / "plots").mkdir(parents=True, exist_ok=True)
@@ -202,6 +205,8 @@ def variability(
         for name, value in zip(EXPERIMENT_KEYS, key, strict=True):
             mask &= (repetitions[name] == value).to_numpy()
             run_mask &= (text_medians[name] == value).to_numpy()
+        where = f"{key[0]} {deployment_name(key[1], key[2])}"
         name = safe_name(key[0], deployment_name(key[1], key[2]), f"exp{key[3]:06d}") + ".png"
+        footer = provenance_of_runs(campaign, where, options.run_band)
         variability_plot(repetitions.loc[mask], text_medians.loc[run_mask, "median_s"],
-                         _describe(medians, key), outdir / "plots" / name)  # fmt: skip
+                         _describe(medians, key), outdir / "plots" / name, footer)  # fmt: skip

@@ -421,9 +421,13 @@ def _verdict_cell(row: pd.Series) -> str:
     return f"{tests} ({100 * row['detected_group_rate']:.0f})"
 
 
-def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> None:
+def plot_power(
+    table: pd.DataFrame, options: AnalysisOptions, path: Path, campaign: str = ""
+) -> None:
     """Detected share of groups against the planted slowdown, one line per number of runs; one
-    panel per test (columns) and kind of comparison (rows)."""
+    panel per test (columns) and kind of comparison (rows), under a title that names the
+    campaign, the options and what flags a group: a violated test, its lower one-sided bound
+    at the violation level above 1 (the self-test's guidelines are all `le`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -441,16 +445,35 @@ def plot_power(table: pd.DataFrame, options: AnalysisOptions, path: Path) -> Non
             ax.plot(lines["slowdown_pct"], 100 * lines["detected_group_rate"], marker="o",
                     label=looks)  # fmt: skip
         ax.axhline(95, color="grey", linestyle=":", linewidth=1)
+        ax.annotate("95 % of groups", (1.0, 95), xycoords=("axes fraction", "data"),
+                    xytext=(-2, -2), textcoords="offset points", ha="right", va="top",
+                    fontsize=7, color="grey")  # fmt: skip
         ax.set_title(f"{test}, {launches} launches")
         ax.set_xlabel("planted slowdown (%); 0 = nothing planted (false positives)")
         ax.set_ylabel("groups flagged (%)")
         ax.set_ylim(-3, 103)
         ax.legend(title="runs per entry")
-    figure.suptitle(f"self-test: p ≤ {options.p_thres:g}, ratio ≥ {options.v_thres:g}")
+    figure.suptitle(_flagged_rule(options, campaign), fontsize=10)
     figure.tight_layout()
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format=path.suffix.lstrip(".") or "png", dpi=120)
     plt.close(figure)
+
+
+def _flagged_rule(options: AnalysisOptions, campaign: str) -> str:
+    """The suptitle: whose self-test, and when a test counts as violated (verdicts.decide):
+    its lower bound one-sided at 1 - alpha above 1, alpha = p_thres without a correction and
+    the correction's level for that test with one, and its ratio at least v_thres."""
+    from mpiguide.reports.figure_style import level_text  # loads matplotlib, as plot_power does
+
+    level = f"{level_text(1 - options.p_thres)} %"
+    if options.correction != "none":
+        level = f"1 - alpha (alpha <= p_thres: the {options.correction} correction's for the test)"
+    whose = f" of campaign {campaign}" if campaign else ""
+    return (f"self-test{whose}: p_thres {options.p_thres:g} ({options.correction} correction), "
+            f"v_thres {options.v_thres:g}, confidence {options.confidence:g}\n"
+            f"a group is flagged when a test is violated: its lower one-sided bound at {level} "
+            f"above 1 and its ratio ≥ {options.v_thres:g}")  # fmt: skip
 
 
 def selftest(
@@ -480,7 +503,7 @@ def selftest(
         table = power_table(medians, planted, options, resamples=resamples, seed=seed)
     with atomic_path(csv_path) as temporary:
         table.to_csv(temporary, index=False, float_format="%.4f")
-    plot_power(table, options, plot_path)
+    plot_power(table, options, plot_path, str(config.get("campaign", "")))
     with atomic_path(markdown_path) as temporary:
         temporary.write_text(verdict_tables(table), encoding="utf-8")
     return table

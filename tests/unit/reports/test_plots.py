@@ -21,11 +21,12 @@ from mpiguide.reports import forest
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
     FigureJob,
+    deciding_tests,
     figure_drawer,
     side_labels,
     size_label,
 )
-from mpiguide.reports.forest import DPI, FIGURE_INCHES, deciding_tests, forest_pages, forest_plot
+from mpiguide.reports.forest import DPI, FIGURE_INCHES, forest_pages, forest_plot
 from mpiguide.reports.plots import (
     PlotOptions,
     _repetitions,
