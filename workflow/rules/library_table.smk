@@ -1,9 +1,12 @@
 # Table 2 of Manwade & Kulkarni 2018 (guideline x MPI library x size: holds / violated), from
 # tests.csv. Only analysis.varied reaches it, so it re-runs with the analysis, never a benchmark.
 
+from mpiguide.core.paths import LOGS_TREE
 from mpiguide.reports.library_table import OUTPUTS as LIBRARY_TABLE_NAMES
 
-LIBRARY_TABLE = {name: f"{RESULTS}/guidelines/{name}" for name in LIBRARY_TABLE_NAMES}
+LIBRARY_TABLE = {
+    name: f"{RESULTS}/{GUIDELINES_TREE}/{name}" for name in LIBRARY_TABLE_NAMES
+}
 
 
 rule library_table:
@@ -18,7 +21,7 @@ rule library_table:
         ),
         md=LIBRARY_TABLE["library_table.md"],
     log:
-        f"{RESULTS}/logs/library_table.log",
+        f"{RESULTS}/{LOGS_TREE}/library_table.log",
     conda:
         "../envs/analysis.yaml"
     params:

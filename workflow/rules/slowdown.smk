@@ -2,7 +2,9 @@
 # severity of their slowdown in slowdown.csv, an undecided one apart from a pass (tests.csv).
 # An analysis output: re-made when the verdicts are.
 
-SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
+from mpiguide.core.paths import LOGS_TREE, SLOWDOWN_PNG
+
+SLOWDOWN_OVERVIEW = f"{RESULTS}/{GUIDELINES_TREE}/{SLOWDOWN_PNG}"
 
 
 rule slowdown_overview:
@@ -18,7 +20,7 @@ rule slowdown_overview:
             labels={"figure": "slowdown severity overview"},
         ),
     log:
-        f"{RESULTS}/logs/slowdown_overview.log",
+        f"{RESULTS}/{LOGS_TREE}/slowdown_overview.log",
     conda:
         "../envs/analysis.yaml"
     params:
