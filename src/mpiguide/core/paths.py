@@ -145,7 +145,9 @@ COST_RST = "cost.rst"
 COST_FILES = (COST_CSV, CAMPAIGN_COST_CSV, COST_RST)
 # guidelines/: written by `mpiguide library-table` (reports/library_table.py): Manwade &
 # Kulkarni's Table 2 layout, long (.csv) and wide (.md).
-LIBRARY_TABLE_FILES = ("library_table.csv", "library_table.md")
+LIBRARY_TABLE_CSV = "library_table.csv"
+LIBRARY_TABLE_MD = "library_table.md"
+LIBRARY_TABLE_FILES = (LIBRARY_TABLE_CSV, LIBRARY_TABLE_MD)
 
 # plots/: `overview/<guideline>-group<NNNN>-<verdict>.png` and
 # `focus/<guideline>-group<NNNN>-<verdict>.png` (for the groups the campaign's `plots.focus`
