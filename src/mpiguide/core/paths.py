@@ -4,8 +4,8 @@
 One owner for every path below results/<campaign>/: the workflow's rules and input functions,
 the package (aggregation parses raw paths back, the self-test reads run logs, the raw guard moves
 runs aside) and the benchmarks import them from here; tests/unit/test_results_paths_owner.py
-finds a tree spelled anywhere else. Trees: `inputs` (shuffled kernel inputs), `raw` (kernel
-output and provenance), `blocks` (one record per block of launches:
+finds a tree spelled anywhere else in src/ or workflow/. Trees: `inputs` (shuffled kernel
+inputs), `raw` (kernel output and provenance), `blocks` (one record per block of launches:
 `blocks/<nodes>x<ppn>/run<NN>.json`, with the finished launches of a failed block kept in
 `run<NN>.stash/` beside it), `logs` (the jobs' logs: `logs/<rule>.log`, `logs/run`,
 `logs/blocks`, `logs/inputs`, `logs/build`, ...), `build` (the kernel and libraries built per
