@@ -36,6 +36,14 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from mpiguide.analysis.sequential import LOOK_RUNS, STOP
 from mpiguide.core.errors import MpiguideError
+from mpiguide.core.paths import (
+    GUIDELINES_TREE,
+    RAW_TREE,
+    SELFTEST_MD,
+    TESTS_CSV,
+    TIMINGS_PARQUET,
+    campaign_results,
+)
 from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.selftest.power import planted_guidelines
 from workflow_project import SNAKEMAKE, new_project, snakemake, snakemake_env
@@ -68,14 +76,14 @@ def run_variant(root: Path, config: dict[str, Any], runs: Any, cores: int) -> di
         cwd=project, env=snakemake_env(), check=True, capture_output=True,
     )  # fmt: skip
     wall = time.monotonic() - begin
-    results = project / "results" / config["campaign"]
-    selftest = results / "selftest.md"
-    timings = pd.read_parquet(results / "timings.parquet", columns=["time_s"])
+    results = project / campaign_results(config["campaign"])
+    selftest = results / SELFTEST_MD
+    timings = pd.read_parquet(results / TIMINGS_PARQUET, columns=["time_s"])
     return {
-        "launches": sum(1 for _ in (results / "raw").rglob("run*.csv")),
+        "launches": sum(1 for _ in (results / RAW_TREE).rglob("run*.csv")),
         "kernel_s": float(timings["time_s"].sum()),
         "wall_s": float("nan") if resumed else wall,
-        "tests": pd.read_csv(results / "guidelines" / "tests.csv"),
+        "tests": pd.read_csv(results / GUIDELINES_TREE / TESTS_CSV),
         "selftest": selftest.read_text() if selftest.exists() else None,
     }
 

@@ -38,6 +38,7 @@ from mpiguide.analysis.guidelines import evaluate, evaluate_looks
 from mpiguide.analysis.sequential import FUTILE, LOOK_RUNS, STOP, Looks
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+from mpiguide.core.paths import MEDIANS_PARQUET
 from mpiguide.core.strict_yaml import load_yaml
 from mpiguide.selftest.power import _draws, planted_guidelines
 
@@ -107,7 +108,7 @@ def main() -> None:
     config = load_yaml(args.config)
     options = AnalysisOptions.from_mapping(config.get("analysis", {}), str(args.config))
     looks = Looks.planned(args.min, args.max, args.step)
-    medians = pd.read_parquet(args.results / "medians.parquet")
+    medians = pd.read_parquet(args.results / MEDIANS_PARQUET)
     medians = medians[medians["run"] < looks.last]
     try:
         planted = planted_guidelines(config, str(args.config))

@@ -46,6 +46,17 @@ from _common import REPO, load, run_snakemake
 from mpiguide.campaign.expansion import algorithm_settings
 from mpiguide.campaign.listings import Listing, Listings
 from mpiguide.campaign.schema import load_schema
+from mpiguide.core.paths import (
+    ALGORITHMS_CSV,
+    GRID_CSV,
+    GUIDELINES_TREE,
+    RAW_TREE,
+    TESTS_CSV,
+    TIMINGS_PARQUET,
+    TUNING_TREE,
+    campaign_results,
+    ompi_rules_name,
+)
 from mpiguide.core.values import ALGORITHM_GUIDELINE_PREFIX, canonical_value
 from mpiguide.plan.grid import INTERLEAVE_KEY
 from mpiguide.tune.choose import chosen_algorithms
@@ -185,13 +196,13 @@ def run_tune(project: Path, config: dict[str, Any], cores: int, dry_run: bool) -
         # after the across way's hundreds of input jobs that took most of a core from the runs.
         run_snakemake(project, "tune", *common, "--until", INPUTS_RULE)
         run_snakemake(project, "tune", *common)
-    return project / "results" / str(config["campaign"])
+    return project / campaign_results(str(config["campaign"]))
 
 
 def kernel_seconds(results: Path) -> tuple[float, int]:
     """The sum of the runs' wall times (provenance start to end, to the second), and the runs."""
     total, launches = 0.0, 0
-    for provenance in (results / "raw").rglob("run*.json"):
+    for provenance in (results / RAW_TREE).rglob("run*.json"):
         record = json.loads(provenance.read_text(encoding="utf-8"))
         start = datetime.fromisoformat(record["start_time"].replace("Z", "+00:00"))
         end = datetime.fromisoformat(record["end_time"].replace("Z", "+00:00"))
@@ -214,7 +225,7 @@ def rules_collectives(path: Path) -> int:
 
 
 def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
-    tests = pd.read_csv(results / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
+    tests = pd.read_csv(results / GUIDELINES_TREE / TESTS_CSV, dtype=str, keep_default_na=False)
     algo = tests[tests["guideline"].str.startswith(f"{ALGORITHM_GUIDELINE_PREFIX}.")]
     twins = {
         canonical_value(twin)
@@ -226,17 +237,17 @@ def summary(config: dict[str, Any], results: Path, way: str) -> dict[str, str]:
         algo = algo[~algo["max_time"].isin(twins)]
     null = tests[tests["guideline"].str.startswith("NULL-")]
     seconds, launches = kernel_seconds(results)
-    timings = pd.read_parquet(results / "timings.parquet", columns=["mpi", "exp_id", "time_s"])
+    timings = pd.read_parquet(results / TIMINGS_PARQUET, columns=["mpi", "exp_id", "time_s"])
     repetitions = float(timings["time_s"].sum())
     null_rows = timings["mpi"].str.endswith(TWIN_SUFFIX)
     if way == "within":
-        grid = pd.read_csv(results / "grid.csv", usecols=["exp_id", "max_time"])
+        grid = pd.read_csv(results / GRID_CSV, usecols=["exp_id", "max_time"])
         twin_ids = grid.loc[grid["max_time"].map(canonical_value).isin(twins), "exp_id"]
         null_rows = timings["exp_id"].isin(twin_ids)
     campaign_repetitions = float(timings.loc[~null_rows, "time_s"].sum())
-    tuning = results / "tuning"
-    chosen = chosen_algorithms(pd.read_csv(tuning / "algorithms.csv"))
-    rules = sum(rules_collectives(path) for path in tuning.glob("*.ompi-rules.conf"))
+    tuning = results / TUNING_TREE
+    chosen = chosen_algorithms(pd.read_csv(tuning / ALGORITHMS_CSV))
+    rules = sum(rules_collectives(path) for path in tuning.glob(ompi_rules_name("*")))
     control = "1 twin entry" if way == "across" else "twin experiments of the swept collectives"
     return {
         "ALGO tests decided": _share(algo, DECIDED),

@@ -55,6 +55,19 @@ import numpy as np
 
 from _common import REPO
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
+from mpiguide.core.paths import (
+    GRID_CSV,
+    GUIDELINES_TREE,
+    INPUTS_TREE,
+    MEDIANS_PARQUET,
+    PLOTS_TREE,
+    RAW_TREE,
+    SLOWDOWN_CSV,
+    SUMMARY_CSV,
+    SUMMARY_MD,
+    TESTS_CSV,
+    TIMINGS_PARQUET,
+)
 
 # The synthetic campaign writer is test support (tests/synthetic.py), shared with this benchmark.
 sys.path.insert(0, str(REPO / "tests"))
@@ -113,14 +126,14 @@ def stage_pipeline(workdir: Path) -> dict:
     from mpiguide.analysis.guidelines import check
     from mpiguide.store.aggregate import aggregate
 
-    raw = sorted((workdir / "raw").rglob("run*.csv"))
+    raw = sorted((workdir / RAW_TREE).rglob("run*.csv"))
     start = time.perf_counter()
-    aggregate(workdir / "grid.csv", raw, workdir / "raw", workdir / "inputs",
-              workdir / "timings.parquet", workdir / "medians.parquet")  # fmt: skip
+    aggregate(workdir / GRID_CSV, raw, workdir / RAW_TREE, workdir / INPUTS_TREE,
+              workdir / TIMINGS_PARQUET, workdir / MEDIANS_PARQUET)  # fmt: skip
     aggregated = time.perf_counter()
     guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
-    check(workdir / "medians.parquet", guidelines, AnalysisOptions.with_defaults(),
-          workdir / "guidelines")  # fmt: skip
+    check(workdir / MEDIANS_PARQUET, guidelines, AnalysisOptions.with_defaults(),
+          workdir / GUIDELINES_TREE)  # fmt: skip
     checked = time.perf_counter()
     return {
         "aggregate_s": aggregated - start,
@@ -138,8 +151,8 @@ def stage_check(workdir: Path) -> dict:
 
     guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
     start = time.perf_counter()
-    check(workdir / "medians.parquet", guidelines, AnalysisOptions.with_defaults(),
-          workdir / "guidelines")  # fmt: skip
+    check(workdir / MEDIANS_PARQUET, guidelines, AnalysisOptions.with_defaults(),
+          workdir / GUIDELINES_TREE)  # fmt: skip
     return {"check_s": time.perf_counter() - start, "peak_rss_mb": peak_rss_mb()}
 
 
@@ -147,7 +160,7 @@ def stage_read(workdir: Path) -> dict:
     import pandas as pd
 
     start = time.perf_counter()
-    timings = pd.read_parquet(workdir / "timings.parquet")
+    timings = pd.read_parquet(workdir / TIMINGS_PARQUET)
     return {"total_s": time.perf_counter() - start, "rows": len(timings),
             "peak_rss_mb": peak_rss_mb()}  # fmt: skip
 
@@ -156,7 +169,7 @@ def stage_arrow_read(workdir: Path) -> dict:
     import pyarrow.parquet as pq
 
     start = time.perf_counter()
-    timings = pq.read_table(workdir / "timings.parquet")
+    timings = pq.read_table(workdir / TIMINGS_PARQUET)
     return {"total_s": time.perf_counter() - start, "rows": timings.num_rows,
             "peak_rss_mb": peak_rss_mb()}  # fmt: skip
 
@@ -166,7 +179,9 @@ def stage_raw_read(workdir: Path) -> dict:
     import pyarrow.csv as pacsv
 
     start = time.perf_counter()
-    rows = sum(pacsv.read_csv(path).num_rows for path in sorted((workdir / "raw").rglob("*.csv")))
+    rows = sum(
+        pacsv.read_csv(path).num_rows for path in sorted((workdir / RAW_TREE).rglob("*.csv"))
+    )
     return {"total_s": time.perf_counter() - start, "rows": rows, "peak_rss_mb": peak_rss_mb()}
 
 
@@ -174,13 +189,13 @@ def plot_job(workdir: Path, source: Path | None = None) -> dict:
     """Seconds of one `python -m mpiguide plot` on the campaign's tests.csv with the CLI's
     defaults, as the plot rule runs it, and what it drew; `source`: the src/ of another
     checkout of mpiguide to run instead (e.g. before a change)."""
-    plots = workdir / ("plots" if source is None else "plots-baseline")
+    plots = workdir / (PLOTS_TREE if source is None else f"{PLOTS_TREE}-baseline")
     shutil.rmtree(plots, ignore_errors=True)
     env = None if source is None else {**os.environ, "PYTHONPATH": str(source)}
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "mpiguide", "plot", "--timings", str(workdir / "timings.parquet"),
-         "--tests", str(workdir / "guidelines" / "tests.csv"), "--analysis-json", "{}",
+        [sys.executable, "-m", "mpiguide", "plot", "--timings", str(workdir / TIMINGS_PARQUET),
+         "--tests", str(workdir / GUIDELINES_TREE / TESTS_CSV), "--analysis-json", "{}",
          "--campaign", "analysis_scale", "--outdir", str(plots)], check=True, env=env,
     )  # fmt: skip
     return {"total_s": time.perf_counter() - start,
@@ -247,7 +262,7 @@ def _check_inputs(workdir: Path):
     from mpiguide.analysis.guidelines import evaluate, read_medians
 
     guidelines = resolve(GUIDELINES, load_catalogue(CATALOGUE), str(CATALOGUE))
-    tests = evaluate(read_medians(workdir / "medians.parquet"), guidelines,
+    tests = evaluate(read_medians(workdir / MEDIANS_PARQUET), guidelines,
                      AnalysisOptions.from_mapping({}, "benchmark"), "benchmark")  # fmt: skip
     return guidelines, tests
 
@@ -300,7 +315,7 @@ def stage_components(workdir: Path, repeat: int) -> dict:
 
     def check_writes(name: str) -> Callable[[], None]:
         options = AnalysisOptions.with_defaults()
-        return lambda: check(workdir / "medians.parquet", guidelines, options, out / name)
+        return lambda: check(workdir / MEDIANS_PARQUET, guidelines, options, out / name)
 
     def swapped(module: object, name: str, value: object, outdir: str) -> Callable[[], None]:
         def run() -> None:
@@ -314,8 +329,8 @@ def stage_components(workdir: Path, repeat: int) -> dict:
         "tests.csv by pandas": swapped(guidelines_module, "write_csv_table", pandas_writes,
                                        "pandas"),
     }, repeat)  # fmt: skip
-    shipped = (out / "shipped" / "tests.csv").read_bytes()
-    figures["check_same"] = {"pandas": (out / "pandas" / "tests.csv").read_bytes() == shipped}
+    shipped = (out / "shipped" / TESTS_CSV).read_bytes()
+    figures["check_same"] = {"pandas": (out / "pandas" / TESTS_CSV).read_bytes() == shipped}
     shutil.rmtree(out, ignore_errors=True)
     return figures
 
@@ -375,7 +390,7 @@ def median_plot_job(workdir: Path, repeat: int) -> dict:
 def compare_tables(written: Path, reference: Path) -> str:
     """Which of the tables in `written` are byte-identical to those in `reference`."""
     lines = []
-    for name in ("tests.csv", "summary.csv", "summary.md", "slowdown.csv"):
+    for name in (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV):
         same = (reference / name).is_file() and (
             (written / name).read_bytes() == (reference / name).read_bytes()
         )
@@ -468,12 +483,12 @@ def main() -> None:
               "pipeline peak RSS goal <= 2048 MB")  # fmt: skip
         load_before = load_average()
         print_plot_goal(median_plot_job(workdir, args.repeat), pipeline["check_s"], load_before)
-        tests = (workdir / "guidelines" / "tests.csv").read_text().count("\n") - 1
+        tests = (workdir / GUIDELINES_TREE / TESTS_CSV).read_text().count("\n") - 1
         per_25k = pipeline["check_s"] * 25_000 / tests
         print(f"tests: {tests}; check per 25 000 tests: {per_25k:.2f} s (goal <= 1 s)")
         if args.reference:
-            print(compare_tables(workdir / "guidelines", args.reference / "guidelines"))
-        print("summary:\n" + (workdir / "guidelines" / "summary.md").read_text())
+            print(compare_tables(workdir / GUIDELINES_TREE, args.reference / GUIDELINES_TREE))
+        print("summary:\n" + (workdir / GUIDELINES_TREE / SUMMARY_MD).read_text())
     finally:
         if not args.keep and not args.reuse:
             shutil.rmtree(workdir, ignore_errors=True)

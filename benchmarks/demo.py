@@ -29,12 +29,18 @@ from pathlib import Path
 import yaml
 
 from _common import REPO, snakemake_env, timed_snakemake
-from mpiguide.core.paths import VERDICT_LINES_CSV
+from mpiguide.core.paths import (
+    GUIDELINES_TREE,
+    RESULTS_ROOT,
+    SNAKEMAKE_REPORT,
+    VERDICT_LINES_CSV,
+    campaign_results,
+)
 
 DEMO_CONFIG = Path("config") / "config.yaml"
 # What a fresh clone does not have: results, Snakemake's state, local environments and caches.
 NOT_COPIED = shutil.ignore_patterns(
-    "results", ".snakemake", ".venv", ".git", ".ci", "build", "__pycache__", "*.egg-info"
+    RESULTS_ROOT, ".snakemake", ".venv", ".git", ".ci", "build", "__pycache__", "*.egg-info"
 )
 V_THRES = re.compile(r"^(\s+v_thres:\s*)(\S+)", re.MULTILINE)
 
@@ -70,7 +76,7 @@ def pngs(results: Path) -> int:
 def verdicts(results: Path) -> list[str]:
     """The demo's verdict per guideline, as its report's front page counts them."""
     lines = []
-    with (results / "guidelines" / VERDICT_LINES_CSV).open(newline="") as table:
+    with (results / GUIDELINES_TREE / VERDICT_LINES_CSV).open(newline="") as table:
         for row in csv.DictReader(table):
             lines.append(
                 f"{row['guideline']}: groups {row['holds_groups']} hold, {row['violated_groups']} "
@@ -97,8 +103,8 @@ def measure(config: Path, keep: bool) -> tuple[float, float]:
     shutil.copytree(REPO, project, ignore=NOT_COPIED)
     shutil.copyfile(config, project / DEMO_CONFIG)
     campaign = yaml.safe_load(config.read_text())["campaign"]
-    results = project / "results" / campaign
-    report = results / "report.html"
+    results = project / campaign_results(campaign)
+    report = results / SNAKEMAKE_REPORT
     try:
         print(f"before the demo: {load()}")
         run_seconds, _ = snakemake(project)

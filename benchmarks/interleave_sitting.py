@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 
 from _common import REPO, load, run_snakemake
-from mpiguide.core.paths import BLOCK_RECORD_SUFFIX, BLOCKS_TREE, block_path
+from mpiguide.core.paths import (
+    BLOCK_RECORD_SUFFIX,
+    BLOCKS_TREE,
+    MEDIANS_PARQUET,
+    SELFTEST_CSV,
+    block_path,
+    campaign_results,
+)
 
 CAMPAIGNS = {
     1: REPO / "config" / "campaigns" / "selftest-back-to-back.yaml",
@@ -69,7 +76,7 @@ def cell(frame: pd.DataFrame) -> str:
 
 def table(suffix: str) -> None:
     rates = {
-        k: pd.read_csv(REPO / "results" / campaign_name(suffix, k) / "selftest.csv")
+        k: pd.read_csv(REPO / campaign_results(campaign_name(suffix, k)) / SELFTEST_CSV)
         for k in CAMPAIGNS
     }
     print("| within a launch | runs | `interleave: 1` | `interleave: 5` |")
@@ -92,7 +99,9 @@ def table(suffix: str) -> None:
         label = "null" if planted == 0 else f"planted {planted} %"
         print(f"| {label} | {runs} | {cells[0]} | {cells[1]} |")
     for k in CAMPAIGNS:
-        medians = pd.read_parquet(REPO / "results" / campaign_name(suffix, k) / "medians.parquet")
+        medians = pd.read_parquet(
+            REPO / campaign_results(campaign_name(suffix, k)) / MEDIANS_PARQUET
+        )
         medians = medians[medians["mpi"].isin(["a", "b"])]
         wide = medians.pivot_table(
             index=["mpi", "run", "op", "msg_size"],
@@ -117,7 +126,7 @@ def main() -> None:
         for k in order:
             name = campaign_name(args.suffix, k)
             block = block_path(*DEPLOYMENT, run)
-            record = f"results/{name}/{BLOCKS_TREE}/{block}{BLOCK_RECORD_SUFFIX}"
+            record = f"{campaign_results(name)}/{BLOCKS_TREE}/{block}{BLOCK_RECORD_SUFFIX}"
             snakemake(name, CAMPAIGNS[k], args.runs, record)
         print(f"block {run:02d} ({order}) done, {load()}", flush=True)
         order.reverse()

@@ -136,7 +136,7 @@ def test_a_rule_whose_input_list_changed_re_plans_nothing(campaign_copy: Path) -
     plan = campaign_copy / "workflow" / "rules" / "plan.smk"
     text = plan.read_text()
     # Both rules' input lists grow by a file that exists and is older than their outputs.
-    listed = 'grid=f"{RESULTS}/grid.csv",\n        plan=input_plan,'
+    listed = 'grid=f"{RESULTS}/{GRID_CSV}",\n        plan=input_plan,'
     grown = text.replace(listed, listed + '\n        extra=ancient("Snakefile"),')
     assert grown != text, "plan.smk's inputs rule changed: update this test"
     plan.write_text(grown)

@@ -2,24 +2,26 @@
 # the parameters) and the Tukey-filtered median per experiment and run with the parameters
 # (medians). The inputs are re-read to check each run's provenance hash.
 
+from mpiguide.core.paths import GRID_CSV, LOGS_TREE, MEDIANS_PARQUET, TIMINGS_PARQUET
+
 
 rule aggregate:
     input:
-        grid=f"{RESULTS}/grid.csv",
+        grid=f"{RESULTS}/{GRID_CSV}",
         raw=raw_csvs,
         provenance=raw_jsons,
         inputs=run_inputs,
         blocks=block_records,
     output:
-        timings=f"{RESULTS}/timings.parquet",
-        medians=f"{RESULTS}/medians.parquet",
+        timings=f"{RESULTS}/{TIMINGS_PARQUET}",
+        medians=f"{RESULTS}/{MEDIANS_PARQUET}",
     log:
-        f"{RESULTS}/logs/aggregate.log",
+        f"{RESULTS}/{LOGS_TREE}/aggregate.log",
     conda:
         "../envs/analysis.yaml"
     params:
-        raw_root=f"{RESULTS}/raw",
-        inputs_root=f"{RESULTS}/inputs",
+        raw_root=f"{RESULTS}/{RAW_TREE}",
+        inputs_root=f"{RESULTS}/{INPUTS_TREE}",
         blocks=f"--blocks-root {shlex.quote(BLOCKS)}" if BLOCKING == "run" else "",
     shell:
         "python -m mpiguide aggregate --grid {input.grid:q}"

@@ -1,13 +1,21 @@
 # Guideline verdicts. Only this rule and the plots see `analysis:` and `guidelines:`, so editing
 # them re-runs the analysis and never a benchmark.
 
-from mpiguide.core.paths import GATE_TXT, JUNIT_XML, LOOKS_CSV, SUMMARY_CSV, SUMMARY_MD
+from mpiguide.core.paths import (
+    GATE_TXT,
+    JUNIT_XML,
+    LOGS_TREE,
+    LOOKS_CSV,
+    MEDIANS_PARQUET,
+    SUMMARY_CSV,
+    SUMMARY_MD,
+)
 
 # An adaptive campaign's check also writes, per guideline and look, the tests that stopped there.
 ADAPTIVE_OUTPUTS = (
     {
         "looks": report(
-            f"{RESULTS}/guidelines/{LOOKS_CSV}",
+            f"{RESULTS}/{GUIDELINES_TREE}/{LOOKS_CSV}",
             caption="../report/looks.rst",
             category="Summary",
             labels={"table": "tests stopped per guideline and look"},
@@ -17,13 +25,13 @@ ADAPTIVE_OUTPUTS = (
     else {}
 )
 # The CI gate's output: a target of `all` only when the campaign sets `fail_on`.
-GATE_OUTPUT = f"{RESULTS}/guidelines/{GATE_TXT}"
+GATE_OUTPUT = f"{RESULTS}/{GUIDELINES_TREE}/{GATE_TXT}"
 GATE_TARGETS = [] if config["fail_on"] == "never" else [GATE_OUTPUT]
 
 
 rule check_guidelines:
     input:
-        medians=f"{RESULTS}/medians.parquet",
+        medians=f"{RESULTS}/{MEDIANS_PARQUET}",
         catalogue=CATALOGUE,
     output:
         **ADAPTIVE_OUTPUTS,
@@ -49,7 +57,7 @@ rule check_guidelines:
             labels={"table": "slowdown"},
         ),
     log:
-        f"{RESULTS}/logs/check_guidelines.log",
+        f"{RESULTS}/{LOGS_TREE}/check_guidelines.log",
     conda:
         "../envs/analysis.yaml"
     params:
@@ -73,7 +81,7 @@ rule fail_on:
     output:
         GATE_OUTPUT,
     log:
-        f"{RESULTS}/logs/fail_on.log",
+        f"{RESULTS}/{LOGS_TREE}/fail_on.log",
     conda:
         "../envs/analysis.yaml"
     params:

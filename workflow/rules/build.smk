@@ -1,6 +1,8 @@
 # One kernel build per MPI entry, with that entry's mpicc. Rules are generated per entry because
 # `envmodules:` is static per rule and each entry names its own site modules.
 
+from mpiguide.core.paths import BUILD_TREE, LOGS_TREE
+
 for build_mpi, build_entry in BUILT_MPI.items():
 
     rule:
@@ -11,7 +13,7 @@ for build_mpi, build_entry in BUILT_MPI.items():
         output:
             kernel_binary(build_mpi),
         log:
-            f"{RESULTS}/logs/build/{build_mpi}.log",
+            f"{RESULTS}/{LOGS_TREE}/{BUILD_TREE}/{build_mpi}.log",
         conda:
             kernel_conda_env(build_mpi)
         envmodules:

@@ -47,6 +47,9 @@ from mpiguide.core.paths import (
     ALGORITHMS_PNG,
     DECIDED_WITH_JSON,
     GUIDELINE_FILES,
+    GUIDELINES_TREE,
+    INPUTS_TREE,
+    RAW_TREE,
     SLOWDOWN_CSV,
     TESTS_CSV,
     TUNING_MD,
@@ -208,9 +211,9 @@ def files_of_launches(tree: str, suffix: str):
     return lambda wildcards: launch_files(CAMPAIGN, tree, suffix, launches(wildcards))
 
 
-raw_csvs = files_of_launches("raw", "csv")
-raw_jsons = files_of_launches("raw", "json")
-run_inputs = files_of_launches("inputs", "csv")
+raw_csvs = files_of_launches(RAW_TREE, "csv")
+raw_jsons = files_of_launches(RAW_TREE, "json")
+run_inputs = files_of_launches(INPUTS_TREE, "csv")
 
 
 def block_records(wildcards) -> list[str]:
@@ -263,4 +266,6 @@ kernel_binary = CAMPAIGN.kernel_binary
 BUILT_MPI = CAMPAIGN.built_mpi()
 
 
-GUIDELINE_OUTPUTS = {name: f"{RESULTS}/guidelines/{name}" for name in GUIDELINE_FILES}
+GUIDELINE_OUTPUTS = {
+    name: f"{RESULTS}/{GUIDELINES_TREE}/{name}" for name in GUIDELINE_FILES
+}

@@ -3,39 +3,52 @@
 # never re-runs a benchmark.
 
 from mpiguide.core.package_data import MODEL_CATALOGUE
+from mpiguide.core.paths import (
+    INTERFERENCE_CSV,
+    LOGS_TREE,
+    MEDIANS_PARQUET,
+    MODELS_CSV,
+    MODELS_TREE,
+    PLOTS_TREE,
+    RESIDUALS_CSV,
+    RUNS_CSV,
+    SPREAD_CSV,
+    TIMINGS_PARQUET,
+    VARIABILITY_TREE,
+)
 from mpiguide.reports.models import model_options
 
 MODELS_CATALOGUE = str(MODEL_CATALOGUE)
-MODEL_DIR = f"{RESULTS}/models"
-VARIABILITY_DIR = f"{RESULTS}/variability"
+MODEL_DIR = f"{RESULTS}/{MODELS_TREE}"
+VARIABILITY_DIR = f"{RESULTS}/{VARIABILITY_TREE}"
 
 
 rule fit_models:
     input:
-        medians=f"{RESULTS}/medians.parquet",
+        medians=f"{RESULTS}/{MEDIANS_PARQUET}",
         models=MODELS_CATALOGUE,
     output:
         models=report(
-            f"{MODEL_DIR}/models.csv",
+            f"{MODEL_DIR}/{MODELS_CSV}",
             caption="../report/models.rst",
             category="Models",
             labels={"table": "fitted coefficients"},
         ),
         residuals=report(
-            f"{MODEL_DIR}/residuals.csv",
+            f"{MODEL_DIR}/{RESIDUALS_CSV}",
             caption="../report/residuals.rst",
             category="Models",
             labels={"table": "residuals"},
         ),
         plots=report(
-            directory(f"{MODEL_DIR}/plots"),
+            directory(f"{MODEL_DIR}/{PLOTS_TREE}"),
             patterns=["{name}.png"],
             caption="../report/model_plots.rst",
             category="Models",
             labels=lambda wildcards: {"plot": wildcards.name},
         ),
     log:
-        f"{RESULTS}/logs/fit_models.log",
+        f"{RESULTS}/{LOGS_TREE}/fit_models.log",
     conda:
         "../envs/analysis.yaml"
     params:
@@ -51,38 +64,38 @@ rule fit_models:
 
 rule variability:
     input:
-        medians=f"{RESULTS}/medians.parquet",
-        timings=f"{RESULTS}/timings.parquet",
+        medians=f"{RESULTS}/{MEDIANS_PARQUET}",
+        timings=f"{RESULTS}/{TIMINGS_PARQUET}",
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
         decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
     output:
         spread=report(
-            f"{VARIABILITY_DIR}/spread.csv",
+            f"{VARIABILITY_DIR}/{SPREAD_CSV}",
             caption="../report/variability.rst",
             category="Variability",
             labels={"table": "spread per experiment"},
         ),
         runs=report(
-            f"{VARIABILITY_DIR}/runs.csv",
+            f"{VARIABILITY_DIR}/{RUNS_CSV}",
             caption="../report/variability.rst",
             category="Variability",
             labels={"table": "runs"},
         ),
         interference=report(
-            f"{VARIABILITY_DIR}/interference.csv",
+            f"{VARIABILITY_DIR}/{INTERFERENCE_CSV}",
             caption="../report/variability.rst",
             category="Variability",
             labels={"table": "interference and launch factor"},
         ),
         plots=report(
-            directory(f"{VARIABILITY_DIR}/plots"),
+            directory(f"{VARIABILITY_DIR}/{PLOTS_TREE}"),
             patterns=["{name}.png"],
             caption="../report/variability.rst",
             category="Variability",
             labels=lambda wildcards: {"plot": wildcards.name},
         ),
     log:
-        f"{RESULTS}/logs/variability.log",
+        f"{RESULTS}/{LOGS_TREE}/variability.log",
     conda:
         "../envs/analysis.yaml"
     params:

@@ -5,6 +5,7 @@
 
 from mpiguide.core.paths import (
     CAMPAIGN_PAGE,
+    LOGS_TREE,
     SNAKEMAKE_REPORT,
     SUMMARY_CSV,
     VERDICT_LINES_CSV,
@@ -42,7 +43,7 @@ rule page:
     output:
         PAGE,
     log:
-        f"{RESULTS}/logs/page.log",
+        f"{RESULTS}/{LOGS_TREE}/page.log",
     conda:
         "../envs/analysis.yaml"
     params:

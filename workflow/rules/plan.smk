@@ -3,14 +3,14 @@
 # files and never rewrites (and so never re-measures) existing ones. A run of a later round of an
 # adaptive campaign holds only the experiments its round's plan names, in the run's own order.
 
-from mpiguide.core.paths import RUN_PATTERN
+from mpiguide.core.paths import GRID_CSV, LOGS_TREE, RUN_PATTERN, run_file_pattern
 
 
 rule grid:
     output:
-        f"{RESULTS}/grid.csv",
+        f"{RESULTS}/{GRID_CSV}",
     log:
-        f"{RESULTS}/logs/grid.log",
+        f"{RESULTS}/{LOGS_TREE}/grid.log",
     conda:
         "../envs/analysis.yaml"
     # canonical_json, the text measured runs were planned with (a `where` may hold `<`): in
@@ -23,12 +23,12 @@ rule grid:
 
 rule inputs:
     input:
-        grid=f"{RESULTS}/grid.csv",
+        grid=f"{RESULTS}/{GRID_CSV}",
         plan=input_plan,
     output:
-        f"{RESULTS}/inputs/{RUN_PATTERN}.csv",
+        run_file_pattern(RESULTS, INPUTS_TREE, "csv"),
     log:
-        f"{RESULTS}/logs/inputs/{RUN_PATTERN}.log",
+        f"{RESULTS}/{LOGS_TREE}/{INPUTS_TREE}/{RUN_PATTERN}.log",
     conda:
         "../envs/analysis.yaml"
     params:

@@ -2,14 +2,14 @@
 # directory, and the report picks the files up by pattern.
 
 # mpiguide.core.paths names the plots, and so their report labels.
-from mpiguide.core.paths import labels_of_plot
+from mpiguide.core.paths import LOGS_TREE, PLOTS_TREE, TIMINGS_PARQUET, labels_of_plot
 
-PLOTS = f"{RESULTS}/plots"
+PLOTS = f"{RESULTS}/{PLOTS_TREE}"
 
 
 rule plot:
     input:
-        timings=f"{RESULTS}/timings.parquet",
+        timings=f"{RESULTS}/{TIMINGS_PARQUET}",
         tests=GUIDELINE_OUTPUTS[TESTS_CSV],
         decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
     output:
@@ -22,7 +22,7 @@ rule plot:
             labels=lambda wildcards: labels_of_plot(wildcards.name),
         ),
     log:
-        f"{RESULTS}/logs/plot.log",
+        f"{RESULTS}/{LOGS_TREE}/plot.log",
     conda:
         "../envs/analysis.yaml"
     threads: 2

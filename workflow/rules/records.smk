@@ -1,6 +1,8 @@
 # The options records' jobs (options.smk): each writes a record once the consumers it waits for
 # succeeded; `all` asks for every record.
 
+from mpiguide.core.paths import LOGS_TREE
+
 
 rule options_record:
     input:
@@ -8,7 +10,7 @@ rule options_record:
     output:
         record_path(RESULTS, "{record}"),
     log:
-        f"{RESULTS}/logs/{OPTIONS_TREE}/{{record}}.log",
+        f"{RESULTS}/{LOGS_TREE}/{OPTIONS_TREE}/{{record}}.log",
     wildcard_constraints:
         record="|".join(re.escape(name) for name in OPTION_RECORDS),
     # Before a run that a planning record's new values planned: the next invocation's raw

@@ -3,13 +3,16 @@
 # groups as a table. From tests.csv only, so it re-runs with the analysis, never a benchmark.
 
 from mpiguide.core.paths import (
+    LOGS_TREE,
     REPORT_TABLE_FILES,
     VERDICT_LINES_CSV,
     VERDICT_LINES_RST,
     VIOLATED_UNDECIDED_CSV,
 )
 
-REPORT_TABLES = {name: f"{RESULTS}/guidelines/{name}" for name in REPORT_TABLE_FILES}
+REPORT_TABLES = {
+    name: f"{RESULTS}/{GUIDELINES_TREE}/{name}" for name in REPORT_TABLE_FILES
+}
 
 
 rule report_tables:
@@ -31,7 +34,7 @@ rule report_tables:
             labels={"table": "tests of violated and undecided groups"},
         ),
     log:
-        f"{RESULTS}/logs/report_tables.log",
+        f"{RESULTS}/{LOGS_TREE}/report_tables.log",
     conda:
         "../envs/analysis.yaml"
     params:

@@ -10,33 +10,38 @@ from mpiguide.core.paths import (
     COST_CSV,
     COST_FILES,
     COST_RST,
+    LOGS_TREE,
+    MEDIANS_PARQUET,
     ROUND_PATTERN,
     ROUNDS_TREE,
+    TIMINGS_PARQUET,
 )
 
 ROUNDS = f"{RESULTS}/{ROUNDS_TREE}"
 # What an adaptive campaign spent against a fixed one (rule campaign_cost).
 COST_OUTPUTS = (
-    {name: f"{RESULTS}/guidelines/{name}" for name in COST_FILES} if ADAPTIVE else {}
+    {name: f"{RESULTS}/{GUIDELINES_TREE}/{name}" for name in COST_FILES}
+    if ADAPTIVE
+    else {}
 )
 
 if ADAPTIVE:
 
     use rule aggregate as aggregate_round with:
         output:
-            timings=temp(f"{ROUNDS}/{ROUND_PATTERN}/timings.parquet"),
-            medians=f"{ROUNDS}/{ROUND_PATTERN}/medians.parquet",
+            timings=temp(f"{ROUNDS}/{ROUND_PATTERN}/{TIMINGS_PARQUET}"),
+            medians=f"{ROUNDS}/{ROUND_PATTERN}/{MEDIANS_PARQUET}",
         log:
-            f"{RESULTS}/logs/{ROUNDS_TREE}/{ROUND_PATTERN}/aggregate.log",
+            f"{RESULTS}/{LOGS_TREE}/{ROUNDS_TREE}/{ROUND_PATTERN}/aggregate.log",
 
     checkpoint plan_round:
         input:
-            medians=f"{ROUNDS}/{ROUND_PATTERN}/medians.parquet",
+            medians=f"{ROUNDS}/{ROUND_PATTERN}/{MEDIANS_PARQUET}",
             catalogue=CATALOGUE,
         output:
             f"{ROUNDS}/{ROUND_PATTERN}.json",
         log:
-            f"{RESULTS}/logs/{ROUNDS_TREE}/{ROUND_PATTERN}/plan.log",
+            f"{RESULTS}/{LOGS_TREE}/{ROUNDS_TREE}/{ROUND_PATTERN}/plan.log",
         conda:
             "../envs/analysis.yaml"
         params:
@@ -55,7 +60,7 @@ if ADAPTIVE:
     # kernel time from every repetition's time, the runs each guideline's tests used.
     rule campaign_cost:
         input:
-            timings=f"{RESULTS}/timings.parquet",
+            timings=f"{RESULTS}/{TIMINGS_PARQUET}",
             tests=GUIDELINE_OUTPUTS[TESTS_CSV],
         output:
             guidelines=report(
@@ -72,7 +77,7 @@ if ADAPTIVE:
             ),
             rst=COST_OUTPUTS[COST_RST],
         log:
-            f"{RESULTS}/logs/campaign_cost.log",
+            f"{RESULTS}/{LOGS_TREE}/campaign_cost.log",
         conda:
             "../envs/analysis.yaml"
         params:

@@ -9,7 +9,14 @@
 
 from mpiguide.campaign.block_spec import block_spec
 from mpiguide.campaign.launch import env_prefix, heap_option, node_size_option
-from mpiguide.core.paths import DEPLOYMENT_RUN_PATTERN
+from mpiguide.core.paths import (
+    BLOCK_RECORD_SUFFIX,
+    BLOCKS_TREE,
+    DEPLOYMENT_RUN_PATTERN,
+    LOGS_TREE,
+    RUN_LOGS_TREE,
+    run_file_pattern,
+)
 
 # One job per (deployment, run) under `blocking: run`: run NN of every entry, back to back in
 # the block's shuffled order (mpiguide.campaign.blocks). Locally one Snakemake job holding the
@@ -23,17 +30,15 @@ if BLOCKING == "run":
     rule run_block:
         input:
             kernels=[ancient(kernel_binary(mpi)) for mpi in BUILT_MPI],
-            csvs=[f"{RESULTS}/inputs/{mpi}/{DEPLOYMENT_RUN_PATTERN}.csv" for mpi in MPI],
+            csvs=[run_file_pattern(RESULTS, INPUTS_TREE, "csv", mpi) for mpi in MPI],
             preload=[path for mpi in MPI for path in preloaded_libraries(mpi)],
         output:
-            record=f"{BLOCKS}/{DEPLOYMENT_RUN_PATTERN}.json",
-            csvs=[f"{RESULTS}/raw/{mpi}/{DEPLOYMENT_RUN_PATTERN}.csv" for mpi in MPI],
-            jsons=[f"{RESULTS}/raw/{mpi}/{DEPLOYMENT_RUN_PATTERN}.json" for mpi in MPI],
+            record=f"{BLOCKS}/{DEPLOYMENT_RUN_PATTERN}{BLOCK_RECORD_SUFFIX}",
+            csvs=[run_file_pattern(RESULTS, RAW_TREE, "csv", mpi) for mpi in MPI],
+            jsons=[run_file_pattern(RESULTS, RAW_TREE, "json", mpi) for mpi in MPI],
         log:
-            block=f"{RESULTS}/logs/blocks/{DEPLOYMENT_RUN_PATTERN}.log",
-            runs=[
-                f"{RESULTS}/logs/run/{mpi}/{DEPLOYMENT_RUN_PATTERN}.log" for mpi in MPI
-            ],
+            block=f"{RESULTS}/{LOGS_TREE}/{BLOCKS_TREE}/{DEPLOYMENT_RUN_PATTERN}.log",
+            runs=[run_file_pattern(RESULTS, RUN_LOGS_TREE, "log", mpi) for mpi in MPI],
         conda:
             None if any(MPI[mpi]["modules"] for mpi in MPI) else "../envs/kernel.yaml"
         threads: deployment_ranks
@@ -63,13 +68,13 @@ for run_mpi in MPI if BLOCKING != "run" else ():
             f"run_{run_mpi}"
         input:
             kernel=ancient(kernel_binary(run_mpi)),
-            csv=f"{RESULTS}/inputs/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.csv",
+            csv=run_file_pattern(RESULTS, INPUTS_TREE, "csv", run_mpi),
             preload=preloaded_libraries(run_mpi),
         output:
-            csv=f"{RESULTS}/raw/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.csv",
-            json=f"{RESULTS}/raw/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.json",
+            csv=run_file_pattern(RESULTS, RAW_TREE, "csv", run_mpi),
+            json=run_file_pattern(RESULTS, RAW_TREE, "json", run_mpi),
         log:
-            f"{RESULTS}/logs/run/{run_mpi}/{DEPLOYMENT_RUN_PATTERN}.log",
+            run_file_pattern(RESULTS, RUN_LOGS_TREE, "log", run_mpi),
         conda:
             kernel_conda_env(run_mpi)
         envmodules:

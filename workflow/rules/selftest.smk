@@ -6,6 +6,16 @@
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
 
+from mpiguide.core.paths import (
+    BUILD_TREE,
+    LOGS_TREE,
+    MEDIANS_PARQUET,
+    RUN_LOGS_TREE,
+    SELFTEST_CSV,
+    SELFTEST_MD,
+    SELFTEST_PNG,
+)
+
 # src/inject of this checkout (CHECKOUT, common.smk).
 INJECT_DIR = c_component(CHECKOUT, "inject")
 INJECT_SOURCES = c_sources(CHECKOUT, "inject")
@@ -21,7 +31,7 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
         output:
             inject_library,
         log:
-            f"{RESULTS}/logs/build/inject_{inject_index}.log",
+            f"{RESULTS}/{LOGS_TREE}/{BUILD_TREE}/inject_{inject_index}.log",
         conda:
             kernel_conda_env(inject_mpi)
         envmodules:
@@ -36,19 +46,19 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
 
 rule selftest:
     input:
-        medians=f"{RESULTS}/medians.parquet",
+        medians=f"{RESULTS}/{MEDIANS_PARQUET}",
         libraries=list(INJECT_LIBRARIES),
     output:
-        csv=f"{RESULTS}/selftest.csv",
-        plot=f"{RESULTS}/selftest.png",
-        markdown=f"{RESULTS}/selftest.md",
+        csv=f"{RESULTS}/{SELFTEST_CSV}",
+        plot=f"{RESULTS}/{SELFTEST_PNG}",
+        markdown=f"{RESULTS}/{SELFTEST_MD}",
     log:
-        f"{RESULTS}/logs/selftest.log",
+        f"{RESULTS}/{LOGS_TREE}/selftest.log",
     conda:
         "../envs/analysis.yaml"
     params:
         config=as_json(config),
-        run_logs=f"{RESULTS}/logs/run",
+        run_logs=f"{RESULTS}/{RUN_LOGS_TREE}",
     shell:
         "python -m mpiguide selftest --config-json {params.config:q}"
         " --medians {input.medians:q} --run-logs {params.run_logs:q}"

@@ -3,7 +3,9 @@
 # tests.csv says which guidelines, and so which options, decided them.
 # An analysis output: re-made when the verdicts are.
 
-SLOWDOWN_OVERVIEW = f"{RESULTS}/guidelines/slowdown.png"
+from mpiguide.core.paths import LOGS_TREE, SLOWDOWN_PNG
+
+SLOWDOWN_OVERVIEW = f"{RESULTS}/{GUIDELINES_TREE}/{SLOWDOWN_PNG}"
 
 
 rule slowdown_overview:
@@ -19,7 +21,7 @@ rule slowdown_overview:
             labels={"figure": "slowdown severity overview"},
         ),
     log:
-        f"{RESULTS}/logs/slowdown_overview.log",
+        f"{RESULTS}/{LOGS_TREE}/slowdown_overview.log",
     conda:
         "../envs/analysis.yaml"
     params:

@@ -5,7 +5,7 @@
 # own mock-up.
 
 from mpiguide.campaign.expansion import tuned_algorithms_csv
-from mpiguide.core.paths import VERIFY_CSV, VERIFY_MD
+from mpiguide.core.paths import BUILD_TREE, LOGS_TREE, VERIFY_CSV, VERIFY_MD
 from mpiguide.tune.library_algorithms import setting_marks
 
 SETTING_MARKS = setting_marks(CAMPAIGN.settings)
@@ -32,7 +32,7 @@ rule tune:
         files=[f"{TUNING}/{name}" for name in sorted(TUNING_FILES.values())],
         mockups=[f"{TUNING}/{name}" for name in MOCKUP_TUNING_FILES.values()],
     log:
-        f"{RESULTS}/logs/tune.log",
+        f"{RESULTS}/{LOGS_TREE}/tune.log",
     conda:
         "../envs/analysis.yaml"
     params:
@@ -72,7 +72,7 @@ if config["verify"]:
             output:
                 tune_library,
             log:
-                f"{RESULTS}/logs/build/tune_{tune_index}.log",
+                f"{RESULTS}/{LOGS_TREE}/{BUILD_TREE}/tune_{tune_index}.log",
             conda:
                 kernel_conda_env(tune_mpi)
             envmodules:
@@ -91,7 +91,7 @@ if config["verify"]:
             md=f"{VERIFY}/{{entry}}.md",
             csv=f"{VERIFY}/{{entry}}.csv",
         log:
-            f"{RESULTS}/logs/verify/{{entry}}.log",
+            f"{RESULTS}/{LOGS_TREE}/{VERIFY_TREE}/{{entry}}.log",
         wildcard_constraints:
             entry="|".join(re.escape(name) for name in VERIFY_PAIRS),
         conda:
@@ -111,7 +111,7 @@ if config["verify"]:
             md=f"{RESULTS}/{VERIFY_MD}",
             csv=f"{RESULTS}/{VERIFY_CSV}",
         log:
-            f"{RESULTS}/logs/verify/report.log",
+            f"{RESULTS}/{LOGS_TREE}/{VERIFY_TREE}/report.log",
         conda:
             "../envs/analysis.yaml"
         params:

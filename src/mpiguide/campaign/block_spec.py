@@ -9,7 +9,7 @@ from typing import Any
 
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.launches import block_record
-from mpiguide.core.paths import run_path
+from mpiguide.core.paths import INPUTS_TREE, RAW_TREE, RUN_LOGS_TREE, run_file
 
 
 def block_spec(campaign: Campaign, nodes: int, ppn: int, run: int) -> dict[str, Any]:
@@ -18,7 +18,6 @@ def block_spec(campaign: Campaign, nodes: int, ppn: int, run: int) -> dict[str, 
     entries = []
     for mpi, entry in campaign.mpi.items():
         campaign.launch_command(mpi)
-        path = run_path(mpi, nodes, ppn, run)
         entries.append(
             {
                 "mpi": mpi,
@@ -27,9 +26,9 @@ def block_spec(campaign: Campaign, nodes: int, ppn: int, run: int) -> dict[str, 
                 "env": entry["env"],
                 "modules": entry["modules"],
                 "kernel": campaign.kernel_binary(mpi),
-                "input": f"{campaign.results}/inputs/{path}.csv",
-                "output": f"{campaign.results}/raw/{path}.csv",
-                "log": f"{campaign.results}/logs/run/{path}.log",
+                "input": run_file(campaign.results, INPUTS_TREE, mpi, nodes, ppn, run, "csv"),
+                "output": run_file(campaign.results, RAW_TREE, mpi, nodes, ppn, run, "csv"),
+                "log": run_file(campaign.results, RUN_LOGS_TREE, mpi, nodes, ppn, run, "log"),
             }
         )
     return {

@@ -15,7 +15,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.sequential import Looks
 from mpiguide.campaign.expansion import tune_libraries
 from mpiguide.campaign.launch import quoted_launcher
-from mpiguide.core.paths import RESULTS_ROOT, deployment_name
+from mpiguide.core.paths import campaign_results, deployment_name, kernel_binary_file
 from mpiguide.plan.grid import DEFAULTS, GRID_KEYS, INTERLEAVE_KEY
 from mpiguide.tune.library_algorithms import AlgorithmSetting
 
@@ -39,7 +39,7 @@ class Campaign:
     @property
     def results(self) -> str:
         """`results/<campaign>`, relative to the directory Snakemake runs in."""
-        return f"{RESULTS_ROOT}/{self.config['campaign']}"
+        return campaign_results(self.config["campaign"])
 
     @property
     def mpi(self) -> dict[str, Any]:
@@ -83,7 +83,7 @@ class Campaign:
         return self.kernel_of.get(mpi, mpi)
 
     def kernel_binary(self, mpi: str) -> str:
-        return f"{self.results}/build/{self.kernel_entry(mpi)}/mpiguide-bench"
+        return kernel_binary_file(self.results, self.kernel_entry(mpi))
 
     def built_mpi(self) -> dict[str, Any]:
         """The entries that build a kernel: all but verify's tuned entries."""

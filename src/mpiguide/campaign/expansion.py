@@ -35,9 +35,11 @@ from mpiguide.analysis.analysis_types import DECIDED_BY_TUNING
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import (
     ALGORITHMS_CSV,
-    RESULTS_ROOT,
+    TUNE_LIBRARY,
     TUNING_TREE,
+    campaign_results,
     mockup_tuning_name,
+    tune_library_file,
 )
 from mpiguide.core.values import LIBRARY_CHOICE, UNTUNED
 from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, INTERLEAVE_KEY, applies, expand
@@ -78,10 +80,6 @@ RESERVED_ENTRY_NAMES = (
     (re.compile(r"block$"), "its rule run_block would be the rule that runs blocks"),
     (re.compile(r"(inject|tune)_[0-9]+$"), "its rule build_<name> would be a library's build"),
 )
-# libmpiguide-tune (src/tune), as the workflow builds it for a tuned entry: beside its base
-# entry's kernel, with the same mpicc.
-TUNE_LIBRARY = "libmpiguide-tune.so"
-
 # (entry, library, program, key_path) -> what the library offers (Listings.choices)
 Discover = Callable[[str, str, str, str], Choices]
 
@@ -317,12 +315,6 @@ def _tune_guideline(entry: str, collective: str, ops: Sequence[str]) -> dict[str
     }
 
 
-def tune_library_path(campaign: str, entry: str) -> str:
-    """Where the workflow builds libmpiguide-tune for a tuned entry of `entry` (relative to the
-    directory the workflow runs in, as the runs start there)."""
-    return f"{RESULTS_ROOT}/{campaign}/build/{entry}/tune/{TUNE_LIBRARY}"
-
-
 def _preload_env(env: Mapping[str, str], library: str, tuning_file: Path) -> dict[str, str]:
     """libmpiguide-tune first, before any library the entry preloads already (libmpiguide-inject
     of a planted slowdown): the mock-ups' MPI calls then still reach those."""
@@ -348,7 +340,7 @@ def tuned_algorithms_csv(verify_campaign_name: str) -> str:
     """The algorithms.csv of the campaign a verify campaign re-measures (relative to the
     directory the workflow runs in)."""
     tuned = verify_campaign_name.removesuffix(VERIFY_SUFFIX)
-    return f"{RESULTS_ROOT}/{tuned}/{TUNING_TREE}/{ALGORITHMS_CSV}"
+    return f"{campaign_results(tuned)}/{TUNING_TREE}/{ALGORITHMS_CSV}"
 
 
 def verify_campaign(
@@ -395,10 +387,10 @@ def verify_campaign(
         preloaded = copy.deepcopy(entry)
         preloaded.pop("algorithms", None)
         kernel_of[tuned_name] = name
-        preloaded["env"] = {
-            **entry["env"],
-            **_preload_env(entry["env"], tune_library_path(campaign, name), mockups),
-        }
+        # libmpiguide-tune beside its base entry's kernel, built with the same mpicc; relative
+        # to the directory the workflow runs in, as the runs start there
+        library = tune_library_file(campaign_results(campaign), name)
+        preloaded["env"] = {**entry["env"], **_preload_env(entry["env"], library, mockups)}
         verified["mpi"][tuned_name] = preloaded
     if not tuned and not replaced:
         raise ConfigError(

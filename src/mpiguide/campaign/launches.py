@@ -18,7 +18,16 @@ import numpy as np
 
 from mpiguide.analysis.rounds import round_runs
 from mpiguide.campaign.checked import Campaign
-from mpiguide.core.paths import BLOCKS_TREE, ROUNDS_TREE, RUN_PATH, block_path, round_name, run_path
+from mpiguide.core.paths import (
+    BLOCK_RECORD_SUFFIX,
+    BLOCKS_TREE,
+    RAW_TREE,
+    ROUNDS_TREE,
+    RUN_PATH,
+    block_path,
+    round_name,
+    run_file,
+)
 
 Launch = tuple[str, int, int, int]
 PlanOf = Callable[[int], Mapping[str, Any]]
@@ -59,7 +68,7 @@ def campaign_launches(campaign: Campaign, through: int, plan_of: PlanOf) -> list
 
 def measured_launches(campaign: Campaign) -> list[Launch]:
     """Every raw run with its provenance on disk, of an entry and a deployment of the campaign."""
-    raw = Path(campaign.results, "raw")
+    raw = Path(campaign.results, RAW_TREE)
     deployments = {(d["nodes"], d["ppn"]) for d in campaign.config["deployments"]}
     found = []
     for provenance in sorted(raw.glob("*/*/run*.json")):
@@ -75,8 +84,8 @@ def measured_launches(campaign: Campaign) -> list[Launch]:
 def launch_files(
     campaign: Campaign, tree: str, suffix: str, launches: Iterable[Launch]
 ) -> list[str]:
-    """Each launch's file of `tree` (inputs, raw) below the campaign's results."""
-    return [f"{campaign.results}/{tree}/{run_path(*launch)}.{suffix}" for launch in launches]
+    """Each launch's file of `tree` (INPUTS_TREE, RAW_TREE) below the campaign's results."""
+    return [run_file(campaign.results, tree, *launch, suffix) for launch in launches]
 
 
 def blocks_dir(campaign: Campaign) -> str:
@@ -85,7 +94,7 @@ def blocks_dir(campaign: Campaign) -> str:
 
 def block_record(campaign: Campaign, nodes: int, ppn: int, run: int) -> str:
     """The record of one block: its launches, attempts and interference."""
-    return f"{blocks_dir(campaign)}/{block_path(nodes, ppn, run)}.json"
+    return f"{blocks_dir(campaign)}/{block_path(nodes, ppn, run)}{BLOCK_RECORD_SUFFIX}"
 
 
 def block_records(campaign: Campaign, launches: Iterable[Launch]) -> list[str]:

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mpiguide.core.atomic import atomic_path
-
-OPTIONS_TREE = "options"
+from mpiguide.core.paths import OPTIONS_TREE
 
 
 def record_path(results: str, name: str) -> str:

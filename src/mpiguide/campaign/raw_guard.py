@@ -31,35 +31,38 @@ from typing import Any
 
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.executor import CommandLine
-from mpiguide.campaign.options_record import (
-    OPTIONS_TREE,
-    canonical_json,
-    record_path,
-    recorded_text,
-)
+from mpiguide.campaign.options_record import canonical_json, record_path, recorded_text
 from mpiguide.campaign.schema import key_path
 from mpiguide.core.errors import ConfigError
-from mpiguide.core.paths import BLOCKS_TREE, ROUNDS_TREE, RUN_PATH
+from mpiguide.core.paths import (
+    BLOCKS_TREE,
+    GRID_CSV,
+    INPUTS_TREE,
+    MEDIANS_PARQUET,
+    OPTIONS_TREE,
+    RAW_TREE,
+    ROUNDS_TREE,
+    RUN_PATH,
+    SUPERSEDED_TREE,
+    TIMINGS_PARQUET,
+)
 
 # The options records every run's kernel input is planned from (workflow/rules/options.smk).
 GRID_RECORD = "grid"
 SEED_RECORD = "seed"
 PLANNING_RECORDS = (GRID_RECORD, SEED_RECORD)
-RAW_TREE = "raw"
 RAW_SUFFIXES = (".csv", ".json")
-# results/<campaign>/superseded/<UTC time>/: measured runs moved aside by `remeasure: true`.
-SUPERSEDED_TREE = "superseded"
 # What the measured runs are, and what was planned (inputs, grid, rounds' plans) or computed
 # (medians, block records) from them alone: moved together, so that a superseded folder
 # aggregates as it did. The raw runs go last: a move cut short leaves them where this check
 # finds them again.
 KEPT_WITH_RUNS = (
-    "inputs",
+    INPUTS_TREE,
     BLOCKS_TREE,
     ROUNDS_TREE,
-    "grid.csv",
-    "timings.parquet",
-    "medians.parquet",
+    GRID_CSV,
+    TIMINGS_PARQUET,
+    MEDIANS_PARQUET,
 )
 SHOWN_CHARACTERS = 60
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mpiguide.cli.arguments import MEDIANS, Command, Option, Role
 from mpiguide.core.errors import ConfigError
+from mpiguide.core.paths import RUN_LOGS_TREE
 
 
 def selftest(args: argparse.Namespace) -> None:
@@ -45,7 +46,8 @@ COMMANDS = (
                    settings={"required": True, "metavar": "JSON"}),
             MEDIANS.but(help="medians.parquet of the self-test campaign", type=Path,
                         metavar="PARQUET"),
-            Option("--run-logs", "logs/run of the campaign: <mpi>/<nodes>x<ppn>/run<NN>.log",
+            Option("--run-logs",
+                   f"{RUN_LOGS_TREE} of the campaign: <mpi>/<nodes>x<ppn>/run<NN>.log",
                    Role.READS_DIR, {"type": Path, "required": True, "metavar": "DIR"}),
             _written("--csv", "the CSV file to write"),
             _written("--plot", "the PNG file to write"),

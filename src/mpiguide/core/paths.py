@@ -1,14 +1,17 @@
-"""Names below results/<campaign>/: the run layout `<tree>/<mpi>/<nodes>x<ppn>/run<NN>.<suffix>`,
-the files of guidelines/ and the plots' names.
+"""Names below results/<campaign>/: the trees, the run layout
+`<tree>/<mpi>/<nodes>x<ppn>/run<NN>.<suffix>`, the files the rules write and the plots' names.
 
-One owner for how a deployment and a run are named in paths: the workflow's rules and input
-functions (common.smk, plan.smk, run.smk), aggregation (which parses raw paths back) and the
-self-test (which reads run logs) all go through here. Trees: `inputs` (shuffled kernel inputs),
-`raw` (kernel output and provenance), `blocks` (one record per block of launches:
+One owner for every path below results/<campaign>/: the workflow's rules and input functions,
+the package (aggregation parses raw paths back, the self-test reads run logs, the raw guard moves
+runs aside) and the benchmarks import them from here; tests/unit/test_results_paths_owner.py
+finds a tree spelled anywhere else in src/ or workflow/. Trees: `inputs` (shuffled kernel
+inputs), `raw` (kernel output and provenance), `blocks` (one record per block of launches:
 `blocks/<nodes>x<ppn>/run<NN>.json`, with the finished launches of a failed block kept in
-`run<NN>.stash/` beside it), `logs/run`, `logs/blocks` and `logs/inputs` (the jobs' logs). Runs
-are zero-based with at least two digits. Also the C components' folders of a checkout and the
-sources whose change rebuilds one.
+`run<NN>.stash/` beside it), `logs` (the jobs' logs: `logs/<rule>.log`, `logs/run`,
+`logs/blocks`, `logs/inputs`, `logs/build`, ...), `build` (the kernel and libraries built per
+entry), `rounds`, `guidelines`, `plots`, `models`, `variability`, `tuning`, `verify`, `options`,
+`superseded` and `library_algorithms`. Runs are zero-based with at least two digits. Also the C
+components' folders of a checkout and the sources whose change rebuilds one.
 """
 
 from __future__ import annotations
@@ -44,6 +47,27 @@ def run_path(mpi: str, nodes: int, ppn: int, run: int) -> str:
     return RUN_PATTERN.format(mpi=mpi, nodes=nodes, ppn=ppn, run=run_number(run))
 
 
+# The trees of runs, each `<mpi>/<nodes>x<ppn>/run<NN>.<suffix>`: the shuffled kernel inputs
+# (.csv), the kernel's output and its provenance (.csv, .json), and the run jobs' logs (.log).
+INPUTS_TREE = "inputs"
+RAW_TREE = "raw"
+# Every job's log: `logs/<rule>.log`, or below a folder named after the tree or job it is of
+# (`logs/inputs/...`, `logs/blocks/...`, `logs/build/<entry>.log`, `logs/verify/...`).
+LOGS_TREE = "logs"
+RUN_LOGS_TREE = f"{LOGS_TREE}/run"
+
+
+def run_file(results: str, tree: str, mpi: str, nodes: int, ppn: int, run: int, suffix: str) -> str:
+    """`<results>/<tree>/<mpi>/<nodes>x<ppn>/run<NN>.<suffix>`: a run's file in a tree of runs
+    (INPUTS_TREE, RAW_TREE, RUN_LOGS_TREE)."""
+    return f"{results}/{tree}/{run_path(mpi, nodes, ppn, run)}.{suffix}"
+
+
+def run_file_pattern(results: str, tree: str, suffix: str, mpi: str = "{mpi}") -> str:
+    """run_file as a Snakemake pattern: wildcards nodes, ppn and run, and mpi unless given."""
+    return f"{results}/{tree}/{mpi}/{DEPLOYMENT_RUN_PATTERN}.{suffix}"
+
+
 def block_path(nodes: int, ppn: int, run: int) -> str:
     """`<nodes>x<ppn>/run<NN>`: a block below `blocks/` (the run-NN launches of every entry of
     one deployment); add the suffix."""
@@ -74,7 +98,19 @@ def round_name(number: int) -> str:
     return ROUND_PATTERN.format(round=round_number(number))
 
 
+# results/<campaign>/: the grid every run's input is planned from (`mpiguide grid`), and every
+# repetition and run median of the raw runs (`mpiguide aggregate`; a round's below
+# `rounds/round<NN>/`).
+GRID_CSV = "grid.csv"
+TIMINGS_PARQUET = "timings.parquet"
+MEDIANS_PARQUET = "medians.parquet"
+# results/<campaign>/: a self-test campaign's rates, their plot and tables (`mpiguide selftest`).
+SELFTEST_CSV = "selftest.csv"
+SELFTEST_PNG = "selftest.png"
+SELFTEST_MD = "selftest.md"
+
 # guidelines/: written by `mpiguide check` (guidelines.py, tables.py), read by later rules.
+GUIDELINES_TREE = "guidelines"
 TESTS_CSV = "tests.csv"
 SUMMARY_CSV = "summary.csv"
 SUMMARY_MD = "summary.md"
@@ -91,6 +127,8 @@ GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, DECIDED_WIT
 # written by `mpiguide gate` when the campaign sets `fail_on`: the verdict counts that passed
 GATE_TXT = "fail_on.txt"
 
+# guidelines/: MPINPC's overview of the slowdowns (`mpiguide slowdown-plot`).
+SLOWDOWN_PNG = "slowdown.png"
 # guidelines/: written by `mpiguide report-tables` (reports/report_tables.py) for the report:
 # one line per guideline on its front page (.rst, and the same counts as a table), and the tests
 # of every violated or undecided group.
@@ -107,7 +145,9 @@ COST_RST = "cost.rst"
 COST_FILES = (COST_CSV, CAMPAIGN_COST_CSV, COST_RST)
 # guidelines/: written by `mpiguide library-table` (reports/library_table.py): Manwade &
 # Kulkarni's Table 2 layout, long (.csv) and wide (.md).
-LIBRARY_TABLE_FILES = ("library_table.csv", "library_table.md")
+LIBRARY_TABLE_CSV = "library_table.csv"
+LIBRARY_TABLE_MD = "library_table.md"
+LIBRARY_TABLE_FILES = (LIBRARY_TABLE_CSV, LIBRARY_TABLE_MD)
 
 # plots/: `overview/<guideline>-group<NNNN>-<verdict>.png` and
 # `focus/<guideline>-group<NNNN>-<verdict>.png` (for the groups the campaign's `plots.focus`
@@ -115,6 +155,7 @@ LIBRARY_TABLE_FILES = ("library_table.csv", "library_table.md")
 # deployment; `all` for the deployment where the varied parameter is a process count; one
 # `<guideline>/page<k>.png` per page where the groups are too many for one file) and
 # `heatmap.png` (each part made safe for a file name).
+PLOTS_TREE = "plots"
 GROUP_PLOT_KINDS = ("overview", "focus")
 FOREST = "forest"
 FOREST_PAGE = "page"
@@ -164,6 +205,18 @@ def labels_of_plot(name: str) -> dict[str, str]:
             "verdict": verdict}  # fmt: skip
 
 
+# models/ (`mpiguide fit`, reports/model_fit.py): the fitted coefficients, the residuals and a
+# plot per model below `plots/`; variability/ (`mpiguide variability`, reports/variability.py):
+# the spread per experiment, the runs, interference against the launch factor and plots/.
+MODELS_TREE = "models"
+MODELS_CSV = "models.csv"
+RESIDUALS_CSV = "residuals.csv"
+VARIABILITY_TREE = "variability"
+SPREAD_CSV = "spread.csv"
+RUNS_CSV = "runs.csv"
+INTERFERENCE_CSV = "interference.csv"
+
+
 # What each swept entry's library offers (`ompi_info`, `mpivars`), listed the first time the
 # campaign is planned and read from here ever after (`library_algorithms/<entry>.json`): jobs,
 # later invocations and analysis-only mode start no MPI program to learn it again.
@@ -177,6 +230,37 @@ def library_listing_name(entry: str) -> str:
 
 # Every campaign's results are below results/<campaign>/ in the directory the workflow runs in.
 RESULTS_ROOT = "results"
+
+
+def campaign_results(campaign: str) -> str:
+    """`results/<campaign>`, relative to the directory the workflow runs in."""
+    return f"{RESULTS_ROOT}/{campaign}"
+
+
+# results/<campaign>/options/<name>.json: the options a set of rules were last run with
+# (campaign/options_record.py).
+OPTIONS_TREE = "options"
+# results/<campaign>/superseded/<UTC time>/: measured runs moved aside by `remeasure: true`
+# (campaign/raw_guard.py).
+SUPERSEDED_TREE = "superseded"
+# results/<campaign>/build/<entry>/: the entry's kernel and, for the base of verify's tuned
+# entry, libmpiguide-tune below `tune/` (the names their Makefiles give them); a build's log is
+# `logs/build/<entry>.log`.
+BUILD_TREE = "build"
+KERNEL_BINARY = "mpiguide-bench"
+TUNE_LIBRARY = "libmpiguide-tune.so"
+
+
+def kernel_binary_file(results: str, entry: str) -> str:
+    """An entry's kernel build below `results` (results/<campaign>)."""
+    return f"{results}/{BUILD_TREE}/{entry}/{KERNEL_BINARY}"
+
+
+def tune_library_file(results: str, entry: str) -> str:
+    """libmpiguide-tune built with `entry`'s mpicc below `results` (results/<campaign>)."""
+    return f"{results}/{BUILD_TREE}/{entry}/tune/{TUNE_LIBRARY}"
+
+
 # results/<campaign>/: the campaign page (`mpiguide page`, reports/page.py), re-made with the
 # tables and figures it shows, and where `snakemake --report` is told to write Snakemake's
 # report, whose age against the tables the page states.

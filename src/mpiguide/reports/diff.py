@@ -21,7 +21,7 @@ import pandas as pd
 from mpiguide.analysis.verdicts import VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
-from mpiguide.core.paths import TESTS_CSV
+from mpiguide.core.paths import GUIDELINES_TREE, TESTS_CSV
 from mpiguide.reports.junit import case_name, key_columns, read_tests
 
 # Per test: what changed from A to B, in the order the tables list them.
@@ -32,7 +32,7 @@ VALUES = ("verdict", "violation_ratio", "ratio_low", "ratio_high", "p_adjusted")
 
 def tests_csv_of(results: Path) -> Path:
     """A campaign's tests.csv: `results` is results/<campaign>/, its guidelines/ or the file."""
-    for candidate in (results / "guidelines" / TESTS_CSV, results / TESTS_CSV, results):
+    for candidate in (results / GUIDELINES_TREE / TESTS_CSV, results / TESTS_CSV, results):
         if candidate.is_file():
             return candidate
     raise DataError(f"{results}: no {TESTS_CSV} (written by `mpiguide check`)")

@@ -28,7 +28,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.guidelines import read_medians, with_nprocs
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
-from mpiguide.core.paths import safe_name
+from mpiguide.core.paths import MODELS_CSV, PLOTS_TREE, RESIDUALS_CSV, safe_name
 from mpiguide.reports.figure_style import provenance_of_fit, save_figure, with_provenance
 from mpiguide.reports.models import Model, Selection, load_models, resolve_models
 
@@ -199,12 +199,12 @@ def fit(
     selections = resolve_models(selection, load_models(models_yaml), source)
     medians = read_medians(Path(medians_parquet))
     table, residuals, fits = fit_models(medians, selections, options, str(medians_parquet))
-    (outdir / "plots").mkdir(parents=True, exist_ok=True)
-    for name, frame in {"models.csv": table, "residuals.csv": residuals}.items():
+    (outdir / PLOTS_TREE).mkdir(parents=True, exist_ok=True)
+    for name, frame in {MODELS_CSV: table, RESIDUALS_CSV: residuals}.items():
         with atomic_path(outdir / name) as temporary:
             frame.to_csv(temporary, index=False)
     for model, mpi, op, points, result in fits:
         name = safe_name(model.id, mpi, op) + ".png"
         # a fit spans every deployment of the entry: p is nodes x ppn
         footer = provenance_of_fit(campaign, f"{mpi}, every deployment", options, CONFIDENCE)
-        plot_fit(model, mpi, op, points, result, outdir / "plots" / name, footer)
+        plot_fit(model, mpi, op, points, result, outdir / PLOTS_TREE / name, footer)

@@ -35,7 +35,14 @@ from mpiguide.analysis.guidelines import read_medians, with_nprocs
 from mpiguide.analysis.pairing import Experiments, split_pair
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.columns import BLOCK, BLOCK_ATTEMPT_COLUMN, INTERFERENCE_COLUMNS
-from mpiguide.core.paths import deployment_name, safe_name
+from mpiguide.core.paths import (
+    INTERFERENCE_CSV,
+    PLOTS_TREE,
+    RUNS_CSV,
+    SPREAD_CSV,
+    deployment_name,
+    safe_name,
+)
 from mpiguide.core.values import canonical_value
 from mpiguide.reports.figure_style import provenance_of_runs, save_figure, with_provenance
 from mpiguide.reports.plots import read_repetitions, read_tests
@@ -180,12 +187,12 @@ def variability(
     """Write spread.csv, runs.csv and plots/ into outdir; the plots name `campaign`."""
     outdir = Path(outdir)
     medians = read_medians(Path(medians_parquet))
-    (outdir / "plots").mkdir(parents=True, exist_ok=True)
+    (outdir / PLOTS_TREE).mkdir(parents=True, exist_ok=True)
     run_table = runs(medians, options.run_band)
     tables = {
-        "spread.csv": spread(medians, options.run_band),
-        "runs.csv": run_table,
-        "interference.csv": interference(run_table),
+        SPREAD_CSV: spread(medians, options.run_band),
+        RUNS_CSV: run_table,
+        INTERFERENCE_CSV: interference(run_table),
     }
     for name, table in tables.items():
         with atomic_path(outdir / name) as temporary:
@@ -209,4 +216,4 @@ def variability(
         name = safe_name(key[0], deployment_name(key[1], key[2]), f"exp{key[3]:06d}") + ".png"
         footer = provenance_of_runs(campaign, where, options.run_band)
         variability_plot(repetitions.loc[mask], text_medians.loc[run_mask, "median_s"],
-                         _describe(medians, key), outdir / "plots" / name, footer)  # fmt: skip
+                         _describe(medians, key), outdir / PLOTS_TREE / name, footer)  # fmt: skip
