@@ -236,8 +236,8 @@ CAMPAIGN_REPORTS = (
                    " machine's cores, each with its warning: mapping, as JSON (default: {}, none)",
                    settings={"default": "{}", "metavar": "JSON"}),
             Option("--analysis-doc", "docs/analysis.md, which the page links to for the method"
-                   " (named, not linked, where it is not there)",
-                   settings={"type": Path, "metavar": "MD"}),
+                   " (named, not linked, where it is not there)", Role.READS,
+                   {"type": Path, "metavar": "MD"}),
             OUT.but(help="the page to write (its links are relative to its directory)",
                     metavar="HTML"),
         ),
