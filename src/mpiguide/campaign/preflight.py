@@ -1,7 +1,8 @@
 """Before anything runs (also in a dry run): the commands the runs need, each entry's mpicc and
 launch command, found on this machine, else the run stopped before any job; what a run costs,
-said; a run job that cannot finish within its walltime refused then rather than killed after
-hours, and one that typically would not warned about.
+said; a deployment that oversubscribes this machine warned about; a run job that cannot finish
+within its walltime refused then rather than killed after hours, and one that typically would not
+warned about.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.launch import command_words
-from mpiguide.campaign.summary import run_seconds, typical_run
+from mpiguide.campaign.summary import available_cores, oversubscriptions, run_seconds, typical_run
 from mpiguide.campaign.walltime import check_walltime, run_jobs, typical_walltime_warnings
 from mpiguide.core.errors import ConfigError
 from mpiguide.plan.grid import build_grid
@@ -25,15 +26,20 @@ def preflight(
     runtime_minutes: Callable[[str], float | None],
     announce: Callable[[str], None],
     warn: Callable[[str], None],
+    cores: int | None = None,
 ) -> None:
-    """Announce the typical time of a run, then check each run rule's `runtime`
-    (minutes, None: no limit) against the least time its jobs take (ConfigError), and warn of
-    each whose typical estimate exceeds it."""
+    """Announce the typical time of a run and warn of each deployment with more ranks than
+    this machine's `cores` (default: those this process may run on), whose timings would
+    measure time slices; then check each run rule's `runtime` (minutes, None: no limit)
+    against the least time its jobs take (ConfigError), and warn of each whose typical
+    estimate exceeds it."""
     config, source = campaign.config, campaign.source
     grid = build_grid(campaign.grid_spec(), source)
     typical = run_seconds(config, grid)
     # the floor of any machine decides a refusal only, which states it
     announce(f"mpiguide: {typical_run(typical)}, an estimate")
+    for oversubscribed in oversubscriptions(config, cores or available_cores()):
+        warn(f"mpiguide: {source}: {oversubscribed.warning()}")
     runtimes = {rule: runtime_minutes(rule) for rule in run_jobs(config, campaign.blocking)}
     check_walltime(config, grid, campaign.blocking, runtimes, source)
     for warning in typical_walltime_warnings(config, typical, campaign.blocking, runtimes, source):

@@ -177,33 +177,55 @@ def available_cores() -> int | None:
     return os.cpu_count()
 
 
+@dataclass(frozen=True)
+class Oversubscription:
+    """A deployment that starts more ranks on this machine than it has `cores`."""
+
+    nodes: int
+    ppn: int
+    cores: int
+
+    @property
+    def deployment(self) -> str:
+        return deployment_name(self.nodes, self.ppn)
+
+    def warning(self) -> str:
+        ranks = self.nodes * self.ppn
+        here = f" ({self.nodes} nodes' ranks on this one machine)" if self.nodes > 1 else ""
+        return (
+            f"deployment {self.deployment}: {ranks} ranks on {self.cores} cores{here} (launch: "
+            "local): ranks share cores and wait for each other; its timings measure the "
+            "oversubscription too"
+        )
+
+
+def oversubscriptions(config: Mapping[str, Any], cores: int | None) -> list[Oversubscription]:
+    """Under `launch: local`, the deployments with more ranks than this machine's `cores` (a
+    multi-node deployment too: the launcher starts all its nodes x ppn ranks here)."""
+    if config.get("launch") != "local" or not cores:
+        return []
+    return [
+        Oversubscription(deployment["nodes"], deployment["ppn"], cores)
+        for deployment in config["deployments"]
+        if deployment["nodes"] * deployment["ppn"] > cores
+    ]
+
+
 def warnings(
     config: Mapping[str, Any], options: AnalysisOptions, cores: int | None, seconds: float
 ) -> list[str]:
-    """What a valid campaign still deserves before it runs: under `launch: local`, deployments
-    with more ranks than this machine's `cores` (a multi-node deployment too: the launcher
-    starts all its nodes x ppn ranks here) and a kernel time estimate (`seconds`) over a day;
-    runs too few to ever reach p_thres."""
-    found = []
+    """What a valid campaign still deserves before it runs: its oversubscriptions of this
+    machine's `cores` and, under `launch: local`, a kernel time estimate (`seconds`) over a
+    day; runs too few to ever reach p_thres."""
+    found = [oversubscribed.warning() for oversubscribed in oversubscriptions(config, cores)]
     looks = Looks.of(config["runs"])
-    if config["launch"] == "local":
-        for deployment in config["deployments"]:
-            nodes, ppn = deployment["nodes"], deployment["ppn"]
-            ranks = nodes * ppn
-            if cores and ranks > cores:
-                here = f" ({nodes} nodes' ranks on this one machine)" if nodes > 1 else ""
-                found.append(
-                    f"deployment {deployment_name(nodes, ppn)}: {ranks} ranks on {cores} cores"
-                    f"{here} (launch: local): ranks share cores and wait for each other; its "
-                    "timings measure the oversubscription too"
-                )
-        if seconds > LOCAL_SECONDS_LIMIT:
-            found.append(
-                f"kernel time: {'at most ' if looks.adaptive else ''}about {_duration(seconds)} "
-                "estimated (launch: local): more than a day on this machine; measure fewer "
-                "runs, experiments or repetitions (a `local:` block, `--scale local`) or run it "
-                "on a cluster (--profile slurm)"
-            )
+    if config["launch"] == "local" and seconds > LOCAL_SECONDS_LIMIT:
+        found.append(
+            f"kernel time: {'at most ' if looks.adaptive else ''}about {_duration(seconds)} "
+            "estimated (launch: local): more than a day on this machine; measure fewer "
+            "runs, experiments or repetitions (a `local:` block, `--scale local`) or run it "
+            "on a cluster (--profile slurm)"
+        )
     runs = looks.last
     if options.test == "ranksum":
         floor = 1 / math.comb(2 * runs, runs)

@@ -100,6 +100,14 @@ def page(args: argparse.Namespace) -> None:
         figures=args.figures or [],
         tables=args.tables or [],
         report=args.report,
+        runs_csv=args.runs,
+        oversubscribed={
+            str(deployment): str(warning)
+            for deployment, warning in parse_json(
+                args.oversubscribed_json, "--oversubscribed-json", dict
+            ).items()
+        },
+        analysis_doc=args.analysis_doc,
     )
     write_page(sources, args.out)
 
@@ -194,8 +202,9 @@ CAMPAIGN_REPORTS = (
     ),
     Command(
         "page",
-        "write the campaign page: the options decided with, a line per guideline, its tests,"
-        " figures and tables, as one HTML file that reads from disk",
+        "write the campaign page: a line per guideline saying its verdict, what qualifies it,"
+        " the options decided with, its tests, figures and tables, as one HTML file that reads"
+        " from disk",
         page,
         (
             Option("--campaign", "the campaign's name", settings={"required": True,
@@ -218,6 +227,15 @@ CAMPAIGN_REPORTS = (
             Option("--report", "where `snakemake --report` writes Snakemake's report: the page"
                    " says whether it is there and older than tests.csv", Role.READS,
                    {"type": Path, "required": True, "metavar": "HTML"}),
+            Option("--runs", "variability's runs.csv (written by `mpiguide variability`): the"
+                   " page lists the runs it flags", Role.READS,
+                   {"type": existing_file, "metavar": "CSV"}),
+            Option("--oversubscribed-json", "the deployments with more ranks than this"
+                   " machine's cores, each with its warning: mapping, as JSON (default: {}, none)",
+                   settings={"default": "{}", "metavar": "JSON"}),
+            Option("--analysis-doc", "docs/analysis.md, which the page links to for the method"
+                   " (named, not linked, where it is not there)", Role.READS,
+                   {"type": Path, "metavar": "MD"}),
             OUT.but(help="the page to write (its links are relative to its directory)",
                     metavar="HTML"),
         ),

@@ -114,3 +114,25 @@ def test_preflight_warns_of_a_typical_run_over_its_runtime_the_floor_allows() ->
     warned.clear()
     preflight(campaign, {"run_openmpi": 2.0}.get, lambda _: None, warned.append)
     assert warned == []
+
+
+def test_preflight_warns_once_of_each_deployment_that_oversubscribes_this_machine() -> None:
+    """Under `launch: local`, more ranks than cores (those of every node: all start here) is
+    said when the run starts, after its cost; SLURM's nodes are not this machine."""
+    deployments = [{"nodes": 1, "ppn": 2}, {"nodes": 1, "ppn": 4}, {"nodes": 2, "ppn": 2}]
+    config = {**BARRIER_CAMPAIGN, "nrep": 10, "launch": "local", "deployments": deployments}
+    said: list[str] = []
+    warned: list[str] = []
+    preflight(Campaign(config, AnalysisOptions.with_defaults(), "c.yaml"), {}.get, said.append,
+              warned.append, cores=2)  # fmt: skip
+    why = "ranks share cores and wait for each other; its timings measure the oversubscription too"
+    assert warned == [
+        f"mpiguide: c.yaml: deployment 1x4: 4 ranks on 2 cores (launch: local): {why}",
+        "mpiguide: c.yaml: deployment 2x2: 4 ranks on 2 cores (2 nodes' ranks on this one "
+        f"machine) (launch: local): {why}",
+    ]
+    assert len(said) == 1
+    warned.clear()
+    slurm = Campaign({**config, "launch": "slurm"}, AnalysisOptions.with_defaults(), "c.yaml")
+    preflight(slurm, {}.get, said.append, warned.append, cores=2)
+    assert warned == []
