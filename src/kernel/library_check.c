@@ -71,7 +71,8 @@ static int mismatch(const char *text, char *message, size_t size)
     struct library_id running;
     if (!identify(text, &running))
         return 0;
-    if (strcmp(running.library, BUILT_LIBRARY) == 0 && same_version(BUILT_VERSION, running.version))
+    if (strcmp(running.library, BUILT_LIBRARY) == 0 &&
+        same_version(BUILT_VERSION, running.version))
         return 0;
     snprintf(message, size,
              "built with %s %s (its mpi.h), but the MPI library started is %s %s "

@@ -1,7 +1,8 @@
 """The kernel refuses to start with an MPI library other than the one it was built with
 (library_check.c): libraries that ship a shared object of the same name (MPICH 5 and Intel MPI:
 libmpi.so.12; Open MPI 4.1 and 5: libmpi.so.40) load in each other's place when the other's
-folder comes first on LD_LIBRARY_PATH, and would be measured without a word."""
+folder comes first on LD_LIBRARY_PATH, and would be measured without a word. It tells Intel MPI,
+whose mpi.h defines MPICH_VERSION too, from MPICH (mpi_family.h)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,19 @@ def test_its_own_library_is_not_refused(
     result = kernel.run(RANKS, infile, tmp_path / "out.csv", env=own)
     assert result.returncode == 0, result.stderr
     assert "built with" not in result.stderr
+
+
+def test_intel_mpi_is_not_taken_for_mpich(
+    kernel_for: Callable[[str], Kernel], tmp_path: Path
+) -> None:
+    """An Intel MPI kernel names Intel MPI where it refuses an algorithm, before MPI_Init reads
+    anything (taken for MPICH, it would look for MPICH's control variables)."""
+    kernel = kernel_for("intelmpi-2021.19")
+    row = {"exp_id": 0, "op": "allreduce", "msg_size": 8, "nrep": 2, "algorithm": "ring"}
+    infile = write_input(tmp_path / "in.csv", [row])
+    result = kernel.run(RANKS, infile, tmp_path / "out.csv")
+    assert result.returncode == 2, result.stderr
+    assert (
+        f"mpiguide-bench: {infile}: column 'algorithm': the kernel was built with Intel MPI, "
+        "whose algorithms it cannot choose"
+    ) in result.stderr.splitlines()
