@@ -3,13 +3,18 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup setup-slurm demo check test lint kernel clean
+.PHONY: setup setup-slurm setup-mpi demo check test lint kernel clean
 
 setup:
 	@bash scripts/setup.sh
 
 setup-slurm:
 	@bash scripts/setup.sh slurm
+
+# Open MPI 5, MPICH 5 and Intel MPI from the package registry, each into .mpi/<install>/ with the
+# venv's pip (docs/cluster.md); what `install:` in an mpi entry names.
+setup-mpi: setup
+	@PYTHON=$(BIN)/python bash scripts/setup_mpi.sh
 
 kernel: setup
 	$(MAKE) -C src/kernel MPICC=mpicc.openmpi BUILD=$(CURDIR)/build/openmpi
@@ -40,7 +45,7 @@ check: setup
 # Each run keeps every test's time in a JUnit XML file under $(TEST_TIMES), for CI to keep and
 # for finding what makes the suite slow; the slowest tests of both runs end the output.
 TEST_TIMES := .ci/test-times
-test: setup-slurm lint
+test: setup-slurm setup-mpi lint
 	$(BIN)/python -m pytest --junitxml=$(TEST_TIMES)/suite.xml \
 		-n 2 --dist loadfile -m "not timing" tests
 	$(BIN)/python -m pytest --junitxml=$(TEST_TIMES)/timing.xml -m timing tests

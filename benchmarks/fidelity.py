@@ -101,6 +101,7 @@ HEAP_HISTORIES: dict[str, list[dict]] = {
 def build(mpi: MpiLibrary, sources: Path, build_dir: Path) -> Path:
     subprocess.run(
         ["make", "-s", "-C", str(sources), f"MPICC={mpi.mpicc}", f"BUILD={build_dir}"],
+        env=mpi.build_environment(),
         check=True,
         capture_output=True,
     )

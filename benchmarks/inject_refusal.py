@@ -12,7 +12,8 @@ commit's (`git archive BASE src/inject src/common | tar -x -C /tmp/base`); the p
 this checkout's.
 
 Run it with the venv's Python: `.venv/bin/python benchmarks/inject_refusal.py [--tries 20]
-[--libraries openmpi mpich] [--tree DIR]`.
+[--libraries openmpi mpich] [--tree DIR]`; by default Debian's two libraries, and those
+`make setup-mpi` installs by name (`--libraries mpich-5.0.2 intelmpi-2021.19`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from _common import REPO, load
 sys.path.insert(0, str(REPO / "tests"))
 
 from inject.refusal_support import RANKS, REFUSAL, busy_cores, refuse
-from mpi_support import CORES, MPI_LIBRARIES, MpiLibrary
+from mpi_support import CORES, DEBIAN_MPI, MPI_LIBRARIES, MpiLibrary
 from preload_support import PROBE_COMPILE, PreloadBuild
 
 PROBE_SOURCE = REPO / "tests" / "inject" / "probe.c"
@@ -38,11 +39,14 @@ PROBE_SOURCE = REPO / "tests" / "inject" / "probe.c"
 def build(tree: Path, mpi: MpiLibrary, into: Path) -> PreloadBuild:
     """libmpiguide-inject from `tree` and this checkout's probe, built with `mpi` into `into`."""
     command = ["make", "-C", str(tree / "src" / "inject"), f"MPICC={mpi.mpicc}", f"BUILD={into}"]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        command, env=mpi.build_environment(), capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
     probe = into / "probe"
-    subprocess.run([mpi.mpicc, *PROBE_COMPILE, "-o", str(probe), str(PROBE_SOURCE)], check=True)
+    compile_probe = [mpi.mpicc, *PROBE_COMPILE, "-o", str(probe), str(PROBE_SOURCE)]
+    subprocess.run(compile_probe, env=mpi.build_environment(), check=True)
     return PreloadBuild(mpi, into / "libmpiguide-inject.so", probe)
 
 
@@ -71,7 +75,7 @@ def main() -> None:
     parser.add_argument("--libraries", nargs="+", choices=sorted(MPI_LIBRARIES), default=None)
     parser.add_argument("--tree", type=Path, default=REPO)
     args = parser.parse_args()
-    names = args.libraries or sorted(MPI_LIBRARIES)
+    names = args.libraries or DEBIAN_MPI
     with tempfile.TemporaryDirectory(prefix="inject-refusal-") as scratch:
         libraries = [build(args.tree, MPI_LIBRARIES[n], Path(scratch) / n) for n in names]
         print(f"library from {args.tree.resolve()}; {CORES + 1} busy processes on {CORES} cores")

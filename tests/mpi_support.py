@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
+import shlex
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from mpiguide.campaign.installs import INSTALLS, Install
 
 REPO = Path(__file__).resolve().parents[1]
 KERNEL_SOURCES = REPO / "src" / "kernel"
@@ -25,39 +29,91 @@ CORES = os.cpu_count() or 1
 OPENMPI_ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # More ranks than cores: let idle ranks yield instead of spinning against the busy ones.
 OPENMPI_OVERSUBSCRIBED_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
+OVERSUBSCRIBE = "--oversubscribe"
 
 
 @dataclass(frozen=True)
 class MpiLibrary:
-    """An MPI library: its compiler wrapper and launcher, and what launching needs here."""
+    """An MPI library: its compiler wrapper and launcher, which library it is (`openmpi`,
+    `mpich`, `intelmpi`: an mpi entry's `library`), and what building and launching need
+    here beyond this process's environment."""
 
     name: str
     mpicc: str
     launcher: str
+    library: str
+    launcher_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)  # of every launch
+    build_env: Mapping[str, str] = field(default_factory=dict)  # of every build
+    install: Install | None = None  # installed by `make setup-mpi`
 
     def available(self) -> bool:
-        return shutil.which(self.mpicc) is not None and shutil.which(self.launcher) is not None
+        installed = self.install is None or self.install.installed()
+        return installed and all(shutil.which(p) for p in (self.mpicc, self.launcher))
 
     def command(self, nprocs: int, argv: Sequence[str | os.PathLike[str]]) -> list[str]:
-        launch = [self.launcher]
-        if self.name == "openmpi" and nprocs > CORES:
-            launch.append("--oversubscribe")
+        launch = [self.launcher, *self.launcher_args]
+        if self.library == "openmpi" and nprocs > CORES and OVERSUBSCRIBE not in launch:
+            launch.append(OVERSUBSCRIBE)
         return [*launch, "-n", str(nprocs), *map(str, argv)]
 
     def environment(self, nprocs: int, extra: dict[str, str] | None = None) -> dict[str, str]:
-        env = dict(os.environ)
-        if self.name == "openmpi":
-            env.update(OPENMPI_ROOT_ENV)
-            if nprocs > CORES:
-                env.update(OPENMPI_OVERSUBSCRIBED_ENV)
+        env = {**os.environ, **self.env}
+        if self.library == "openmpi" and nprocs > CORES:
+            env.update(OPENMPI_OVERSUBSCRIBED_ENV)
         env.update(extra or {})
         return env
 
+    def build_environment(self) -> dict[str, str]:
+        return {**os.environ, **self.build_env}
 
+
+def installed_library(install: Install) -> MpiLibrary:
+    """A library `make setup-mpi` installs, built and launched as an mpi entry naming it is."""
+    entry = install.entry()
+    launcher, *arguments = shlex.split(entry["launcher"])
+    return MpiLibrary(
+        install.name,
+        entry["mpicc"],
+        launcher,
+        install.library,
+        launcher_args=tuple(arguments),
+        env=entry["env"],
+        build_env=install.build_env(),
+        install=install,
+    )
+
+
+# Debian's two, and the three `make setup-mpi` installs below the checkout (skipped where not
+# installed: run it first). A test that runs on "every library" runs on all five; one whose
+# whole module runs per library (the PMPI libraries' fixtures) on Debian's two, and on the
+# installs only where it parametrizes so itself: the suite's time is kept for what each
+# library's quirks can break.
 MPI_LIBRARIES = {
-    "openmpi": MpiLibrary("openmpi", "mpicc.openmpi", "mpirun.openmpi"),
-    "mpich": MpiLibrary("mpich", "mpicc.mpich", "mpiexec.mpich"),
+    "openmpi": MpiLibrary(
+        "openmpi", "mpicc.openmpi", "mpirun.openmpi", "openmpi", env=OPENMPI_ROOT_ENV
+    ),
+    "mpich": MpiLibrary("mpich", "mpicc.mpich", "mpiexec.mpich", "mpich"),
+} | {name: installed_library(install) for name, install in INSTALLS.items()}
+DEBIAN_MPI = ("mpich", "openmpi")
+INSTALLED_MPI = tuple(INSTALLS)
+# How each library's MPI_Get_library_version text starts.
+LIBRARY_VERSION_TEXT = {
+    "openmpi": "Open MPI v",
+    "mpich": "MPICH Version:",
+    "intelmpi": "Intel(R) MPI Library ",
 }
+
+
+# Hydra's report of a rank it killed (Intel MPI's mpiexec writes it to stdout when one rank
+# exits with an error while another is still running).
+HYDRA_KILL_REPORT = re.compile(r"^\n?={20,}\n(?:=   .*\n)+={20,}\n", re.MULTILINE)
+
+
+def program_stdout(result: subprocess.CompletedProcess[str]) -> str:
+    """What the launched program wrote to stdout: the launcher's own report of a rank it killed
+    taken out."""
+    return HYDRA_KILL_REPORT.sub("", result.stdout)
 
 
 @dataclass(frozen=True)
@@ -122,6 +178,7 @@ def build_kernel(mpi: MpiLibrary) -> Path:
     with _exclusive(PYTEST_BUILDS / f"{mpi.name}.lock"):
         result = subprocess.run(
             ["make", "-C", str(KERNEL_SOURCES), f"MPICC={mpi.mpicc}", f"BUILD={build}"],
+            env=mpi.build_environment(),
             capture_output=True,
             text=True,
             check=False,

@@ -63,6 +63,7 @@ def build_library(mpi: MpiLibrary, sources: str, build: Path, *make_args: str) -
     result = subprocess.run(
         ["make", "-C", str(REPO / "src" / sources), f"MPICC={mpi.mpicc}", f"BUILD={build}",
          *make_args],
+        env=mpi.build_environment(),
         capture_output=True,
         text=True,
         check=False,
@@ -86,5 +87,5 @@ def build_with_probe(
     library = build_library(mpi, sources, build)
     probe = build / "probe"
     command = [mpi.mpicc, *PROBE_COMPILE, "-o", str(probe), str(probe_source)]
-    subprocess.run(command, check=True)
+    subprocess.run(command, env=mpi.build_environment(), check=True)
     return mpi, library, probe

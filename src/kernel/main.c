@@ -18,6 +18,7 @@
 #include "io/input.h"
 #include "io/output.h"
 #include "kernel_limits.h"
+#include "library_check.h"
 #include "measure.h"
 #include "ops/op_context.h"
 #include "ops/op_table.h"
@@ -482,7 +483,10 @@ int main(int argc, char **argv)
     int algorithm_status = parsed == 0 && opt.input && input_names_algorithm(opt.input)
                                ? algorithm_before_init(algorithm_error, sizeof algorithm_error)
                                : 0;
+    /* Every rank: the library about to start is the one the kernel was built with. */
+    const int library_status = library_check();
     MPI_CHECK(MPI_Init(&argc, &argv));
+    library_check_started(library_status);
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     int rank, size, rc = EXIT_OK;

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mpi_support import CORES, MPI_LIBRARIES
+from mpi_support import CORES, DEBIAN_MPI
 from preload_support import PreloadBuild, build_with_probe
 
 from .refusal_support import busy_cores
@@ -46,7 +46,7 @@ class InjectBuild(PreloadBuild):
         }
 
 
-@pytest.fixture(scope="session", params=sorted(MPI_LIBRARIES))
+@pytest.fixture(scope="session", params=DEBIAN_MPI)
 def inject_build(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> InjectBuild:

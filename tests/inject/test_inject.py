@@ -1,5 +1,6 @@
 """libmpiguide-inject slows down exactly what MPIGUIDE_INJECT names, by the amount it names, and
-refuses a bad spec before MPI starts. Real mpirun, both MPI libraries.
+refuses a bad spec before MPI starts. Real mpirun, Debian's two MPI libraries (the announcement
+and the refusal under a launcher on every library of tests/mpi_support.py).
 
 The timing tests run one rank: the library's arithmetic is per process, and on a loaded 2-core
 machine two busy-polling ranks are descheduled for milliseconds at a time, which would bury a
@@ -12,12 +13,17 @@ import subprocess
 
 import pytest
 
+from mpi_support import MPI_LIBRARIES, program_stdout
 from preload_support import REPO
 
 from .conftest import InjectBuild
 from .refusal_support import RANKS, REFUSAL, refuse
 
 pytestmark = pytest.mark.kernel
+
+# The tests that also run on the libraries `make setup-mpi` installs (the fixture's own
+# parameters: Debian's two): the library works under each launcher, and refuses under it.
+EVERY_LIBRARY = pytest.mark.parametrize("inject_build", sorted(MPI_LIBRARIES), indirect=True)
 
 NREP = "200"
 # Completion functions and the request bookkeeping the library also wraps (not injectable).
@@ -122,6 +128,7 @@ def test_freed_request_does_not_pass_its_delay_on(inject_build: InjectBuild) -> 
     assert times["after_request_free"] < 100, times
 
 
+@EVERY_LIBRARY
 def test_announces_what_it_slows_down(inject_build: InjectBuild) -> None:
     result = inject_build.launch(
         2,
@@ -198,9 +205,10 @@ def assert_refused(result: subprocess.CompletedProcess[str]) -> None:
     """The job exited 2, measured nothing, and every rank's message reached stderr."""
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert result.stderr.count(REFUSAL) == RANKS, result.stderr
-    assert result.stdout == ""
+    assert program_stdout(result) == ""
 
 
+@EVERY_LIBRARY
 def test_bad_spec_fails_the_job(inject_build: InjectBuild) -> None:
     """Under the launcher, on every rank."""
     assert_refused(refuse(inject_build))

@@ -1,5 +1,6 @@
-"""Every operation on every topology, under --verify, on Open MPI (2 and 4 ranks) and MPICH
-(2 ranks): one kernel launch per configuration runs the whole batch."""
+"""Every operation on every topology, under --verify, on Open MPI (2 and 4 ranks), MPICH
+(2 ranks) and the libraries `make setup-mpi` installs (2 ranks): one kernel launch per
+configuration runs the whole batch."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from typing import TYPE_CHECKING
 import pytest
 from kernel_files import Row, operations, read_provenance, read_times, write_input
 
+from mpi_support import INSTALLED_MPI, LIBRARY_VERSION_TEXT
+
 if TYPE_CHECKING:
     from mpi_support import Kernel
 
 pytestmark = pytest.mark.kernel
 
-LAUNCHES = [("openmpi", 2), ("openmpi", 4), ("mpich", 2)]
+LAUNCHES = [("openmpi", 2), ("openmpi", 4), ("mpich", 2), *((name, 2) for name in INSTALLED_MPI)]
 
 # Topologies with several orderings, nfin values, constructors and both reorder values.
 TOPOLOGIES: list[Row] = [
@@ -130,7 +133,7 @@ def test_every_op_on_every_topology_verifies_and_writes_nrep_rows(
     assert prov["nprocs"] == nprocs
     assert prov["nodes"] == 1 and prov["processes_per_node"] == nprocs
     assert prov["input_sha256"] == hashlib.sha256(infile.read_bytes()).hexdigest()
-    assert ("Open MPI" if mpi == "openmpi" else "MPICH") in prov["mpi_library_version"]
+    assert prov["mpi_library_version"].startswith(LIBRARY_VERSION_TEXT[kernel.mpi.library])
     assert prov["wtick"] > 0 and prov["verify"] is True and len(prov["hosts"]) == 1
     assert prov["start_time"] <= prov["end_time"]
     entries = {e["exp_id"]: e for e in prov["experiments"]}

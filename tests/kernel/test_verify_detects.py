@@ -25,14 +25,16 @@ DAMAGE_LOG = "CORRUPT_RECEIVE_LOG"  # corrupt_receive.c appends a line per damag
 def build_interposer(mpi: MpiLibrary, directory: Path) -> Path:
     library = directory / f"libcorrupt-{mpi.name}.so"
     command = [mpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", library, INTERPOSER]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        command, env=mpi.build_environment(), capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return library
 
 
 @pytest.mark.parametrize("name", sorted(MPI_LIBRARIES))
 def test_the_interposer_builds_cleanly(name: str, tmp_path: Path) -> None:
-    """-Wall -Wextra -Werror with both libraries' headers, though the runs below use MPICH."""
+    """-Wall -Wextra -Werror with every library's headers, though the runs below use MPICH."""
     mpi = MPI_LIBRARIES[name]
     if not mpi.available():
         pytest.skip(f"{mpi.mpicc} not installed")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mpi_support import MPI_LIBRARIES
+from mpi_support import DEBIAN_MPI
 from preload_support import PreloadBuild, build_with_probe
 
 PROBE_SOURCE = Path(__file__).with_name("probe.c")
@@ -39,7 +39,7 @@ class TuneBuild(PreloadBuild):
                         preload=preload, extra_env=extra_env)  # fmt: skip
 
 
-@pytest.fixture(scope="session", params=sorted(MPI_LIBRARIES))
+@pytest.fixture(scope="session", params=DEBIAN_MPI)
 def tune_build(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> TuneBuild:

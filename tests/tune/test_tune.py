@@ -1,9 +1,9 @@
 """libmpiguide-tune runs a collective as the mock-up its tuning file names, with the library's
 own results, for exactly the calls the file and the mock-up cover; everything else goes to the
 library; a bad tuning file stops the program at MPI_Init, naming the file and line. Real ranks
-(2), both MPI libraries. The probe (probe.c) compares every result with the library's own
-collective, called through PMPI_, and MPIGUIDE_TUNE_REPORT=1 makes each rank count what was
-replaced."""
+(2), Debian's two MPI libraries (the replacements on every library of tests/mpi_support.py). The
+probe (probe.c) compares every result with the library's own collective, called through PMPI_,
+and MPIGUIDE_TUNE_REPORT=1 makes each rank count what was replaced."""
 
 from __future__ import annotations
 
@@ -13,11 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from mpi_support import MPI_LIBRARIES
 from mpiguide.tune.mockup_rules import REPLACEMENTS
 
 from .conftest import TuneBuild
 
 pytestmark = pytest.mark.kernel
+
+# The tests that also run on the libraries `make setup-mpi` installs (the fixture's own
+# parameters: Debian's two): every mock-up replaces its collective with each library's results.
+EVERY_LIBRARY = pytest.mark.parametrize("tune_build", sorted(MPI_LIBRARIES), indirect=True)
 
 RANKS = 2
 COUNT = 64  # elements: 512 B of doubles, 256 B of ints; equal parts on 2 ranks
@@ -104,6 +109,7 @@ def test_the_files_name_every_mockup() -> None:
 
 
 @pytest.mark.parametrize("case", sorted(EVERY_MOCKUP))
+@EVERY_LIBRARY
 def test_replaces_with_the_library_s_results(
     tune_build: TuneBuild, tmp_path: Path, case: str
 ) -> None:

@@ -2,7 +2,8 @@
 names runs as its mock-up, including the collectives the kernel's own mock-ups are made of
 (allreduce_as_reduce_bcast's MPI_Bcast), and every result is still the collective's; an
 experiment with `algorithm: untuned` runs the library's own call in the same launch. 2 ranks,
-both MPI libraries, one short launch each."""
+Debian's two MPI libraries (the replacements under --verify on every library of
+tests/mpi_support.py), one short launch each."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from kernel.kernel_files import write_input
 from mpiguide.core.values import UNTUNED
 
 from .conftest import TuneBuild
-from .test_tune import left, replaced
+from .test_tune import EVERY_LIBRARY, left, replaced
 
 if TYPE_CHECKING:
     from mpi_support import Kernel
@@ -43,6 +44,7 @@ OPS = [
 SIZES = [("int", 4096), ("double", 64), ("char", 13)]
 
 
+@EVERY_LIBRARY
 def test_kernel_verifies_what_the_library_replaces(
     tune_build: TuneBuild, kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:

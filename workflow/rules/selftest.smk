@@ -6,6 +6,7 @@
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
 
+from mpiguide.campaign.installs import build_env_prefix
 from mpiguide.core.paths import (
     BUILD_TREE,
     LOGS_TREE,
@@ -37,10 +38,11 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
         envmodules:
             *MPI[inject_mpi]["modules"],
         params:
+            env=build_env_prefix(MPI[inject_mpi]),
             mpicc=MPI[inject_mpi]["mpicc"],
             builddir=output_dir,
         shell:
-            f"MPICC={{params.mpicc:q}} make -C {shlex.quote(INJECT_DIR)}"
+            f"{{params.env}} MPICC={{params.mpicc:q}} make -C {shlex.quote(INJECT_DIR)}"
             ' BUILD="$PWD"/{params.builddir:q} > {log:q} 2>&1'
 
 

@@ -5,6 +5,7 @@
 # own mock-up.
 
 from mpiguide.campaign.expansion import tuned_algorithms_csv
+from mpiguide.campaign.installs import build_env_prefix
 from mpiguide.core.paths import BUILD_TREE, LOGS_TREE, VERIFY_CSV, VERIFY_MD
 from mpiguide.tune.library_algorithms import setting_marks
 
@@ -78,10 +79,11 @@ if config["verify"]:
             envmodules:
                 *MPI[tune_mpi]["modules"],
             params:
+                env=build_env_prefix(MPI[tune_mpi]),
                 mpicc=MPI[tune_mpi]["mpicc"],
                 builddir=output_dir,
             shell:
-                f"MPICC={{params.mpicc:q}} make -C {shlex.quote(TUNE_DIR)}"
+                f"{{params.env}} MPICC={{params.mpicc:q}} make -C {shlex.quote(TUNE_DIR)}"
                 ' BUILD="$PWD"/{params.builddir:q} > {log:q} 2>&1'
 
     rule verify_entry:

@@ -1,6 +1,6 @@
 /* What one MPI library provides to the algorithm switch (algorithm.h): one implementation per
-   library, each file compiled for the library its own macros name (OPEN_MPI in
-   library_openmpi.c, MPICH_VERSION in library_mpich.c, neither in library_other.c). */
+   library, each file compiled for the library the build's mpi.h names (mpi_family.h: Open MPI
+   in library_openmpi.c, MPICH in library_mpich.c, any other in library_other.c). */
 #ifndef MPIGUIDE_LIBRARY_H
 #define MPIGUIDE_LIBRARY_H
 

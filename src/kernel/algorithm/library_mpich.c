@@ -6,8 +6,9 @@
    falls back silently unless MPIR_CVAR_COLLECTIVE_FALLBACK is error. All three are global:
    written around an experiment's repetitions only. */
 #include "algorithm/library.h"
+#include "mpi_family.h"
 
-#if defined(MPICH_VERSION)
+#if defined(BUILT_WITH_MPICH)
 
 #include <ctype.h>
 #include <stdint.h>

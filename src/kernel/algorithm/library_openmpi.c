@@ -4,8 +4,9 @@
    With dynamic rules on, no rules file and nothing forced, a communicator keeps the fixed
    decision functions (coll_tuned_module.c): the library decides as without them. */
 #include "algorithm/library.h"
+#include "mpi_family.h"
 
-#if defined(OPEN_MPI)
+#if defined(BUILT_WITH_OPENMPI)
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,19 @@
-/* An MPI library that is neither Open MPI nor MPICH: the kernel knows no way to choose its
-   algorithms, so column 'algorithm' is refused before MPI_Init. */
+/* An MPI library that is neither Open MPI nor MPICH (Intel MPI among them): the kernel knows no
+   way to choose its algorithms, so column 'algorithm' is refused before MPI_Init. */
 #include "algorithm/library.h"
+#include "mpi_family.h"
 
-#if !defined(OPEN_MPI) && !defined(MPICH_VERSION)
+#if !defined(BUILT_WITH_OPENMPI) && !defined(BUILT_WITH_MPICH)
 
 #include <stdio.h>
 
-const char library_name[] = "this MPI library";
+#if defined(BUILT_LIBRARY)
+#define OTHER_LIBRARY BUILT_LIBRARY
+#else
+#define OTHER_LIBRARY "an MPI library that is neither Open MPI nor MPICH"
+#endif
+
+const char library_name[] = OTHER_LIBRARY;
 const char library_mechanism[] = "none";
 const char library_reserved[] = "";
 const int library_per_communicator = 0;
@@ -14,8 +21,9 @@ const int library_switches = 0;
 
 int library_before_init(char *error, size_t size)
 {
-    snprintf(error, size, "column 'algorithm': the kernel was built with an MPI library that is "
-                          "neither Open MPI nor MPICH, whose algorithms it cannot choose");
+    snprintf(error, size,
+             "column 'algorithm': the kernel was built with " OTHER_LIBRARY
+             ", whose algorithms it cannot choose");
     return -1;
 }
 

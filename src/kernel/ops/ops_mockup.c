@@ -332,17 +332,28 @@ void scan_as_exscan_reduce_local_run(struct op_context *ctx)
    rank order, so the neighbourhood collectives' block j is rank j's, as in allgather/alltoall.
    Built here, not taken from the experiment's topology, whose neighbour order (full: LINEAR or
    RAND) is not rank order. Real weights: Open MPI's MPI_UNWEIGHTED trips
-   -Wstringop-overread. */
+   -Wstringop-overread. Made from a communicator of the same ranks in the same order without a
+   topology: Open MPI 5.0 (5.0.11 included, open-mpi/ompi#14438) gives a distributed graph made
+   from a Cartesian or graph communicator that one's topology as well, and its neighbourhood
+   collectives then fail (MPI_ERR_ARG, MPI_ERR_INTERN). */
 static void full_graph(struct op_context *ctx)
 {
     struct mockup_state *mock = mockup_state_new(ctx);
+    int topology;
+    MPI_CHECK(MPI_Topo_test(ctx->comm, &topology));
+    MPI_Comm plain = MPI_COMM_NULL;
+    if (topology != MPI_UNDEFINED)
+        MPI_CHECK(MPI_Comm_split(ctx->comm, 0, ctx->rank, &plain));
     int *weights = xmalloc((size_t)ctx->size * sizeof *weights);
     for (int i = 0; i < ctx->size; i++)
         weights[i] = 1;
-    MPI_CHECK(MPI_Dist_graph_create_adjacent(ctx->comm, ctx->size, ctx->all_ranks, weights,
-                                             ctx->size, ctx->all_ranks, weights, MPI_INFO_NULL,
-                                             0, &mock->graph));
+    MPI_CHECK(MPI_Dist_graph_create_adjacent(plain != MPI_COMM_NULL ? plain : ctx->comm,
+                                             ctx->size, ctx->all_ranks, weights, ctx->size,
+                                             ctx->all_ranks, weights, MPI_INFO_NULL, 0,
+                                             &mock->graph));
     free(weights);
+    if (plain != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Comm_free(&plain));
 }
 
 void allgather_as_neighbor_allgather_setup(struct op_context *ctx)

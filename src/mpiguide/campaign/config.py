@@ -34,6 +34,7 @@ from mpiguide.campaign.expansion import (
     expand_entries,
     tune_libraries,
 )
+from mpiguide.campaign.installs import CHECKOUT, SETUP_COMMAND, entry_install, with_installs
 from mpiguide.campaign.launch import command_words
 from mpiguide.campaign.listings import Listing, Listings
 from mpiguide.campaign.scale import LOCAL_MPI, apply_scale
@@ -50,6 +51,7 @@ from mpiguide.plan.limits import kernel_limits
 from mpiguide.plan.operations import load_operations
 from mpiguide.reports.models import Model, load_models, resolve_models
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS, inject_libraries
+from mpiguide.tune.library_algorithms import INFO_PROGRAMS
 
 # Characters of a library path the workflow builds: it reaches make as BUILD, and make expands
 # `$` and its recipes' shell the rest.
@@ -151,6 +153,25 @@ def _check_commands(config: Mapping[str, Any], source: str) -> None:
     for name, entry in config["mpi"].items():
         for key in ("mpicc", "launcher", "srun"):
             command_words(entry[key], f"{source}: mpi.{name}.{key}")
+
+
+def _check_installs(config: Mapping[str, Any], source: str) -> None:
+    """Before the algorithms are listed: an entry's install is in place where the campaign
+    builds and runs, and an entry sweeps only a library whose algorithms mpiguide can list."""
+    for name, entry in config["mpi"].items():
+        install = entry_install(entry)
+        if install is not None and not config["analysis_only"] and not install.installed():
+            raise ConfigError(
+                f"{source}: mpi.{name}.install: {install.name} is not installed in "
+                f"{install.prefix}; run `{SETUP_COMMAND}` in {CHECKOUT}"
+            )
+        library = entry.get("library")
+        if entry.get("algorithms") and library is not None and library not in INFO_PROGRAMS:
+            raise ConfigError(
+                f"{source}: mpi.{name}.algorithms: sweeping {library}'s algorithms is not yet "
+                f"supported (libraries whose algorithms can be swept: "
+                f"{', '.join(INFO_PROGRAMS)}); measure it without `algorithms`"
+            )
 
 
 def _check_deployments(config: Mapping[str, Any], source: str) -> None:
@@ -503,6 +524,7 @@ def scaled_campaign(
     local_mpi = find_repository_file(LOCAL_MPI, start) if config["scale"] == "local" else LOCAL_MPI
     scaled = apply_scale(config, local_mpi, source)
     if scaled["scale"] == "local":
+        with_installs(scaled)
         validate_schema(scaled, schema, source)
     return scaled
 
@@ -530,17 +552,20 @@ def checked_campaign(
     catalogue: Path = GUIDELINE_CATALOGUE,
     listing: Listing = Listing.RUN,
 ) -> Campaign:
-    """Every check of a campaign config, once: the schema (defaults filled in; its integers
-    are integers as written), its `local:` scale (config/local-mpi.yaml looked up above
-    `local_start`), its algorithm or verify entries (results below `cwd`; `listing`: whether
+    """Every check of a campaign config, once: the schema (first the keys of the installs its
+    entries name, then the defaults filled in; its integers are integers as written), its
+    `local:` scale (config/local-mpi.yaml looked up above `local_start`), its entries' installs
+    in place, its algorithm or verify entries (results below `cwd`; `listing`: whether
     a library's algorithms not yet saved there may be listed, and saved), and what a schema
     cannot express (op names, where expressions, guideline ids, selectors, the varied
     parameter, ranks >= 2). `config` is filled in place; the Campaign holds the final config.
     """
     schema = load_schema()
+    with_installs(config)
     validate_schema(config, schema, source)
     _check_own_guideline_ids(config["guidelines"], source)
     scaled = scaled_campaign(config, schema, source, local_start)
+    _check_installs(scaled, source)
     expansion = expanded_campaign(scaled, source, cwd, listing)
     tuning = tune_libraries(expansion.config, expansion.kernel_of)
     options = check_campaign(expansion.config, load_catalogue(catalogue), source, tuning)

@@ -1,9 +1,9 @@
 """The campaign schema step: the schema read once per process, and a config validated against
 it with defaults filled in, every error naming the file and the key path.
 
-Apart from the semantic checks (mpiguide.campaign.config) and light on imports (jsonschema and
-the package's core only), so that a config the schema refuses is refused before numpy, pandas
-or scipy load.
+Apart from the semantic checks (mpiguide.campaign.config) and light on imports (jsonschema, the
+package's core and the installs' table only), so that a config the schema refuses is refused
+before numpy, pandas or scipy load.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 import jsonschema
 
+from mpiguide.campaign.installs import with_installs
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.schema_messages import describe
@@ -87,9 +88,11 @@ def _parsed_schema() -> dict[str, Any]:
 
 def read_campaign_file(path: Path, scale: str | None = None) -> Any:
     """A campaign config file read by the strict loader, `scale` (when given) replacing its
-    `scale:`, and passed through the schema step (defaults filled in)."""
+    `scale:`, and passed through the schema step (the keys of its entries' installs, then the
+    defaults filled in)."""
     config = load_yaml(path)
     if scale is not None and isinstance(config, dict):
         config["scale"] = scale
+    with_installs(config)
     validate_schema(config, load_schema(), str(path))
     return config
