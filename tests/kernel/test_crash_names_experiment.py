@@ -31,13 +31,15 @@ def test_a_crash_names_the_experiment_that_was_running(
     kernel = kernel_for(name)
     library = tmp_path / "libcrash.so"
     build = [kernel.mpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", library, CRASHER]
-    built = subprocess.run(build, capture_output=True, text=True, check=False)
+    built = subprocess.run(
+        build, env=kernel.mpi.build_environment(), capture_output=True, text=True, check=False
+    )
     assert built.returncode == 0, built.stderr
     infile = write_input(tmp_path / "in.csv", ROWS)
     outfile = tmp_path / "out.csv"
     env = {"LD_PRELOAD": str(library), "CRASH_ALLGATHER_COUNT": "64"}
     command = kernel.command(2, [infile, outfile])
-    if name == "openmpi":  # mpirun passes on only the variables it is told to
+    if name.startswith("openmpi"):  # mpirun passes on only the variables it is told to
         command[1:1] = ["-x", "LD_PRELOAD", "-x", "CRASH_ALLGATHER_COUNT"]
     done = subprocess.run(
         command, env=kernel.mpi.environment(2, env), capture_output=True, text=True,
