@@ -43,6 +43,20 @@ def grid_frame(rows: Sequence[dict], exp_ids: Sequence[int] | None = None) -> pd
     return grid.astype(dtypes)[list(COLUMNS)]
 
 
+def neighbor_grid() -> pd.DataFrame:
+    """A grid of neighbor_allgather and neighbor_alltoall on a 1-D Cartesian topology, reorder 0
+    and 1, at 64, 1024 and 16384 bytes: the figures' tests plant effects in it."""
+    rows = [
+        dict(op=op, msg_size=size, dtype="char", nrep=10, work=None, topology="cart", ndim=1,
+             nfin=0, radius=None, ordering=None, constructor="cart", reorder=reorder, root=None,
+             sync="dissemination", max_time=0.0)
+        for op in ("neighbor_allgather", "neighbor_alltoall")
+        for reorder in (0, 1)
+        for size in (64, 1024, 16384)
+    ]  # fmt: skip
+    return grid_frame(rows)
+
+
 def run_name(run: int) -> str:
     return f"run{run_number(run)}"
 

@@ -37,7 +37,7 @@ from mpiguide.reports.plots import PlotOptions, plot, read_tests
 from mpiguide.reports.variability import variability
 from mpiguide.selftest.power import ALL_OPS, plot_power
 from mpiguide.store.aggregate import aggregate
-from synthetic import Deployment, grid_frame, write_campaign
+from synthetic import Deployment, neighbor_grid, write_campaign
 
 CAMPAIGN = "levels"
 GUIDELINES = {
@@ -91,15 +91,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two libraries on 1x2: allgather 1.6x slower than alltoall at 1 KiB, MPICH 1.3x slower
     than Open MPI throughout."""
     root = tmp_path_factory.mktemp("measured")
-    rows = [
-        dict(op=op, msg_size=size, dtype="char", nrep=10, work=None, topology="cart", ndim=1,
-             nfin=0, radius=None, ordering=None, constructor="cart", reorder=reorder, root=None,
-             sync="dissemination", max_time=0.0)
-        for op in ("neighbor_allgather", "neighbor_alltoall")
-        for reorder in (0, 1)
-        for size in (64, 1024, 16384)
-    ]  # fmt: skip
-    grid = grid_frame(rows)
+    grid = neighbor_grid()
     typical = 1e-6 * grid["msg_size"].astype(float).to_numpy()
     typical[((grid["op"] == "neighbor_allgather") & (grid["msg_size"] == 1024)).to_numpy()] *= 1.6
     raw = []

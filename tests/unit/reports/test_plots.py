@@ -38,7 +38,7 @@ from mpiguide.reports.plots import (
     read_tests,
 )
 from mpiguide.store.aggregate import aggregate
-from synthetic import Deployment, grid_frame, write_campaign
+from synthetic import Deployment, neighbor_grid, write_campaign
 
 GUIDELINES = {
     "GL4": {"source": "s", "text": "t", "relation": "le",
@@ -54,15 +54,7 @@ DECISIONS = Decisions(OPTIONS)
 def analysed(tmp_path_factory):
     """A campaign where allgather is 1.6x slower than alltoall at 1024 bytes only."""
     root = tmp_path_factory.mktemp("campaign")
-    rows = [
-        dict(op=op, msg_size=size, dtype="char", nrep=10, work=None, topology="cart", ndim=1,
-             nfin=0, radius=None, ordering=None, constructor="cart", reorder=reorder, root=None,
-             sync="dissemination", max_time=0.0)
-        for op in ("neighbor_allgather", "neighbor_alltoall")
-        for reorder in (0, 1)
-        for size in (64, 1024, 16384)
-    ]  # fmt: skip
-    grid = grid_frame(rows)
+    grid = neighbor_grid()
     typical = 1e-6 * grid["msg_size"].astype(float).to_numpy()
     planted = (grid["op"] == "neighbor_allgather") & (grid["msg_size"] == 1024)
     typical[planted.to_numpy()] *= 1.6
