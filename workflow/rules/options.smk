@@ -12,7 +12,6 @@ from mpiguide.campaign.options_record import (
     forced_rules,
     record_path,
     write_missing_records,
-    write_record,
 )
 from mpiguide.campaign.raw_guard import GRID_RECORD, SEED_RECORD, planned_from
 from mpiguide.reports.models import model_options

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from mpiguide.analysis.stats import (
     Alternative,
@@ -298,6 +297,8 @@ def _welch(
     alternative: Alternative,
     confidence: float,
 ) -> None:
+    from scipy import stats
+
     if which.size == 0:
         return
     log_lhs, log_rhs = np.log(lhs), np.log(rhs)
@@ -357,6 +358,8 @@ def _paired(
     alternative: Alternative,
     confidence: float,
 ) -> None:
+    from scipy import stats
+
     n = log_ratios.shape[1]
     effect = log_ratios.mean(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):

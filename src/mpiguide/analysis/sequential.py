@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from mpiguide.analysis.comparisons import PAIRED_TESTS, SIGNED_RANK_TESTS, TEST_COLUMN
 from mpiguide.analysis.verdicts import (
@@ -113,6 +112,8 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
     the same way, an approximation. A signed-rank test whose last look has fewer runs than its
     p-value needs to reach the violation bar (verdicts.least_signed_rank_runs) has no chance of
     a violation."""
+    from scipy import stats
+
     approx = tests["relation"].to_numpy() == "approx"
     paired = tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()
 

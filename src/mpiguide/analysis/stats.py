@@ -16,8 +16,10 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
+
+# scipy.stats (most of a second to import) and statsmodels (half a second more; `bh` alone uses
+# it) are imported where they are used: the workflow's parse and the commands that only read
+# tables import this module and those built on it for their names.
 
 Correction = Literal["none", "holm", "bh"]
 Alternative = Literal["greater", "two-sided"]
@@ -43,6 +45,8 @@ def rank_sum_pvalues(lhs: np.ndarray, rhs: np.ndarray, alternative: Alternative)
     correction. scipy's own 'auto' decides once per call, so one tied row would move every row
     of a small shape to the approximation; here the rows are split by ties, one call per part.
     """
+    from scipy import stats
+
     tests = lhs.shape[0]
     if tests == 0:
         return np.empty(0)
@@ -76,6 +80,8 @@ def signed_rank_pvalues(log_ratios: np.ndarray, alternative: Alternative) -> np.
     EXHAUSTIVE_MAX_SIZE differences, else the normal approximation. scipy resolves 'auto' once
     per call and enumerates row by row; here the tied rows enumerate all 2^n sign patterns at
     once (`_enumerated_pvalues`)."""
+    from scipy import stats
+
     tests, n = log_ratios.shape
     if tests == 0:
         return np.empty(0)
@@ -104,6 +110,8 @@ def _enumerated_pvalues(differences: np.ndarray, alternative: Alternative) -> np
     sign patterns whose sum of positive mid-ranks is at least the observed one (two-sided: twice
     the smaller tail, at most 1). Zeros get rank 0, so that their signs change no sum: the same
     as dropping them."""
+    from scipy import stats
+
     magnitudes = np.abs(differences)
     ranks = stats.rankdata(np.where(magnitudes == 0, np.nan, magnitudes), axis=1,
                            nan_policy="omit")  # fmt: skip
@@ -274,6 +282,8 @@ def adjust_pvalues(pvalues: np.ndarray, correction: Correction) -> np.ndarray:
     if correction == "none" or pvalues.size == 0:
         return pvalues.copy()
     if correction == "bh":
+        from statsmodels.stats.multitest import multipletests
+
         # statsmodels' step-up carries one NaN (a test of one run) into every adjusted value:
         # the tests without a p-value stay out of the family.
         adjusted = np.full(pvalues.size, np.nan)
@@ -294,6 +304,8 @@ def one_sided_bounds(
     """Lower and upper one-sided confidence bounds (each at `confidence`, one level or one per
     test) of the ratio, from a t model of its logarithm; NaN where the model has no degrees of
     freedom."""
+    from scipy import stats
+
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         quantile = stats.t.ppf(confidence, np.where(df > 0, df, np.nan))
         return np.exp(log_effect - quantile * se), np.exp(log_effect + quantile * se)

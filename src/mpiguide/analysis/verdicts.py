@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from mpiguide.analysis.comparisons import (
     DF,
@@ -174,6 +173,8 @@ def detectable_ratios(
     """The smallest true ratio flagged with probability POWER at this standard error: the
     critical log effect plus POWER's t quantile times se (the observed spread taken as the true
     one, the multiple-testing correction ignored)."""
+    from scipy import stats
+
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(df > 0, df, np.nan)
         critical = np.maximum(
@@ -202,6 +203,8 @@ def runs_needed(
 
     The standard error shrinks as 1/sqrt(runs); degrees of freedom are runs - 1 (paired) or
     2 (runs - 1) (two samples)."""
+    from scipy import stats
+
     result = np.full(log_effect.size, np.nan)
     usable = np.flatnonzero(np.isfinite(log_effect) & np.isfinite(se) & (runs >= 1))
     log_v = np.log(thresholds.v_thres)

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from mpiguide.cli import decide, prepare, report, selftest, tune
+from mpiguide.cli import decide, prepare, records, report, selftest, tune
 from mpiguide.cli.arguments import Command, FailingVerdicts
 from mpiguide.core.errors import MpiguideError
 
@@ -29,6 +29,7 @@ COMMANDS: tuple[Command, ...] = (
     *tune.COMMANDS,
     *report.OVERVIEWS,
     *selftest.COMMANDS,
+    *records.COMMANDS,
 )
 
 

@@ -1,0 +1,84 @@
+"""What the workflow's parse and its cheapest jobs import stays light.
+
+Every invocation of the workflow reads it (the Snakefile and the rule files) before any job
+starts, and every analysis job is a Python start of its own: an import of scipy.stats costs most
+of a second each time, seaborn another, statsmodels half of one. Checked in a fresh interpreter,
+as the workflow and a job start:
+
+- the modules the Snakefile and workflow/rules/*.smk import: nothing that draws or tests.
+  numpy and pandas are left out of the check: Snakemake imports both itself, before it reads
+  the rules (its SLURM executor plugin, loaded with every installed plugin), and the parse
+  builds the grid with pandas to estimate the runs' times.
+- `record`, the command of the options records' jobs: the standard library alone.
+- the commands that only read tables (library-table, report-tables, page, slowdown-plot):
+  nothing that tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+SNAKEFILES = [REPO / "Snakefile", *sorted((REPO / "workflow").rglob("*.smk"))]
+IMPORT = re.compile(r"^\s*(?:from\s+(mpiguide[\w.]*)\s+import|import\s+(mpiguide[\w.]*))", re.M)
+
+TESTING = ("scipy", "statsmodels")
+DRAWING = ("matplotlib", "seaborn")
+TABLES = ("numpy", "pandas", "pyarrow")
+
+
+def workflow_modules() -> list[str]:
+    """The mpiguide modules the workflow's files import, in the order of their first import."""
+    found: dict[str, None] = {}
+    for path in SNAKEFILES:
+        for match in IMPORT.finditer(path.read_text()):
+            found[match[1] or match[2]] = None
+    return list(found)
+
+
+def imported(modules: list[str]) -> set[str]:
+    """The top-level packages a fresh interpreter holds after importing `modules`."""
+    script = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted({name.partition('.')[0] for name in sys.modules})))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    return set(json.loads(result.stdout))
+
+
+def test_the_workflow_names_the_modules_it_imports() -> None:
+    modules = workflow_modules()
+    assert "mpiguide.campaign.config" in modules
+    assert "mpiguide.campaign.options_record" in modules
+
+
+# What a fresh interpreter imports, and the packages it must not hold afterwards.
+LIGHT: dict[str, tuple[list[str], tuple[str, ...]]] = {
+    "the workflow's parse": (workflow_modules(), TESTING + DRAWING),
+    "record": (["mpiguide.cli", "mpiguide.campaign.options_record"],
+               (*TESTING, *DRAWING, *TABLES, "yaml", "jsonschema")),
+    "library-table": (["mpiguide.cli", "mpiguide.reports.library_table"], TESTING + DRAWING),
+    "report-tables": (["mpiguide.cli", "mpiguide.reports.report_tables"], TESTING + DRAWING),
+    "page": (["mpiguide.cli", "mpiguide.analysis.catalogue", "mpiguide.reports.page"],
+             TESTING + DRAWING),
+    "slowdown-plot": (["mpiguide.cli", "mpiguide.analysis.slowdown",
+                       "mpiguide.reports.figure_style", "mpiguide.reports.slowdown_plot"],
+                      (*TESTING, "seaborn")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("what", LIGHT)
+def test_imports_stay_light(what: str) -> None:
+    modules, forbidden = LIGHT[what]
+    heavy = imported(modules) & set(forbidden)
+    assert not heavy, f"{what} imports {sorted(heavy)}"
