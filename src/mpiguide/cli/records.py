@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from mpiguide.campaign.options_record import record_path
 from mpiguide.cli.arguments import OUT, Command
 from mpiguide.core.errors import MpiguideError
 
@@ -28,6 +29,6 @@ def record(args: argparse.Namespace) -> None:
 
 COMMANDS = (
     Command("record", "write the options record (JSON) read from standard input", record, (
-        OUT.but(help="the record to write: results/<campaign>/options/<name>.json"),
+        OUT.but(help=f"the record to write: {record_path('results/<campaign>', '<name>')}"),
     )),
 )  # fmt: skip
