@@ -27,7 +27,7 @@ import math
 import os
 import re
 import struct
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -964,21 +964,32 @@ def _figure_order(labels: Mapping[str, str]) -> int:
 
 
 def find_figures(
-    plots: Path | None, figures: Sequence[Path], guidelines: Iterable[str]
+    plots: Path | None,
+    figures: Sequence[Path],
+    guidelines: Iterable[str],
+    caption: Callable[[str], str] | None = None,
 ) -> dict[str, list[Figure]]:
     """Every PNG below `plots` by the guideline its name labels (paths.labels_of_plot), forest
     plots first, and `figures` (of the whole campaign) under CAMPAIGN_WIDE with the plots of
-    no guideline."""
+    no guideline; `caption(name)` says what a figure shows (its name below plots/ without the
+    suffix, or a campaign figure's stem), by default its labels."""
     by_name = {safe_name(guideline): guideline for guideline in guidelines}
-    found: dict[str, list[Figure]] = {CAMPAIGN_WIDE: [Figure(path, path.name) for path in figures]}
+
+    def described(name: str, fallback: str) -> str:
+        return caption(name) if caption is not None else fallback
+
+    found: dict[str, list[Figure]] = {
+        CAMPAIGN_WIDE: [Figure(path, described(path.stem, path.name)) for path in figures]
+    }
     pngs = (
         [] if plots is None else [(p, p.relative_to(plots)) for p in plots.rglob(f"*{PLOT_SUFFIX}")]
     )
     labelled = [(labels_of_plot(name.with_suffix("").as_posix()), png) for png, name in pngs]
     for labels, png in sorted(labelled, key=lambda item: (_figure_order(item[0]), item[1])):
         owner = by_name.get(labels["guideline"], CAMPAIGN_WIDE)
-        caption = ", ".join(f"{key} {value}" for key, value in labels.items() if value != "all")
-        found.setdefault(owner, []).append(Figure(png, caption))
+        labelled_as = ", ".join(f"{key} {value}" for key, value in labels.items() if value != "all")
+        name = png.relative_to(plots).with_suffix("").as_posix() if plots else png.stem
+        found.setdefault(owner, []).append(Figure(png, described(name, labelled_as)))
     return found
 
 
@@ -1010,14 +1021,22 @@ def read_campaign(sources: PageSources) -> Campaign:
         if sources.runs_csv is None
         else read_text_table(sources.runs_csv, RUN_COLUMNS, "the runs")
     )
+    decisions = Decisions.read(sources.decided_with)
+    tests = read_tests(sources.tests_csv)
+    # the captions say what the figures' footers say (matplotlib comes with them)
+    from mpiguide.reports.figure_style import figure_caption
+
+    def caption(name: str) -> str:
+        return figure_caption(name, sources.campaign, decisions, tests)
+
     return Campaign(
         name=sources.campaign,
-        decisions=Decisions.read(sources.decided_with),
+        decisions=decisions,
         lines=lines,
         summary=read_text_table(sources.summary_csv, SUMMARY_COLUMNS, "the summary"),
-        tests=read_tests(sources.tests_csv),
+        tests=tests,
         guidelines={guideline.id: guideline for guideline in sources.guidelines},
-        figures=find_figures(sources.plots, sources.figures, lines["guideline"]),
+        figures=find_figures(sources.plots, sources.figures, lines["guideline"], caption),
         tests_csv=sources.tests_csv,
         tables=sources.tables,
         report=ReportAge(sources.report, report_written, _modified(sources.tests_csv)),

@@ -483,10 +483,14 @@ def test_figures_are_shown_at_their_own_size_forest_plots_first(tmp_path: Path) 
     text = write_page(sources, tmp_path / CAMPAIGN_PAGE, MADE).read_text()
     section = text[text.index('id="guideline-0-GL_A"') : text.index('id="guideline-1-GL_B"')]
     images = [a for tag, a in read_page(section).tags if tag == "img"]
+    alt = images[0].pop("alt")
     assert images[0] == {
         "src": "plots/forest/openmpi/1x2/GL_A.png", "width": "1200", "height": "252",
-        "alt": "guideline GL_A, plot forest, deployment openmpi 1x2", "loading": "lazy",
+        "loading": "lazy",
     }  # fmt: skip
+    # the alt text says what the figure's footer says: campaign, deployment, options, levels
+    assert alt.startswith("Forest plot of GL_A (le) in openmpi 1x2")
+    assert "p_thres 0.001" in alt and "bounds: lower 99.9 %, upper 90 %, one-sided" in alt
     assert [image["src"] for image in images[1:]] == [
         "plots/focus/GL_A-group0000-violated.png", "plots/overview/GL_A-group0000-violated.png",
     ]  # fmt: skip
