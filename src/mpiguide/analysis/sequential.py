@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.analysis.comparisons import PAIRED_TESTS, SIGNED_RANK_TESTS, TEST_COLUMN
+from mpiguide.analysis.stats import t_cdf, t_quantiles
 from mpiguide.analysis.verdicts import (
     HOLDS,
     UNDECIDED,
@@ -112,8 +113,6 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
     the same way, an approximation. A signed-rank test whose last look has fewer runs than its
     p-value needs to reach the violation bar (verdicts.least_signed_rank_runs) has no chance of
     a violation."""
-    from scipy import stats
-
     approx = tests["relation"].to_numpy() == "approx"
     paired = tests[TEST_COLUMN].isin(PAIRED_TESTS).to_numpy()
 
@@ -128,21 +127,21 @@ def decision_chances(tests: pd.DataFrame, looks: Looks, spent: Thresholds) -> np
         df_now = np.where(paired, 1.0, 2.0) * (runs - 1)
         df_now = np.where(df_now > 0, df_now, np.nan)
         df_last = np.where(paired, 1.0, 2.0) * (last - 1)
-        se_now = upper / stats.t.ppf(values("high_level"), df_now)
+        se_now = upper / t_quantiles(values("high_level"), df_now)
         se_last = se_now * np.sqrt(runs / last)
         spread = se_now * np.sqrt(np.clip(1 - runs / last, 0, None))
         log_v = np.log(spent.v_thres)
         alpha = np.where(approx, spent.p_thres / 2, spent.p_thres)
-        violation_bar = np.maximum(stats.t.ppf(1 - alpha, df_last) * se_last, log_v)
+        violation_bar = np.maximum(t_quantiles(1 - alpha, df_last) * se_last, log_v)
         least = np.where(approx, least_signed_rank_runs(True, spent.p_thres),
                          least_signed_rank_runs(False, spent.p_thres))  # fmt: skip
         floored = tests[TEST_COLUMN].isin(SIGNED_RANK_TESTS).to_numpy() & (last < least)
         violation_bar = np.where(floored, np.inf, violation_bar)
-        holds_bar = log_v - stats.t.ppf(spent.confidence, df_last) * se_last
+        holds_bar = log_v - t_quantiles(spent.confidence, df_last) * se_last
 
         def below(value: np.ndarray) -> np.ndarray:
             """P(predicted log effect < value)."""
-            return stats.t.cdf((value - log_effect) / spread, df_now)
+            return t_cdf((value - log_effect) / spread, df_now)
 
         one_sided = (1 - below(violation_bar)) + below(holds_bar)
         two_sided = (

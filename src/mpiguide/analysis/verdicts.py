@@ -27,7 +27,7 @@ from mpiguide.analysis.comparisons import (
     TEST_COLUMN,
     VIOLATION_BOUNDS,
 )
-from mpiguide.analysis.stats import one_sided_bounds
+from mpiguide.analysis.stats import one_sided_bounds, t_quantiles
 
 VIOLATED, HOLDS, UNDECIDED = "violated", "holds", "undecided"
 VERDICTS = (VIOLATED, HOLDS, UNDECIDED)
@@ -173,15 +173,13 @@ def detectable_ratios(
     """The smallest true ratio flagged with probability POWER at this standard error: the
     critical log effect plus POWER's t quantile times se (the observed spread taken as the true
     one, the multiple-testing correction ignored)."""
-    from scipy import stats
-
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(df > 0, df, np.nan)
         critical = np.maximum(
-            stats.t.ppf(1 - uncorrected_tail(approx, thresholds.p_thres), df) * se,
+            t_quantiles(1 - uncorrected_tail(approx, thresholds.p_thres), df) * se,
             np.log(thresholds.v_thres),
         )
-        return np.exp(critical + stats.t.ppf(POWER, df) * se)
+        return np.exp(critical + t_quantiles(POWER, df) * se)
 
 
 def least_signed_rank_runs(approx: bool, p_thres: float) -> int:
@@ -203,8 +201,6 @@ def runs_needed(
 
     The standard error shrinks as 1/sqrt(runs); degrees of freedom are runs - 1 (paired) or
     2 (runs - 1) (two samples)."""
-    from scipy import stats
-
     result = np.full(log_effect.size, np.nan)
     usable = np.flatnonzero(np.isfinite(log_effect) & np.isfinite(se) & (runs >= 1))
     log_v = np.log(thresholds.v_thres)
@@ -215,8 +211,8 @@ def runs_needed(
         with np.errstate(invalid="ignore"):
             df = np.where(df > 0, df, np.nan)
             quantiles[kind] = (
-                stats.t.ppf(1 - uncorrected_tail(approx, thresholds.p_thres), df),
-                stats.t.ppf(thresholds.confidence, df),
+                t_quantiles(1 - uncorrected_tail(approx, thresholds.p_thres), df),
+                t_quantiles(thresholds.confidence, df),
             )
     for begin in range(0, usable.size, _ROWS_PER_CHUNK):
         which = usable[begin : begin + _ROWS_PER_CHUNK]
