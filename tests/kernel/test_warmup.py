@@ -82,7 +82,8 @@ def test_a_bad_warmup_is_refused_naming_the_line_and_the_range(
 
 # MPICH 4.0 touches pages of its own on the first ~65 calls of a reduction or an allgather of
 # 1 KiB in a launch, one minor fault each (68 and 65 measured here, under every allocator
-# setting); 200 untimed calls take them all before the counts start (0 measured).
+# setting); 200 untimed calls take them before the counts start. A few faults of other origin
+# (0 to 6 seen, under load) remain, so warm counts are judged against cold ones of this run.
 FIRST_USE = [
     {"exp_id": 0, "op": "reduce", "msg_size": 1024, "nrep": 100},
     {"exp_id": 1, "op": "allgather", "msg_size": 1024, "nrep": 100},
@@ -103,5 +104,5 @@ def test_warm_up_takes_mpichs_first_use_faults_out_of_the_counts(
     kernel = kernel_for("mpich")
     cold = minor_faults(kernel, tmp_path, 0)
     warm = minor_faults(kernel, tmp_path, 200)
-    assert cold[0] > 20, cold
-    assert all(faults <= 5 for faults in warm), (cold, warm)
+    assert all(faults > 20 for faults in cold), cold
+    assert all(w * 4 <= c for w, c in zip(warm, cold, strict=True)), (cold, warm)
