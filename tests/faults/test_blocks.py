@@ -121,7 +121,7 @@ def test_a_rank_dying_in_one_entry_re_measures_only_that_entry(
     kept = (stash(project) / f"{second}.csv").read_bytes()
     assert not (stash(project) / f"{first}.csv").exists()
     # The records of what the campaign analyses wait for it (campaign, analysis, plots, fail_on).
-    assert scheduled_jobs(project) == {"run_block": 1, **ANALYSIS_JOBS, "options_record": 4}
+    assert scheduled_jobs(project) == {"run_block": 1, **ANALYSIS_JOBS, "options_record": 3}
 
     record = finish(project)
     assert raw_csv(project, second).read_bytes() == kept

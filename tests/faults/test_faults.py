@@ -90,7 +90,7 @@ def test_killed_rank_fails_only_its_run(
         assert rows_of(raw_dir(project) / name) == reps > 0
     # The next invocation measures only the lost run, then analyses; the records of what it
     # analyses wait for that (campaign, analysis, plots, fail_on).
-    assert scheduled_jobs(project) == {"run_openmpi": 1, **ANALYSIS_JOBS, "options_record": 4}
+    assert scheduled_jobs(project) == {"run_openmpi": 1, **ANALYSIS_JOBS, "options_record": 3}
 
 
 def test_second_snakemake_is_refused_while_one_runs(

@@ -104,17 +104,11 @@ def test_without_metadata_a_complete_campaign_stays_up_to_date(project: Path) ->
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        # With the record job of the changed options (models.json holds only the analysis keys
-        # a fit reads).
+        # check's decided_with.json holds analysis and guidelines: no record job (models.json
+        # holds only the analysis keys a fit reads); a deployment's record job (campaign.json).
+        pytest.param(lambda c: c["analysis"].update(p_thres=0.01), ANALYSIS, id="p_thres"),
         pytest.param(
-            lambda c: c["analysis"].update(p_thres=0.01),
-            {**ANALYSIS, "options_record": 1},
-            id="p_thres",
-        ),
-        pytest.param(
-            lambda c: c.update(guidelines=[BCAST_LE_ALLREDUCE]),
-            {**ANALYSIS, "options_record": 1},
-            id="guidelines",
+            lambda c: c.update(guidelines=[BCAST_LE_ALLREDUCE]), ANALYSIS, id="guidelines"
         ),
         pytest.param(
             lambda c: c.update(deployments=DEPLOYMENTS[:1]),

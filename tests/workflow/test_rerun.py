@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -52,25 +53,24 @@ def test_complete_campaign_is_up_to_date(campaign_copy: Path) -> None:
     assert scheduled_jobs(campaign_copy) == {}
 
 
-# The record jobs of the changed options: analysis.json (models.json holds only the analysis
-# keys a fit reads).
+# check's decided_with.json holds the analysis options and the guideline selection: no options
+# record job (models.json holds only the analysis keys a fit reads, unchanged here).
 @pytest.mark.parametrize("metadata", METADATA)
 @pytest.mark.parametrize(
-    ("change", "records"),
+    "change",
     [
-        pytest.param(lambda config: config["analysis"].update(v_thres=1.5), 1, id="analysis"),
-        pytest.param(lambda config: config.update(guidelines=["GL4", "GL12"]), 1, id="guidelines"),
+        pytest.param(lambda config: config["analysis"].update(v_thres=1.5), id="analysis"),
+        pytest.param(lambda config: config.update(guidelines=["GL4", "GL12"]), id="guidelines"),
     ],
 )
 def test_analysis_change_reruns_only_analysis(
     campaign_copy: Path,
     edit_config: EditConfig,
     change: Callable[[dict[str, Any]], None],
-    records: int,
     metadata: Callable[[Path], Path],
 ) -> None:
     edit_config(change)
-    assert scheduled_jobs(metadata(campaign_copy)) == {**ANALYSIS, "options_record": records}
+    assert scheduled_jobs(metadata(campaign_copy)) == ANALYSIS
 
 
 @pytest.mark.parametrize("metadata", METADATA)
@@ -87,7 +87,7 @@ def test_results_without_records_rerun_only_the_record_jobs(
     campaign_copy: Path, metadata: Callable[[Path], Path]
 ) -> None:
     shutil.rmtree(campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "options")
-    assert scheduled_jobs(metadata(campaign_copy)) == {"options_record": 7, "all": 1}
+    assert scheduled_jobs(metadata(campaign_copy)) == {"options_record": 6, "all": 1}
 
 
 @pytest.mark.parametrize(
@@ -109,8 +109,8 @@ def test_a_changed_option_is_recorded_once_its_rules_ran(
 ) -> None:
     edit_config(lambda config: config["analysis"].update(v_thres=1.5))
     snakemake(metadata(campaign_copy), "--profile", "profiles/local", "--cores", "2")
-    options = campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "options"
-    assert '"v_thres":1.5' in (options / "analysis.json").read_text()
+    guidelines = campaign_copy / "results" / TINY_CAMPAIGN["campaign"] / "guidelines"
+    assert json.loads((guidelines / "decided_with.json").read_text())["analysis"]["v_thres"] == 1.5
     assert scheduled_jobs(campaign_copy) == {}
     assert scheduled_jobs(without_metadata(campaign_copy)) == {}
 
@@ -118,16 +118,34 @@ def test_a_changed_option_is_recorded_once_its_rules_ran(
 def test_a_target_forces_only_the_consumers_it_needs(
     campaign_copy: Path, edit_config: EditConfig
 ) -> None:
-    # The record is the `all` target's to write: until then every invocation forces again.
+    # check's new decided_with.json is newer than what the later analysis jobs made: they
+    # follow it, with or without Snakemake's metadata; check itself is done.
     edit_config(lambda config: config["analysis"].update(v_thres=1.5))
     tests = f"results/{TINY_CAMPAIGN['campaign']}/guidelines/tests.csv"
     assert scheduled_jobs(campaign_copy, tests) == {"check_guidelines": 1}
     snakemake(campaign_copy, "--profile", "profiles/local", "--cores", "2", tests)
     assert scheduled_jobs(campaign_copy, f"results/{TINY_CAMPAIGN['campaign']}/grid.csv") == {}
-    assert scheduled_jobs(without_metadata(campaign_copy)) == {
-        **ANALYSIS,
-        "options_record": 1,
-    }
+    after_check = {job: n for job, n in ANALYSIS.items() if job != "check_guidelines"}
+    assert scheduled_jobs(without_metadata(campaign_copy)) == after_check
+
+
+def test_a_failed_check_is_forced_again(campaign_copy: Path, edit_config: EditConfig) -> None:
+    """check fails after an analysis change (here: its medians unreadable): Snakemake removes
+    its outputs, decided_with.json too, so the next invocation decides again (and writes
+    again options/fail_on.json, whose job waits for the outputs check lost)."""
+    edit_config(lambda config: config["analysis"].update(v_thres=1.5))
+    results = campaign_copy / "results" / TINY_CAMPAIGN["campaign"]
+    medians = results / "medians.parquet"
+    kept = medians.read_bytes()
+    stat = medians.stat()
+    medians.write_bytes(b"not parquet")
+    os.utime(medians, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    failed = snakemake(campaign_copy, "--profile", "profiles/local", "--cores", "2", check=False)
+    assert failed.returncode != 0
+    medians.write_bytes(kept)
+    os.utime(medians, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    expected = {**ANALYSIS, "options_record": 1}
+    assert scheduled_jobs(without_metadata(campaign_copy)) == expected
 
 
 def test_a_rule_whose_input_list_changed_re_plans_nothing(campaign_copy: Path) -> None:
@@ -202,7 +220,7 @@ def test_copied_raw_is_analysed_without_kernel(completed_campaign: Path, tmp_pat
         "inputs": len(TINY_CAMPAIGN["mpi"]) * TINY_CAMPAIGN["runs"],
         "aggregate": 1,
         **ANALYSIS,
-        "options_record": 7,
+        "options_record": 6,
     }
     snakemake(clone, "--profile", "profiles/local", "--cores", "2", *analysis_only)
 

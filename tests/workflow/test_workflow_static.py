@@ -148,7 +148,7 @@ def test_demo_campaign_plans_every_run(tmp_path: Path) -> None:
         "inputs": runs,
         "run_openmpi": runs,
         **ANALYSIS_JOBS,
-        "options_record": 7,
+        "options_record": 6,
     }
 
 

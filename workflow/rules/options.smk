@@ -3,7 +3,9 @@
 # defined: a record that differs from the config forces its consumers, wherever the invocation's
 # targets need them (Snakemake runs what follows them as always); rule options_record
 # (records.smk) writes it again once they succeeded. Nothing takes a record as an input, so
-# writing one re-runs nothing.
+# writing one re-runs nothing. The `analysis:` block and the guideline selection have one store,
+# check's decided_with.json: one that differs forces check (and an adaptive campaign's plans);
+# every later analysis job takes it as an input, so follows.
 
 from mpiguide.campaign.options_record import (
     OPTIONS_TREE,
@@ -13,6 +15,7 @@ from mpiguide.campaign.options_record import (
     record_path,
     write_missing_records,
 )
+from mpiguide.analysis.analysis_types import decided_with_differs
 from mpiguide.campaign.raw_guard import GRID_RECORD, SEED_RECORD, planned_from
 from mpiguide.reports.models import model_options
 from mpiguide.campaign.snakemake_internals import (
@@ -23,23 +26,11 @@ from mpiguide.campaign.snakemake_internals import (
 )
 
 PLANNED_BY = {GRID_RECORD: ("grid",), SEED_RECORD: ("inputs",)}
-# Each record: the options, and the rules that read them (plan_round and aggregate_round exist
-# in adaptive campaigns only; selftest's outputs exist in self-test campaigns only).
+# Each record: the options, and the rules that read them (aggregate_round exists in adaptive
+# campaigns only).
 OPTION_RECORDS = {
     record.name: record
     for record in (
-        OptionRecord.of(
-            "analysis",
-            {"analysis": config["analysis"], "guidelines": config["guidelines"]},
-            (
-                "check_guidelines",
-                "plot",
-                "variability",
-                "page",
-                "selftest",
-                "plan_round",
-            ),
-        ),
         # Which runs the aggregate joins: a removed deployment or entry re-aggregates too.
         OptionRecord.of(
             "campaign",
@@ -67,6 +58,12 @@ OPTION_RECORDS = {
 OPTION_RECORD_FILES = [record_path(RESULTS, name) for name in OPTION_RECORDS]
 # Read after common.smk's raw guard, which may have moved the planning records aside.
 CHANGED_RECORDS = changed_records(RESULTS, OPTION_RECORDS.values())
+DECIDED_WITH = GUIDELINE_OUTPUTS[DECIDED_WITH_JSON]
+# plan_round exists in adaptive campaigns only.
+DECIDED_WITH_READERS = ("check_guidelines", "plan_round")
+DECIDED_WITH_CHANGED = decided_with_differs(
+    Path(DECIDED_WITH), config["analysis"], config["guidelines"]
+)
 
 
 def defined_rule(name: str):
@@ -74,14 +71,12 @@ def defined_rule(name: str):
     return snakemake_rule(rules, name)
 
 
-# The consumers whose outputs a record's job waits for: those `all` asks for, and selftest's
-# where they exist (a self-test campaign).
+# The consumers whose outputs a record's job waits for: those `all` asks for.
 WAITED_CONSUMERS = {
-    "check_guidelines", "plot", "variability", "page", "aggregate", "grid",
+    "check_guidelines", "plot", "aggregate", "grid",
     *(["fit_models"] if config["models"] else []),
     *(["fail_on"] if GATE_TARGETS else []),
 }  # fmt: skip
-PRESENT_CONSUMERS = {"selftest"}
 
 
 def consumer_outputs(wildcards) -> list:
@@ -93,12 +88,8 @@ def consumer_outputs(wildcards) -> list:
     for name in record.consumers:
         consumer = defined_rule(name)
         files = None if consumer is None else plain_outputs(consumer)
-        if files is None:
-            continue
-        if name in WAITED_CONSUMERS:
+        if files is not None and name in WAITED_CONSUMERS:
             outputs += files
-        elif name in PRESENT_CONSUMERS:
-            outputs += [path for path in files if os.path.exists(path)]
     # Every run's input, a job each; aggregate_round and plan_round run before aggregate and
     # check_guidelines.
     if "inputs" in record.consumers:
@@ -111,20 +102,29 @@ def consumer_outputs(wildcards) -> list:
 # the rules, and `--forcerun` would also make every rule it names a target; so the changed
 # records' consumers are forced in the DAG itself, as it is built, and only where the targets
 # need them (docs/workflow.md, "Snakemake internals we use").
-if is_main_process(workflow) and CHANGED_RECORDS:
-    for changed in CHANGED_RECORDS:
-        consumers = ", ".join(name for name in changed.consumers if defined_rule(name))
+if is_main_process(workflow) and (CHANGED_RECORDS or DECIDED_WITH_CHANGED):
+    FORCED = {
+        **{
+            record_path(RESULTS, changed.name): changed.consumers
+            for changed in CHANGED_RECORDS
+        },
+        **({DECIDED_WITH: DECIDED_WITH_READERS} if DECIDED_WITH_CHANGED else {}),
+    }
+    for path, names in FORCED.items():
+        consumers = ", ".join(name for name in names if defined_rule(name))
         logger.info(
-            f"mpiguide: {record_path(RESULTS, changed.name)} holds other options than the "
-            f"config: forcing, where the targets need them, {consumers}"
+            f"mpiguide: {path} holds other options than the config: forcing, where the "
+            f"targets need them, {consumers}"
         )
 
     def forced_consumers():
         """The changed records' consumers, and their own jobs by their files (rule
         options_record is defined after this file, in records.smk)."""
+        names = set(forced_rules(CHANGED_RECORDS))
+        names |= set(DECIDED_WITH_READERS) if DECIDED_WITH_CHANGED else set()
         consumers = [
             consumer
-            for consumer in map(defined_rule, forced_rules(CHANGED_RECORDS))
+            for consumer in map(defined_rule, sorted(names))
             if consumer is not None
         ]
         pattern = rules.options_record.output[0]

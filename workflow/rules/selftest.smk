@@ -6,6 +6,7 @@
 # Like the guideline check it reads only the run medians, so it never re-measures; the run logs
 # are read to prove that every slowed run was slowed.
 
+from mpiguide.analysis.analysis_types import without_decided_with
 from mpiguide.campaign.installs import build_env_prefix
 from mpiguide.core.paths import (
     BUILD_TREE,
@@ -49,6 +50,7 @@ for inject_index, (inject_library, inject_mpi) in enumerate(INJECT_LIBRARIES.ite
 rule selftest:
     input:
         medians=f"{RESULTS}/{MEDIANS_PARQUET}",
+        decided_with=GUIDELINE_OUTPUTS[DECIDED_WITH_JSON],
         libraries=list(INJECT_LIBRARIES),
     output:
         csv=f"{RESULTS}/{SELFTEST_CSV}",
@@ -59,11 +61,11 @@ rule selftest:
     conda:
         "../envs/analysis.yaml"
     params:
-        config=as_json(config),
+        config=as_json(without_decided_with(config)),
         run_logs=f"{RESULTS}/{RUN_LOGS_TREE}",
     shell:
         "python -m mpiguide selftest --config-json {params.config:q}"
-        " --medians {input.medians:q} --run-logs {params.run_logs:q}"
+        " --decided-with {input.decided_with:q} --medians {input.medians:q} --run-logs {params.run_logs:q}"
         " --csv {output.csv:q} --plot {output.plot:q} --markdown {output.markdown:q}"
         " 2> {log:q}"
 

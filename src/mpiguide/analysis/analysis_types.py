@@ -170,13 +170,16 @@ class AnalysisOptions:
         verdicts: Mapping[str, int],
         looks: Sequence[int] = (),
         by_tuning: Sequence[str] = (),
+        selection: Sequence[object] = (),
     ) -> None:
-        """check's record beside its verdicts (decided_with.json): these options, the
-        guidelines and those of them `analysis.tuning` decided (`by_tuning`), the verdict counts
-        and an adaptive campaign's looks, so that a report built later states the options its
-        tables were computed with."""
+        """check's record beside its verdicts (decided_with.json), the campaign's one store of
+        its `analysis:` block: these options, the config's guideline `selection` and the ids it
+        resolved to, those of them `analysis.tuning` decided (`by_tuning`), the verdict counts
+        and an adaptive campaign's looks. A report built later states the options its tables
+        were computed with; the workflow compares it with the config (decided_with_differs)."""
         record: dict[str, Any] = {
             "analysis": dataclasses.asdict(self),
+            "selection": list(selection),
             "guidelines": list(guidelines),
             "decided_by_tuning": list(by_tuning),
             "verdicts": dict(verdicts),
@@ -194,6 +197,7 @@ class Decisions:
 
     options: AnalysisOptions
     by_tuning: frozenset[str] = frozenset()
+    selection: tuple[object, ...] = ()  # the config's `guidelines:`, as given
 
     def for_guideline(self, guideline_id: str) -> AnalysisOptions:
         """The options the guideline's tests were decided with."""
@@ -212,16 +216,46 @@ class Decisions:
             record = json.loads(path.read_text(encoding="utf-8"))
             analysis = record["analysis"]
             by_tuning = record.get("decided_by_tuning", [])
+            selection = record.get("selection", [])
             if not isinstance(analysis, Mapping):
                 raise TypeError(f"analysis is {analysis!r}, not a mapping")
-            if not isinstance(by_tuning, list):
-                raise TypeError(f"decided_by_tuning is {by_tuning!r}, not a list")
+            for key, value in (("decided_by_tuning", by_tuning), ("selection", selection)):
+                if not isinstance(value, list):
+                    raise TypeError(f"{key} is {value!r}, not a list")
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise DataError(
                 f"{path}: cannot read what the verdicts were decided with: {error}"
             ) from None
         options = AnalysisOptions.from_mapping(analysis, str(path))
-        return cls(options, frozenset(map(str, by_tuning)))
+        return cls(options, frozenset(map(str, by_tuning)), tuple(selection))
+
+
+# The config keys check's record holds for the whole campaign: no other job is handed them.
+DECIDED_WITH_KEYS = ("analysis", "guidelines")
+
+
+def without_decided_with(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config without the keys check's record holds (DECIDED_WITH_KEYS): what a job that
+    also reads the record is handed."""
+    return {key: value for key, value in config.items() if key not in DECIDED_WITH_KEYS}
+
+
+def decided_with_differs(
+    path: Path, analysis: Mapping[str, Any], selection: Sequence[object]
+) -> bool:
+    """Whether check's record at `path` holds other options (defaults filled in on both sides,
+    so a changed default counts) or another guideline selection than the config's `analysis`
+    and `selection` now: the verdicts beside it are stale. A missing record is not compared:
+    check has not made its outputs yet. A record the reader refuses differs."""
+    if not path.exists():
+        return False
+    try:
+        decisions = Decisions.read(path)
+    except (DataError, ConfigError):
+        return True
+    now = AnalysisOptions.from_mapping(analysis, "analysis")
+    as_recorded = json.loads(json.dumps(list(selection)))
+    return decisions.options != now or list(decisions.selection) != as_recorded
 
 
 def _variability_selectors(raw: Any, source: str) -> tuple[Selector, ...]:

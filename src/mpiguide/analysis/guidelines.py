@@ -479,9 +479,11 @@ def check(
     options: AnalysisOptions,
     outdir: str | Path,
     looks: Looks | None = None,
+    selection: Sequence[object] = (),
 ) -> pd.DataFrame:
     """Test every guideline on the run medians; write tests.csv, the tables and the record of
-    the options (decided_with.json) into outdir; return the tests (tests.csv's rows).
+    the options and of the config's guideline `selection` (decided_with.json) into outdir;
+    return the tests (tests.csv's rows).
 
     With the looks of an adaptive campaign, every test is decided at its looks (evaluate_looks).
     """
@@ -516,6 +518,7 @@ def check(
         {verdict: int(counts.get(verdict, 0)) for verdict in VERDICTS},
         looks.runs if looks is not None and looks.adaptive else (),
         [guideline.id for guideline in guidelines if guideline.decided_by == DECIDED_BY_TUNING],
+        selection,
     )
     print(
         f"mpiguide check: {len(tests)} tests: "

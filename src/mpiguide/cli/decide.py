@@ -71,7 +71,7 @@ def check(args: argparse.Namespace) -> None:
     resolved = resolve(selection, catalogue, "--guidelines-json")
     looks = looks_of(args.runs_json)
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
-    tests = check(args.medians, resolved, options, args.outdir, looks)
+    tests = check(args.medians, resolved, options, args.outdir, looks, selection)
     texts = {guideline.id: guideline.text for guideline in resolved}
     write_junit(tests, texts, options.varied, args.fail_on, args.outdir / JUNIT_XML)
     if not args.exit_zero:

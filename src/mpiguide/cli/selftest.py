@@ -6,14 +6,15 @@ import argparse
 import json
 from pathlib import Path
 
-from mpiguide.cli.arguments import MEDIANS, Command, Option, Role
+from mpiguide.cli.arguments import DECIDED_WITH, MEDIANS, Command, Option, Role
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import RUN_LOGS_TREE
 
 
 def selftest(args: argparse.Namespace) -> None:
-    """The rates of the campaign in `--config-json`."""
-    from mpiguide.analysis.analysis_types import AnalysisOptions
+    """The rates of the campaign in `--config-json`, its verdicts decided with the options and
+    guidelines of `--decided-with`."""
+    from mpiguide.analysis.analysis_types import DECIDED_WITH_KEYS, Decisions
     from mpiguide.selftest.power import RESAMPLES, selftest
 
     resamples = RESAMPLES if args.resamples is None else args.resamples
@@ -25,10 +26,16 @@ def selftest(args: argparse.Namespace) -> None:
         raise ConfigError(f"--config-json: invalid JSON: {error}") from None
     if not isinstance(config, dict) or not isinstance(config.get("mpi"), dict):
         raise ConfigError("--config-json: expected a campaign config with an mpi mapping")
+    held = [key for key in DECIDED_WITH_KEYS if key in config]
+    if held:
+        raise ConfigError(
+            f"--config-json: {held[0]}: check's record holds it; give it with --decided-with"
+        )
     source = str(config.get("campaign", "--config-json"))
-    options = AnalysisOptions.from_mapping(config.get("analysis", {}), source)
-    selftest(config, options, args.medians, args.run_logs, args.csv, args.plot, args.markdown,
-             resamples, source)  # fmt: skip
+    decisions = Decisions.read(args.decided_with)
+    campaign = {**config, "guidelines": list(decisions.selection)}
+    selftest(campaign, decisions.options, args.medians, args.run_logs, args.csv, args.plot,
+             args.markdown, resamples, source)  # fmt: skip
 
 
 def _written(flag: str, text: str) -> Option:
@@ -42,8 +49,10 @@ COMMANDS = (
         selftest,
         (
             Option("--config-json",
-                   "the campaign config, defaults filled in (the workflow's `config`)",
+                   "the campaign config, defaults filled in (the workflow's `config`), without "
+                   "`analysis` and `guidelines`",
                    settings={"required": True, "metavar": "JSON"}),
+            DECIDED_WITH,
             MEDIANS.but(help="medians.parquet of the self-test campaign", type=Path,
                         metavar="PARQUET"),
             Option("--run-logs",
