@@ -108,7 +108,9 @@ def diff_tests(
         repeated = frame.duplicated(index)
         if repeated.any():
             raise DataError(f"{source}: a test is listed twice ({side}); not a tests.csv?")
-    merged = a[[*index, "group", *VALUES]].merge(
+    # A's order (tests.csv's: its guidelines as the campaign lists them), not the merge's
+    ordered = a[[*index, "group", *VALUES]].assign(_order=range(len(a)))
+    merged = ordered.merge(
         b[[*index, *VALUES]], on=index, how="outer", suffixes=("_a", "_b"), indicator=True
     )
     if (merged["_merge"] != "both").any():
@@ -116,7 +118,8 @@ def diff_tests(
             f"{sources[0]} and {sources[1]}: the grids cannot be matched: "
             + _first_difference(a, b, keys)
         )
-    merged = merged.drop(columns="_merge")
+    merged = merged.sort_values("_order", kind="stable").drop(columns=["_merge", "_order"])
+    merged = merged.reset_index(drop=True)
     for side in ("a", "b"):
         for value in VALUES[1:]:
             merged[f"{value}_{side}"] = pd.to_numeric(merged[f"{value}_{side}"], errors="coerce")
@@ -158,7 +161,7 @@ def verdict_changes(tests: pd.DataFrame) -> str:
 
 
 def guideline_changes(result: Diff) -> pd.DataFrame:
-    """One row per guideline of a diff, in its order (GUIDELINE_COLUMNS)."""
+    """One row per guideline of a diff, in its order (A's: GUIDELINE_COLUMNS)."""
     rows = []
     for guideline, tests in result.tests.groupby("guideline", sort=False):
         found = tests["change"].value_counts()

@@ -84,7 +84,6 @@ def version_changes(
     raised: the page says it beside the others."""
     found = []
     measured = set(tests["mpi"]) if "mpi" in tests else set()
-    order = {guideline: index for index, guideline in enumerate(pd.unique(tests["guideline"]))}
     for pair in pairs:
         absent = [name for name in (pair.older, pair.newer) if name not in measured]
         if absent:
@@ -96,8 +95,5 @@ def version_changes(
         except DataError as error:
             found.append(VersionChanges(pair, pd.DataFrame(), problem=str(error)))
             continue
-        table = guideline_changes(result)
-        # the campaign's order of guidelines (tests.csv's), not the matching's
-        table = table.sort_values("guideline", key=lambda ids: ids.map(order), kind="stable")
-        found.append(VersionChanges(pair, table.reset_index(drop=True), result.one_sided))
+        found.append(VersionChanges(pair, guideline_changes(result), result.one_sided))
     return found
