@@ -23,6 +23,8 @@ import pytest
 import yaml
 
 from mpiguide import cli
+from mpiguide.campaign.installs import INSTALLS, SETUP_COMMAND
+from mpiguide.campaign.scale import DEFAULT_LOCAL_MPI, LOCAL_MPI
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
@@ -221,10 +223,31 @@ def copy_project(project: Path, destination: Path) -> Path:
     return destination
 
 
+def skip_unless_installed(path: Path, scale: str) -> None:
+    """Skip a test of the campaign at `path` whose entries at `scale` (the `local:` block's
+    entries of config/local-mpi.yaml at `local`) name a library `make setup-mpi` has not
+    installed in this checkout: the workflow and `validate` refuse such a campaign."""
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    entries = config["mpi"]
+    if scale == "local":
+        local = yaml.safe_load((REPO / LOCAL_MPI).read_text(encoding="utf-8"))["mpi"]
+        names = config.get("local", {}).get("mpi", DEFAULT_LOCAL_MPI)
+        entries = {name: local[name] for name in names}
+    missing = [
+        entry["install"]
+        for entry in entries.values()
+        if "install" in entry and not INSTALLS[entry["install"]].installed()
+    ]
+    if missing:
+        pytest.skip(f"{path.name} at scale {scale} needs {', '.join(missing)}: `{SETUP_COMMAND}`")
+
+
 def validate_campaign(path: Path, scale: str) -> None:
     """`mpiguide validate --configfile path --config scale=SCALE` accepts the campaign (its main,
     in this process: the validation is what is tested, not Python's start-up); at the paper's
-    scale, for the cluster it was written for (--elsewhere: its commands are not looked up)."""
+    scale, for the cluster it was written for (--elsewhere: its commands are not looked up).
+    Skipped where it names a library not installed here (skip_unless_installed)."""
+    skip_unless_installed(path, scale)
     elsewhere = ["--elsewhere"] if scale == "paper" else []
     argv = ["validate", "--configfile", str(path), "--config", f"scale={scale}", *elsewhere]
     out, err = io.StringIO(), io.StringIO()

@@ -17,12 +17,14 @@ import yaml
 
 from mpiguide.analysis.paper_tables import LUBBE_TABLE4
 from mpiguide.campaign.config import load_campaign
+from mpiguide.campaign.installs import with_installs
 from mpiguide.campaign.scale import apply_scale
 from workflow_project import (
     REPO,
     new_project,
     run_jobs,
     scheduled_jobs,
+    skip_unless_installed,
     snakemake,
     validate_campaign,
 )
@@ -58,9 +60,11 @@ def load(name: str) -> dict[str, Any]:
 
 
 def local(name: str) -> dict[str, Any]:
-    """The campaign as `--config scale=local` runs it."""
+    """The campaign as `--config scale=local` runs it, the installs its entries name filled in."""
     config = load_campaign(campaign_path(name)) | {"scale": "local"}
-    return apply_scale(config, REPO / "config" / "local-mpi.yaml", str(campaign_path(name)))
+    scaled = apply_scale(config, REPO / "config" / "local-mpi.yaml", str(campaign_path(name)))
+    with_installs(scaled)
+    return scaled
 
 
 def grid_levels(config: dict[str, Any], parameter: str) -> set[Any]:
@@ -128,6 +132,7 @@ def test_local_scale_is_safe_and_can_reach_the_p_threshold(name: str) -> None:
 def test_campaign_dry_run_plans_every_run(name: str, scale: str, tmp_path: Path) -> None:
     """`snakemake -n --configfile config/campaigns/<name>.yaml [--config scale=local]` schedules
     one kernel build per mpi entry and one run per (mpi entry, deployment, run)."""
+    skip_unless_installed(campaign_path(name), scale)
     config = load(name) if scale == "paper" else local(name)
     project = new_project(tmp_path / "project", load(name))
     jobs = scheduled_jobs(

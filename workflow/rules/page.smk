@@ -5,6 +5,7 @@
 # then runs the workflow once more for the page to say so).
 
 from mpiguide.campaign.summary import available_cores, oversubscriptions
+from mpiguide.reports.versions import pairs_as_json, version_pairs
 from mpiguide.core.paths import (
     CAMPAIGN_PAGE,
     LOGS_TREE,
@@ -62,6 +63,7 @@ rule page:
         guidelines=as_json(config["guidelines"]),
         report=REPORT_HTML,
         oversubscribed=as_json(OVERSUBSCRIBED),
+        versions=as_json(pairs_as_json(version_pairs(config["mpi"]))),
         analysis_doc=ANALYSIS_DOC,
     shell:
         "python -m mpiguide page --campaign {params.campaign:q} --tests {input.tests:q}"
@@ -70,6 +72,7 @@ rule page:
         " --guidelines-json {params.guidelines:q} --plots {input.plots:q}"
         " --figures {input.figures:q} --tables {input.tables:q} --report {params.report:q}"
         " --runs {input.runs:q} --oversubscribed-json {params.oversubscribed:q}"
+        " --versions-json {params.versions:q}"
         " --analysis-doc {params.analysis_doc:q} --out {output:q} 2> {log:q}"
 
 

@@ -86,6 +86,7 @@ def report_tables(args: argparse.Namespace) -> None:
 def page(args: argparse.Namespace) -> None:
     from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.reports.page import PageSources, write_page
+    from mpiguide.reports.versions import pairs_from_json
 
     selection = parse_json(args.guidelines_json, "--guidelines-json", list)
     guidelines = resolve(selection, load_catalogue(args.catalogue), "--guidelines-json")
@@ -108,6 +109,9 @@ def page(args: argparse.Namespace) -> None:
             ).items()
         },
         analysis_doc=args.analysis_doc,
+        versions=pairs_from_json(
+            parse_json(args.versions_json, "--versions-json", list), "--versions-json"
+        ),
     )
     write_page(sources, args.out)
 
@@ -233,6 +237,9 @@ CAMPAIGN_REPORTS = (
             Option("--oversubscribed-json", "the deployments with more ranks than this"
                    " machine's cores, each with its warning: mapping, as JSON (default: {}, none)",
                    settings={"default": "{}", "metavar": "JSON"}),
+            Option("--versions-json", "the pairs of versions of one library whose verdicts the"
+                   " page compares: [{library, older, newer}], older and newer mpi entries, as"
+                   " JSON (default: [], none)", settings={"default": "[]", "metavar": "JSON"}),
             Option("--analysis-doc", "docs/analysis.md, which the page links to for the method"
                    " (named, not linked, where it is not there)", Role.READS,
                    {"type": Path, "metavar": "MD"}),

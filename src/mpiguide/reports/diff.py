@@ -1,5 +1,6 @@
-"""Two campaigns' verdicts side by side (`mpiguide diff A B`): per guideline and group, the new
-violations, the fixed ones and the ratios that moved beyond their confidence intervals.
+"""Two campaigns' verdicts side by side (`mpiguide diff A B`): per guideline which verdicts
+changed, and per group the new violations, the fixed ones and the ratios that moved beyond
+their confidence intervals.
 
 A test of A and a test of B are the same test when they agree on the guideline and on every key
 of tests.csv (deployment and parameters). Two campaigns whose tests cannot all be matched so are
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mpiguide.analysis.verdicts import VIOLATED
+from mpiguide.analysis.verdicts import VERDICTS, VIOLATED
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import GUIDELINES_TREE, TESTS_CSV
@@ -107,7 +108,9 @@ def diff_tests(
         repeated = frame.duplicated(index)
         if repeated.any():
             raise DataError(f"{source}: a test is listed twice ({side}); not a tests.csv?")
-    merged = a[[*index, "group", *VALUES]].merge(
+    # A's order (tests.csv's: its guidelines as the campaign lists them), not the merge's
+    ordered = a[[*index, "group", *VALUES]].assign(_order=range(len(a)))
+    merged = ordered.merge(
         b[[*index, *VALUES]], on=index, how="outer", suffixes=("_a", "_b"), indicator=True
     )
     if (merged["_merge"] != "both").any():
@@ -115,7 +118,8 @@ def diff_tests(
             f"{sources[0]} and {sources[1]}: the grids cannot be matched: "
             + _first_difference(a, b, keys)
         )
-    merged = merged.drop(columns="_merge")
+    merged = merged.sort_values("_order", kind="stable").drop(columns=["_merge", "_order"])
+    merged = merged.reset_index(drop=True)
     for side in ("a", "b"):
         for value in VALUES[1:]:
             merged[f"{value}_{side}"] = pd.to_numeric(merged[f"{value}_{side}"], errors="coerce")
@@ -137,6 +141,42 @@ def counts(result: Diff) -> dict[str, int]:
     return {change: int(found.get(change, 0)) for change in CHANGES}
 
 
+# Per guideline (guideline_changes): its tests matched, how many changed verdict, each change
+# of verdict with its count, then the count of each of CHANGES but `same`.
+GUIDELINE_COLUMNS = ("guideline", "tests", "verdicts_changed", "verdict_changes",
+                     *CHANGES[:-1])  # fmt: skip
+ARROW = "→"
+# CHANGES but `same` as the tables' headers say them
+CHANGE_WORDS = tuple(change.replace("_", " ") for change in CHANGES[:-1])
+
+
+def verdict_changes(tests: pd.DataFrame) -> str:
+    """Each change of verdict among matched tests with its count, in VERDICTS order: `holds →
+    violated 2, undecided → holds 1`; "" when none changed."""
+    moved = tests.loc[tests["verdict_a"] != tests["verdict_b"]]
+    found = moved.groupby(["verdict_a", "verdict_b"]).size()
+    order = {verdict: index for index, verdict in enumerate(VERDICTS)}
+    pairs = sorted(found.index, key=lambda pair: (order[pair[0]], order[pair[1]]))
+    return ", ".join(f"{a} {ARROW} {b} {found[(a, b)]}" for a, b in pairs)
+
+
+def guideline_changes(result: Diff) -> pd.DataFrame:
+    """One row per guideline of a diff, in its order (A's: GUIDELINE_COLUMNS)."""
+    rows = []
+    for guideline, tests in result.tests.groupby("guideline", sort=False):
+        found = tests["change"].value_counts()
+        rows.append(
+            {
+                "guideline": guideline,
+                "tests": len(tests),
+                "verdicts_changed": int((tests["verdict_a"] != tests["verdict_b"]).sum()),
+                "verdict_changes": verdict_changes(tests),
+                **{change: int(found.get(change, 0)) for change in CHANGES[:-1]},
+            }
+        )
+    return pd.DataFrame(rows, columns=list(GUIDELINE_COLUMNS))
+
+
 def _number(value: float) -> str:
     return "" if pd.isna(value) else f"{value:.3g}"
 
@@ -146,14 +186,33 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def guideline_table(result: Diff) -> list[str]:
+    """The markdown table of guideline_changes: per guideline, which verdicts changed."""
+    header = ["guideline", "tests", "verdicts changed", *CHANGE_WORDS]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for row in guideline_changes(result).to_dict("records"):
+        changes = row["verdict_changes"]
+        cells = [
+            _cell(str(row["guideline"])),
+            str(row["tests"]),
+            f"{row['verdicts_changed']}" + (f": {changes}" if changes else ""),
+            *(str(row[change]) for change in CHANGES[:-1]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(result: Diff, names: tuple[str, str]) -> str:
-    """Per guideline, a row per group with a change: its tests that changed, A → B."""
+    """Per guideline which verdicts changed; then per guideline a row per group with a change:
+    its tests that changed, A → B."""
     total = counts(result)
     lines = [
         f"# mpiguide diff: {names[0]} → {names[1]}",
         "",
         f"{len(result.tests)} tests matched: "
         + ", ".join(f"{total[change]} {change.replace('_', ' ')}" for change in CHANGES),
+        "",
+        *guideline_table(result),
         "",
         "A ratio moved (slower, faster) when its interval in B lies wholly above or below the"
         " one in A; each is the interval beside its verdict, the one that decided it (tests.csv's"

@@ -6,10 +6,11 @@ tests.csv and verdict_lines.csv as check and report_tables wrote them; beside th
 qualifies them (deployments with more ranks than this machine's cores, runs slow or fast as a
 whole from variability's runs.csv); the method in one sentence with a link to
 docs/analysis.md, and the options the verdicts were decided with (decided_with.json) folded
-below it. Then the counts per guideline, the campaign's figures, per guideline its counts per
-MPI library and deployment (summary.csv), its figures and its tests by group (tests.csv, cells
-as written); at the end links to the tables and what the page knows of Snakemake's report. The
-workflow re-makes it whenever any of these changes.
+below it; where the campaign measured two versions of one library, per guideline which verdicts
+changed from one to the next (reports.versions). Then the counts per guideline, the campaign's
+figures, per guideline its counts per MPI library and deployment (summary.csv), its figures and
+its tests by group (tests.csv, cells as written); at the end links to the tables and what the
+page knows of Snakemake's report. The workflow re-makes it whenever any of these changes.
 
 One HTML file that reads from disk without a server: inline style, no script, every link
 relative to the page (the figures are the files beside it, not copies), so that
@@ -61,7 +62,9 @@ from mpiguide.core.paths import (
     run_number,
     safe_name,
 )
+from mpiguide.reports.diff import ARROW, CHANGE_WORDS, CHANGES, FIXED, NEW_VIOLATION
 from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
+from mpiguide.reports.versions import VersionChanges, VersionPair, version_changes
 
 # The columns the page reads of verdict_lines.csv, summary.csv and variability's runs.csv.
 COUNT_COLUMNS = (*VERDICTS, "groups", *(f"{verdict}_groups" for verdict in VERDICTS))
@@ -185,6 +188,7 @@ class Campaign:
     # deployment name -> why its timings measure time slices (campaign.summary.Oversubscription)
     oversubscribed: Mapping[str, str] = dataclasses.field(default_factory=dict)
     analysis_doc: Path | None = None  # docs/analysis.md, where it is
+    versions: Sequence[VersionChanges] = ()  # per pair of versions of one library
 
     @property
     def options(self) -> AnalysisOptions:
@@ -544,6 +548,65 @@ def _verdicts_section(campaign: Campaign, page_dir: Path) -> str:
         "</section>",
     ]
     return "\n".join(part for part in parts if part)
+
+
+# A count of the versions table in the tint of the verdict it leads to, where not 0.
+CHANGE_TINTS = {NEW_VIOLATION: VIOLATED, FIXED: HOLDS}
+
+
+def _version_table(changes: VersionChanges) -> str:
+    """Per guideline of one pair: its tests, which verdicts changed, and the changes of
+    reports.diff counted."""
+    rows = []
+    for row in changes.guidelines.to_dict("records"):
+        moved = str(row["verdict_changes"])
+        counts = [
+            _cell(str(row[change]), CHANGE_TINTS.get(change, "") if row[change] else "")
+            for change in CHANGES[:-1]
+        ]
+        rows.append(
+            [
+                _cell(row["guideline"]),
+                _cell(str(row["tests"]), "number"),
+                _cell(f"{row['verdicts_changed']}" + (f": {moved}" if moved else "")),
+                *counts,
+            ]
+        )
+    header = ("guideline", "tests", "verdicts changed", *CHANGE_WORDS)
+    return _scrolling(_table(header, rows, "versions"))
+
+
+def _versions_section(campaign: Campaign) -> str:
+    """Per pair of versions of one library, per guideline which verdicts changed from the
+    older to the newer (reports.versions); nothing when the campaign has no such pair."""
+    if not campaign.versions:
+        return ""
+    parts = [
+        '<section id="versions">',
+        "<h2>Versions compared</h2>",
+        "<p>Per guideline, how many tests changed verdict from one version of a library to "
+        "the next, and how: the entries of one <code>library</code> built apart, each compared "
+        "with the next the campaign lists. Then, as <code>mpiguide diff</code> counts them, the "
+        "tests newly violated, fixed, and those whose interval moved wholly above (slower) or "
+        "below (faster) the older version's.</p>",
+    ]
+    for changes in campaign.versions:
+        pair = changes.pair
+        parts.append(
+            f"<h3>{_escape(pair.library)}: {_escape(pair.older)} {ARROW} {_escape(pair.newer)}</h3>"
+        )
+        if changes.problem:
+            parts.append(f'<p class="notice warn">Not compared: {_escape(changes.problem)}</p>')
+            continue
+        parts.append(_version_table(changes))
+        for name, guidelines in zip((pair.older, pair.newer), changes.one_sided, strict=True):
+            if guidelines:
+                parts.append(
+                    f'<p class="said-once">Tested for {_escape(name)} only, not compared: '
+                    f"{_escape(', '.join(guidelines))}.</p>"
+                )
+    parts.append("</section>")
+    return "\n".join(parts)
 
 
 def _method(campaign: Campaign, levels: str, page_dir: Path) -> str:
@@ -941,6 +1004,7 @@ def page_html(campaign: Campaign, page_dir: Path, made: datetime) -> str:
         f'<a href="{_href(campaign.tests_csv, page_dir)}">tests.csv</a> of '
         f"{_time(campaign.report.tables_written)}.</p>",
         _verdicts_section(campaign, page_dir),
+        _versions_section(campaign),
         _lines_section(campaign),
     ]
     wide = campaign.figures.get(CAMPAIGN_WIDE, ())
@@ -1011,6 +1075,7 @@ class PageSources:
     runs_csv: Path | None = None  # variability's runs.csv
     oversubscribed: Mapping[str, str] = dataclasses.field(default_factory=dict)
     analysis_doc: Path | None = None
+    versions: Sequence[VersionPair] = ()  # the pairs of versions of one library to compare
 
 
 def read_campaign(sources: PageSources) -> Campaign:
@@ -1044,6 +1109,7 @@ def read_campaign(sources: PageSources) -> Campaign:
         runs_csv=sources.runs_csv,
         oversubscribed=dict(sources.oversubscribed),
         analysis_doc=sources.analysis_doc,
+        versions=version_changes(tests, sources.versions, sources.tests_csv),
     )
 
 

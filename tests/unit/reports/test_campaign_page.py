@@ -38,6 +38,7 @@ from mpiguide.reports.page import (
     write_page,
 )
 from mpiguide.reports.report_tables import write_report_tables
+from mpiguide.reports.versions import VersionPair
 
 OPTIONS = AnalysisOptions.with_defaults(v_thres=1.5, p_thres=0.001, confidence=0.9)
 MADE = datetime(2026, 11, 27, 4, 0, tzinfo=UTC)
@@ -402,6 +403,12 @@ def test_the_command_writes_the_page_and_never_over_an_input(
     assert sources.tests_csv.read_bytes() == before
     assert main([*argv, "--out", str(sources.plots / "index.html")]) == 2
     assert "a directory of inputs" in capsys.readouterr().err
+    # the pairs of versions the workflow found, and a pair the tests do not have
+    versions = '[{"library": "mpich", "older": "mpich", "newer": "mpich-5.0.2"}]'
+    assert main([*argv, "--versions-json", versions, "--out", str(out)]) == 0
+    assert "Not compared: " in read_page(out.read_text()).by_id["versions"]
+    assert main([*argv, "--versions-json", '[{"library": "mpich"}]', "--out", str(out)]) == 2
+    assert "--versions-json: expected a list of {library, older, newer}" in capsys.readouterr().err
 
 
 def write_runs(root: Path, ratios: tuple[float, ...] = (1.0, 1.3), mpi: str = "openmpi") -> Path:
@@ -417,8 +424,11 @@ def write_runs(root: Path, ratios: tuple[float, ...] = (1.0, 1.3), mpi: str = "o
     return path
 
 
-def page_with(tmp_path: Path, **changes: object) -> tuple[Path, str]:
-    sources = replace(write_campaign(tmp_path, frame_of_tests()), **changes)
+def page_with(
+    tmp_path: Path, tests: pd.DataFrame | None = None, **changes: object
+) -> tuple[Path, str]:
+    tested = frame_of_tests() if tests is None else tests
+    sources = replace(write_campaign(tmp_path, tested), **changes)
     page = write_page(sources, tmp_path / CAMPAIGN_PAGE, MADE)
     return page, page.read_text(encoding="utf-8")
 
@@ -507,3 +517,35 @@ def test_what_qualifies_the_verdicts_is_escaped_too(tmp_path: Path) -> None:
     assert {tag for tag, _ in page.tags} & {"i", "b", "script"} == set()
     assert "<b onmouseover=alert(1)>x</b>." in page.by_id["oversubscribed"]
     assert "<i>mpi</i> 1x2: 1 of 2 runs" in page.by_id["flagged-runs"]
+
+
+def test_versions_compared_say_per_guideline_which_verdicts_changed(tmp_path: Path) -> None:
+    """Two versions of one library: per guideline the verdicts that changed from the older to
+    the newer, escaped like every other text."""
+    older = frame_of_tests()
+    # a group per pair of ops, as a real grid has them: a test is one per guideline and keys
+    older["op"] = [f"a{group}|b{group}" for group in older["group"]]
+    newer = older.assign(mpi="openmpi-5.0.11")
+    newer.loc[0, ["verdict", "violation_ratio", "ratio_low", "ratio_high"]] = (
+        "holds", 0.9, 0.8, 0.95,
+    )  # fmt: skip
+    tests = pd.concat([older, newer], ignore_index=True)
+    tests["guideline"] = tests["guideline"].replace("GL_A", "GL<i>A")
+    pair = VersionPair("open<b>mpi", "openmpi", "openmpi-5.0.11")
+    _, text = page_with(tmp_path, tests=tests, versions=[pair])
+    page = read_page(text)
+    assert {tag for tag, _ in page.tags} & {"i", "b"} == set()
+    section = page.by_id["versions"]
+    assert section.startswith("Versions compared Per guideline, how many tests changed verdict")
+    assert "open<b>mpi: openmpi → openmpi-5.0.11" in section
+    header = "guideline tests verdicts changed new violation fixed slower faster"
+    assert f"{header} GL<i>A 6 1: violated → holds 1 0 1 0 0 GL*B 1 0 0 0 0 0" in section
+    # the section comes after the verdicts, before the counts
+    assert (
+        text.index('id="verdicts"') < text.index('id="versions"') < text.index('id="verdict-lines"')
+    )
+
+
+def test_without_versions_of_one_library_there_is_no_such_section(tmp_path: Path) -> None:
+    page = read_page(made_page(tmp_path)[1])
+    assert "versions" not in page.by_id

@@ -54,6 +54,10 @@ def test_new_fixed_and_moved() -> None:
     assert change[("c|d", "64")] == "slower"
     text = markdown(result, ("A", "B"))
     assert "4 tests matched: 1 new violation, 1 fixed, 1 slower, 0 faster, 1 same" in text
+    # per guideline, which verdicts changed
+    header = "| guideline | tests | verdicts changed | new violation | fixed | slower | faster |"
+    assert f"{header}\n|---|---|---|---|---|---|---|\n" in text
+    assert "| G | 4 | 2: violated → holds 1, holds → violated 1 | 1 | 1 | 1 | 0 |" in text
     assert "| openmpi 1x2 op=a\\|b (group 0) | msg_size=" in text
     row = "| msg_size=8 | new_violation | holds 0.9 [0.85, 0.95] | violated 1.3 [1.2, 1.4] |"
     assert row in text
