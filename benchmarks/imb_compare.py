@@ -50,8 +50,8 @@ noise). The load average is printed at the start, around every launch and at the
 
 Run it alone on the machine (no builds or tests beside it), with the venv's Python and
 PYTHONPATH=src: `python benchmarks/imb_compare.py [--libraries intelmpi-2021.19 mpich-5.0.2
-mpich] [--rounds 5] [--iter 1000] [--max-log 20] [--sync dissemination] [--imb-source DIR]`.
-About 1-2 minutes per library with the defaults.
+mpich] [--rounds 5] [--iter 200] [--max-log 20] [--sync dissemination] [--imb-source DIR]`.
+About 2 minutes per library with the defaults at load 7-15 (12 minutes for all five).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -284,7 +285,7 @@ def main() -> int:
         default=list(reversed(MPI_LIBRARIES)),  # Intel MPI, whose IMB-MPI1 this is, first
     )
     parser.add_argument("--rounds", type=int, default=5, help="launches per side and library")
-    parser.add_argument("--iter", type=int, default=1000, help="timed repetitions per size")
+    parser.add_argument("--iter", type=int, default=200, help="timed repetitions per size")
     parser.add_argument("--max-log", type=int, default=20, help="largest size: 2^max-log B")
     parser.add_argument("--sync", default="dissemination", help="the kernel's sync column")
     parser.add_argument("--imb-source", type=Path, help="IMB's sources, built for Open MPI")
@@ -317,12 +318,16 @@ def main() -> int:
             for index in range(args.rounds):
                 order = ("imb", "kernel") if index % 2 == 0 else ("kernel", "imb")
                 for which in order:
-                    before = load()
+                    before, start = load(), time.perf_counter()
                     if which == "imb":
                         imb.append(imb_launch(mpi, side, args))
                     else:
                         ours.append(kernel_launch(mpi, kernel, args, work, index))
-                    print(f"{name} round {index} {which:6}: {before} -> {load()}", flush=True)
+                    seconds = time.perf_counter() - start
+                    print(
+                        f"{name} round {index} {which:6}: {seconds:.0f} s, {before} -> {load()}",
+                        flush=True,
+                    )
             table.extend(table_rows(name, imb, ours))
     print(f"end {load()}")
     print("\n".join(table))
