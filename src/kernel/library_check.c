@@ -10,6 +10,9 @@
 
 enum { AGREES = 0, REFUSED = 1, ASK_AGAIN = 2 };
 
+/* A build whose mpi.h names no library (the standard MPI ABI's: one binary for several
+   libraries) has nothing to check against. */
+#if defined(BUILT_LIBRARY)
 /* How each library's version text starts, and the library that says so: its version is the
    word after it ("Open MPI v4.1.4, package: …", "MPICH Version:      5.0.2\n…",
    "Intel(R) MPI Library 2021.19.0 for Linux* OS"). Derived libraries with texts of their own
@@ -62,6 +65,8 @@ static int same_version(const char *built, const char *running)
     const char next = built[i] != '\0' ? built[i] : running[i];
     return i > 0 && !isdigit((unsigned char)next) && isdigit((unsigned char)built[i - 1]);
 }
+
+#endif
 
 /* 1 (with the message) when the version text names another library or version than the
    build's mpi.h did. */
