@@ -3,9 +3,13 @@
    timing. An experiment's calls are those on MPI_FLOAT, and the sums on MPI_DOUBLE (the
    kernel's own collectives use neither):
    - reductions on MPI_FLOAT: MPI_SUM is replaced by a user-defined sum that counts its
-     invocations and the elements they combine on this rank (algorithms differ in both); on
-     MPI_DOUBLE the library's own MPI_SUM stays, for the algorithms that refuse a user-defined
-     operation (MPICH's reduce_scatter_allgather, reduce_scatter_gather: "builtin-op");
+     invocations and the elements they combine on this rank, and sums a hash of the code path
+     that invoked it: the return addresses on the stack that lie in the MPI library, as offsets
+     from its base (the same in every process and launch of one build). Algorithms differ in
+     where they reduce, whatever the transport carries their messages, and MPICH's and Open
+     MPI's algorithm functions, internal or not, are on that stack. On MPI_DOUBLE the library's
+     own MPI_SUM stays, for the algorithms that refuse a user-defined operation (MPICH's
+     reduce_scatter_allgather, reduce_scatter_gather: "builtin-op");
    - Open MPI: the algorithm function of coll/base that coll/tuned (a plugin of its own) entered
      first: MPI_Bcast and MPI_Allgather, whose algorithms leave nothing else to count, through
      wrappers of the exported ompi_coll_base_bcast_intra_* and ompi_coll_base_allgather_intra_*
@@ -13,7 +17,8 @@
      registered and then invalid in Open MPI 4.1.4 here: MPI_T_ERR_INVALID_NAME);
    - MPICH: the values of MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM and of
      MPIR_CVAR_DEVICE_COLLECTIVES when the call starts (its algorithm functions are internal to
-     libmpich), and the messages this rank sent during the call and their bytes: Debian's MPICH
+     libmpich), and, where the transport is UCX, the messages this rank sent during the call
+     and their bytes (a broadcast's only trace outside the library): Debian's MPICH
      is built for ch4:ucx alone, so even a rank on the same node is sent to through UCX's
      exported ucp_tag_send_nbx and ucp_tag_send_sync_nbx, which this library wraps (an
      algorithm's messages are its fingerprint where nothing else is, as for MPI_Bcast), and
@@ -24,11 +29,12 @@
    MPICH: the kernel's own MPI_Bcast calls (any other datatype) are recorded as own_bcast with
    those values too.
    At MPI_Finalize each rank writes one line per call to $FINGERPRINT_DIR/rank<R>.tsv:
-   collective, count, invocations, elements, cvar, function, device, sends, bytes, scheduled
-   (-1 or -: not observed). */
+   collective, count, invocations, elements, cvar, function, device, sends, bytes, scheduled,
+   path (-1 or -: not observed). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,11 +51,13 @@ struct call {
     const char *function;
     long long device;
     long long sends, bytes, scheduled;
+    unsigned long long path;
 };
 
 static struct call calls[MAX_CALLS];
 static int ncalls;
 static long long invocations, elements;
+static unsigned long long path; /* the sum of the invocations' code-path hashes */
 /* MPICH: this rank's messages through UCX, their bytes, and those a schedule sent */
 static long long sends, bytes, scheduled;
 static MPI_Op counting_sum = MPI_OP_NULL;
@@ -63,9 +71,39 @@ static void check(int rc, const char *what)
     }
 }
 
+/* The MPI library's base address: that of the object holding PMPI_Allreduce. */
+static const void *mpi_base(void)
+{
+    static const void *base;
+    Dl_info info;
+    if (!base && dladdr(dlsym(RTLD_DEFAULT, "PMPI_Allreduce"), &info))
+        base = info.dli_fbase;
+    if (!base) {
+        fprintf(stderr, "algorithm_fingerprint: no PMPI_Allreduce\n");
+        abort();
+    }
+    return base;
+}
+
+/* FNV-1a over the offsets of the return addresses on the stack that lie in the MPI library. */
+static unsigned long long code_path(void)
+{
+    void *frames[32];
+    const int depth = backtrace(frames, 32);
+    unsigned long long hash = 14695981039346656037ull;
+    for (int i = 1; i < depth; i++) {
+        Dl_info info;
+        if (dladdr(frames[i], &info) && info.dli_fbase == mpi_base())
+            hash = (hash ^ (unsigned long long)((char *)frames[i] - (char *)info.dli_fbase)) *
+                   1099511628211ull;
+    }
+    return hash;
+}
+
 static void counting_sum_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     (void)type;
+    path += code_path();
     invocations++;
     elements += *len;
     const float *a = in;
@@ -216,6 +254,7 @@ ALLGATHER(ring)
 ALLGATHER(neighborexchange)
 ALLGATHER(basic_linear)
 ALLGATHER(two_procs)
+ALLGATHER(sparbit) /* Open MPI 5 */
 #endif
 
 /* A call recorded as `collective`, with the cvar of `algorithm_of`. */
@@ -227,8 +266,9 @@ static struct call *begin(const char *collective, const char *algorithm_of, int 
     }
     struct call *call = &calls[ncalls++];
     *call = (struct call){collective, count, -1, -1, algorithm_cvar(algorithm_of), "-",
-                          cvar_value("MPIR_CVAR_DEVICE_COLLECTIVES"), -1, -1, -1};
+                          cvar_value("MPIR_CVAR_DEVICE_COLLECTIVES"), -1, -1, -1, 0};
     invocations = elements = sends = bytes = scheduled = 0;
+    path = 0;
     entered = NULL;
     return call;
 }
@@ -240,6 +280,7 @@ static void end(struct call *call, int reduction)
     if (reduction) {
         call->invocations = invocations;
         call->elements = elements;
+        call->path = path;
     }
 #if defined(MPICH_VERSION)
     call->sends = sends;
@@ -325,10 +366,10 @@ int MPI_Finalize(void)
             PMPI_Abort(MPI_COMM_WORLD, 3);
         }
         for (int i = 0; i < ncalls; i++)
-            fprintf(out, "%s\t%d\t%lld\t%lld\t%lld\t%s\t%lld\t%lld\t%lld\t%lld\n",
+            fprintf(out, "%s\t%d\t%lld\t%lld\t%lld\t%s\t%lld\t%lld\t%lld\t%lld\t%llx\n",
                     calls[i].collective, calls[i].count, calls[i].invocations, calls[i].elements,
                     calls[i].cvar, calls[i].function, calls[i].device, calls[i].sends,
-                    calls[i].bytes, calls[i].scheduled);
+                    calls[i].bytes, calls[i].scheduled, calls[i].path);
         if (fclose(out) != 0) {
             fprintf(stderr, "algorithm_fingerprint: cannot write %s\n", path);
             PMPI_Abort(MPI_COMM_WORLD, 3);

@@ -126,14 +126,33 @@ const char *algorithm_forced(const struct experiment *exp)
                                                         : NULL;
 }
 
+/* A duplicate of `comm` made with the info key=value (a plain one for an empty key). */
+static void dup_with(MPI_Comm comm, const char *key, const char *value, MPI_Comm *dup)
+{
+    if (!key[0]) {
+        MPI_CHECK(MPI_Comm_dup(comm, dup));
+        return;
+    }
+    MPI_Info info;
+    MPI_CHECK(MPI_Info_create(&info));
+    MPI_CHECK(MPI_Info_set(info, key, value));
+    MPI_CHECK(MPI_Comm_dup_with_info(comm, info, dup));
+    MPI_CHECK(MPI_Info_free(&info));
+}
+
 /* A duplicate of `comm` whose collectives libmpiguide-tune leaves to the library. */
 static void untuned_dup(MPI_Comm comm, MPI_Comm *dup)
 {
-    MPI_Info info;
-    MPI_CHECK(MPI_Info_create(&info));
-    MPI_CHECK(MPI_Info_set(info, TUNE_HINT_KEY, TUNE_HINT_OFF));
-    MPI_CHECK(MPI_Comm_dup_with_info(comm, info, dup));
-    MPI_CHECK(MPI_Info_free(&info));
+    dup_with(comm, TUNE_HINT_KEY, TUNE_HINT_OFF, dup);
+}
+
+/* A duplicate of `comm` under the use's algorithm (a per-communicator library). */
+static void forced_dup(const struct algorithm_use *use, MPI_Comm comm, MPI_Comm *dup)
+{
+    struct library_saved saved;
+    library_force(&use->variable, use->value, &saved);
+    dup_with(comm, library_dup_key, library_dup_value, dup);
+    library_restore(&use->variable, &saved);
 }
 
 /* The use of the experiment's algorithm in the set; NULL when it forces none. */
@@ -193,12 +212,8 @@ int algorithm_set_create(struct algorithm_set *set, const struct experiment *exp
         struct algorithm_use *use = &set->uses[i];
         if (mpit_cvar_find(use->cvar, &use->variable) != 0)
             fail_abort("MPI_T control variable %s vanished after validation", use->cvar);
-        if (library_per_communicator) {
-            struct library_saved saved;
-            library_force(&use->variable, use->value, &saved);
-            MPI_CHECK(MPI_Comm_dup(world, &use->comm));
-            library_restore(&use->variable, &saved);
-        }
+        if (library_per_communicator)
+            forced_dup(use, world, &use->comm);
     }
     return 0;
 }
@@ -233,10 +248,7 @@ MPI_Comm algorithm_comm(const struct algorithm_set *set, const struct experiment
     if (exp->topology == TOPO_NONE)
         return use->comm;
     /* A duplicate keeps the topology's neighbours and rank order. */
-    struct library_saved saved;
-    library_force(&use->variable, use->value, &saved);
-    MPI_CHECK(MPI_Comm_dup(comm, own));
-    library_restore(&use->variable, &saved);
+    forced_dup(use, comm, own);
     return *own;
 }
 

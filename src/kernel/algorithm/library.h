@@ -28,6 +28,11 @@ extern const char library_reserved[];
 extern const int library_per_communicator;
 /* 1 for a library whose algorithms the kernel can choose; 0 for any other. */
 extern const int library_switches;
+/* A per-communicator library: the info hint (key, value) its duplicates under an algorithm are
+   made with, so that the part of the library that holds the algorithm answers their calls
+   whatever else the launch ranks above it; empty key: a plain duplicate. */
+extern const char library_dup_key[];
+extern const char library_dup_value[];
 
 /* Before MPI_Init, on every rank, when the input chooses algorithms: what the library needs
    set in the environment. Returns 0, or -1 with the reason in error. */

@@ -26,6 +26,8 @@ const char library_mechanism[] =
 const char library_reserved[] = "auto";
 const int library_per_communicator = 0;
 const int library_switches = 1;
+const char library_dup_key[] = "";
+const char library_dup_value[] = "";
 
 #define DEVICE "MPIR_CVAR_DEVICE_COLLECTIVES"
 #define FALLBACK "MPIR_CVAR_COLLECTIVE_FALLBACK"

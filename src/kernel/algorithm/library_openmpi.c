@@ -2,7 +2,13 @@
    library decides). coll/tuned copies it into a communicator's module when the communicator is
    created, and only with coll_tuned_use_dynamic_rules on, which is read-only after MPI_Init.
    With dynamic rules on, no rules file and nothing forced, a communicator keeps the fixed
-   decision functions (coll_tuned_module.c): the library decides as without them. */
+   decision functions (coll_tuned_module.c): the library decides as without them.
+   A component of higher priority than coll/tuned (han, ucc, hcoll; adapt or sm when raised)
+   would answer the calls it provides on a communicator it accepts, and the algorithm forced in
+   coll/tuned would never run: the duplicates under an algorithm carry the info
+   ompi_comm_coll_preference=tuned, which puts coll/tuned above every other component on that
+   communicator (coll_base_comm_select.c, 4.1 and 5.0). coll/tuned itself declines every
+   communicator when its priority is negative. */
 #include "algorithm/library.h"
 #include "mpi_family.h"
 
@@ -17,14 +23,18 @@
 
 #define DYNAMIC_RULES "coll_tuned_use_dynamic_rules"
 #define DYNAMIC_RULES_ENV "OMPI_MCA_" DYNAMIC_RULES
+#define PRIORITY "coll_tuned_priority"
 
 const char library_name[] = "Open MPI";
 const char library_mechanism[] =
     "coll/tuned dynamic rules: the control variable written, a communicator duplicated under "
-    "it, the variable written back";
+    "it with info ompi_comm_coll_preference=tuned (coll/tuned answers its calls whatever "
+    "component the launch ranks higher), the variable written back";
 const char library_reserved[] = "ignore";
 const int library_per_communicator = 1;
 const int library_switches = 1;
+const char library_dup_key[] = "ompi_comm_coll_preference";
+const char library_dup_value[] = "tuned";
 
 /* Whether an MCA parameter's text says "off" (Open MPI reads booleans as 0/1, false/true,
    no/yes, disabled/enabled). */
@@ -70,6 +80,21 @@ int library_ready(char *error, size_t size)
                  DYNAMIC_RULES " is off (an MCA parameter file or " DYNAMIC_RULES_ENV
                  " on some rank sets it to 0; the kernel sets it only where it could read the "
                  "input before MPI_Init)");
+        return -1;
+    }
+    struct mpit_cvar priority;
+    if (mpit_cvar_find(PRIORITY, &priority) != 0) {
+        snprintf(error, size, "Open MPI has no MPI_T control variable " PRIORITY);
+        return -1;
+    }
+    const int rank = mpit_cvar_read(&priority);
+    mpit_cvar_free(&priority);
+    if (rank < 0) {
+        snprintf(error, size,
+                 "column 'algorithm' needs Open MPI's coll/tuned, but " PRIORITY
+                 " is %d: coll/tuned declines every communicator and no forced algorithm "
+                 "would run (unset OMPI_MCA_" PRIORITY " or set it to 0 or more)",
+                 rank);
         return -1;
     }
     return 0;

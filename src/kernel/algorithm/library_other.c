@@ -18,6 +18,8 @@ const char library_mechanism[] = "none";
 const char library_reserved[] = "";
 const int library_per_communicator = 0;
 const int library_switches = 0;
+const char library_dup_key[] = "";
+const char library_dup_value[] = "";
 
 int library_before_init(char *error, size_t size)
 {
