@@ -4,7 +4,7 @@
    library, so in front of it each thread remembers, by handle, the communicators it called last.
    A handle may name another communicator once its communicator is freed; so whenever MPI frees
    the rules of a communicator, every thread forgets every communicator it remembers (the
-   generation below moves on) and finds them again through their attributes. */
+   generation, tune_comm_generation, moves on) and finds them again through their attributes. */
 #include "comm_rules.h"
 
 #include <pthread.h>
@@ -15,9 +15,7 @@
 #include "handled.h"
 #include "thread_cache.h"
 
-/* Moves on whenever MPI frees the rules of a communicator. It starts at 1 and a slot never
-   written holds 0, so an empty slot never matches. */
-static atomic_ulong generation = 1;
+atomic_ulong tune_comm_generation = 1;
 
 #define REMEMBERED 8 /* communicators per thread, a power of two */
 static TUNE_THREAD_LOCAL struct remembered {
@@ -37,7 +35,7 @@ static int keyval = MPI_KEYVAL_INVALID;
 static int forget(MPI_Comm comm, int key, void *rules, void *extra_state)
 {
     (void)comm, (void)key, (void)extra_state;
-    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+    atomic_fetch_add_explicit(&tune_comm_generation, 1, memory_order_release);
     free(rules);
     return MPI_SUCCESS;
 }
@@ -125,7 +123,7 @@ int tune_comm_exempt(MPI_Comm comm)
 const struct comm_rules *tune_comm_rules(MPI_Comm comm, const struct tune_rules *all)
 {
     /* Read before the attribute, so that a communicator freed meanwhile leaves its slot stale. */
-    const unsigned long now = atomic_load_explicit(&generation, memory_order_acquire);
+    const unsigned long now = tune_comm_now();
     struct remembered *slot = &remembered[tune_slot((uintptr_t)comm, REMEMBERED)];
     if (slot->comm == comm && slot->generation == now)
         return slot->rules;

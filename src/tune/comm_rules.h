@@ -4,6 +4,7 @@
 #ifndef MPIGUIDE_TUNE_COMM_RULES_H
 #define MPIGUIDE_TUNE_COMM_RULES_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <mpi.h>
@@ -26,8 +27,17 @@ struct comm_rules {
     struct comm_rule rules[];
 };
 
+/* Moves on whenever MPI frees the rules of a communicator, from 1: what was learnt about a
+   communicator handle under an earlier generation may be about a freed one. */
+extern atomic_ulong tune_comm_generation;
+static inline unsigned long tune_comm_now(void)
+{
+    return atomic_load_explicit(&tune_comm_generation, memory_order_acquire);
+}
+
 /* The rules of `comm` among `all` (the same on every call), NULL if every call on `comm` goes to
-   the library: MPI_COMM_NULL, an intercommunicator, or an MPI query about it that failed. */
+   the library: MPI_COMM_NULL, an intercommunicator, or an MPI query about it that failed. Read
+   tune_comm_now() before: the rules hold while it stays the same. */
 const struct comm_rules *tune_comm_rules(MPI_Comm comm, const struct tune_rules *all);
 
 /* Makes the new intra-communicator `comm` exempt: it gets rules for no collective, so every call

@@ -17,73 +17,82 @@ const char *const tune_collective_names[TUNE_COLLECTIVES] = {
     [TUNE_SCAN] = "MPI_Scan",
 };
 
-static int bcast_as_allgatherv(const struct tune_call *c, const struct tune_scratch *s)
+static int bcast_as_allgatherv(void *buffer, int count, MPI_Datatype datatype, int root,
+                               MPI_Comm comm, int size, const struct tune_scratch *s)
 {
-    return mockup_bcast_as_allgatherv(c->recvbuf, c->count, c->datatype, c->root, c->comm,
-                                      s->counts, s->displs);
+    (void)size;
+    return mockup_bcast_as_allgatherv(buffer, count, datatype, root, comm, s->counts, s->displs);
 }
 
-static int bcast_as_scatter_allgather(const struct tune_call *c, const struct tune_scratch *s)
-{
-    (void)s;
-    return mockup_bcast_as_scatter_allgather(c->recvbuf, c->count / c->size, c->datatype,
-                                             c->root, c->comm);
-}
-
-static int allgather_as_alltoall(const struct tune_call *c, const struct tune_scratch *s)
-{
-    return mockup_allgather_as_alltoall(c->sendbuf, c->recvbuf, c->count, c->datatype, c->comm,
-                                        s->blocks);
-}
-
-static int allgather_as_gather_bcast(const struct tune_call *c, const struct tune_scratch *s)
+static int bcast_as_scatter_allgather(void *buffer, int count, MPI_Datatype datatype, int root,
+                                      MPI_Comm comm, int size, const struct tune_scratch *s)
 {
     (void)s;
-    return mockup_allgather_as_gather_bcast(c->sendbuf, c->recvbuf, c->count, c->datatype,
-                                            c->comm);
+    return mockup_bcast_as_scatter_allgather(buffer, count / size, datatype, root, comm);
 }
 
-static int allreduce_as_reduce_bcast(const struct tune_call *c, const struct tune_scratch *s)
+static int allgather_as_alltoall(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Comm comm, int size,
+                                 const struct tune_scratch *s)
 {
-    (void)s;
-    return mockup_allreduce_as_reduce_bcast(c->sendbuf, c->recvbuf, c->count, c->datatype, c->op,
-                                            c->comm);
+    (void)size;
+    return mockup_allgather_as_alltoall(sendbuf, recvbuf, count, datatype, comm, s->blocks);
 }
 
-static int allreduce_as_reduce_scatter_block_allgather(const struct tune_call *c,
+static int allgather_as_gather_bcast(const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype datatype, MPI_Comm comm, int size,
+                                     const struct tune_scratch *s)
+{
+    (void)size, (void)s;
+    return mockup_allgather_as_gather_bcast(sendbuf, recvbuf, count, datatype, comm);
+}
+
+static int allreduce_as_reduce_bcast(const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int size,
+                                     const struct tune_scratch *s)
+{
+    (void)size, (void)s;
+    return mockup_allreduce_as_reduce_bcast(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static int allreduce_as_reduce_scatter_block_allgather(const void *sendbuf, void *recvbuf,
+                                                       int count, MPI_Datatype datatype,
+                                                       MPI_Op op, MPI_Comm comm, int size,
                                                        const struct tune_scratch *s)
 {
     (void)s;
-    return mockup_allreduce_as_reduce_scatter_block_allgather(
-        c->sendbuf, c->recvbuf, c->count / c->size, c->datatype, c->op, c->comm);
+    return mockup_allreduce_as_reduce_scatter_block_allgather(sendbuf, recvbuf, count / size,
+                                                              datatype, op, comm);
 }
 
-static int allreduce_as_reduce_scatter_allgather(const struct tune_call *c,
-                                                 const struct tune_scratch *s)
+static int allreduce_as_reduce_scatter_allgather(const void *sendbuf, void *recvbuf, int count,
+                                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                                 int size, const struct tune_scratch *s)
 {
-    return mockup_allreduce_as_reduce_scatter_allgather(
-        c->sendbuf, c->recvbuf, c->count / c->size, c->datatype, c->op, c->comm, s->counts);
+    return mockup_allreduce_as_reduce_scatter_allgather(sendbuf, recvbuf, count / size, datatype,
+                                                        op, comm, s->counts);
 }
 
-static int scan_as_exscan_reduce_local(const struct tune_call *c, const struct tune_scratch *s)
+static int scan_as_exscan_reduce_local(const void *sendbuf, void *recvbuf, int count,
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int size,
+                                       const struct tune_scratch *s)
 {
-    (void)s;
-    return mockup_scan_as_exscan_reduce_local(c->sendbuf, c->recvbuf, c->count, c->datatype,
-                                              c->op, c->comm);
+    (void)size, (void)s;
+    return mockup_scan_as_exscan_reduce_local(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-#define ROW(name, collective, needs) {#name, collective, needs, name}
+#define ROW(name, collective, member, needs) {#name, collective, needs, {.member = name}}
 const struct tune_replacement tune_replacements[] = {
-    ROW(bcast_as_allgatherv, TUNE_BCAST, 0),
-    ROW(bcast_as_scatter_allgather, TUNE_BCAST, NEEDS_EQUAL_PARTS),
-    ROW(allgather_as_alltoall, TUNE_ALLGATHER, NEEDS_BLOCKS),
-    ROW(allgather_as_gather_bcast, TUNE_ALLGATHER, 0),
-    ROW(allreduce_as_reduce_bcast, TUNE_ALLREDUCE, NEEDS_REDUCTION),
-    ROW(allreduce_as_reduce_scatter_block_allgather, TUNE_ALLREDUCE,
+    ROW(bcast_as_allgatherv, TUNE_BCAST, bcast, 0),
+    ROW(bcast_as_scatter_allgather, TUNE_BCAST, bcast, NEEDS_EQUAL_PARTS),
+    ROW(allgather_as_alltoall, TUNE_ALLGATHER, allgather, NEEDS_BLOCKS),
+    ROW(allgather_as_gather_bcast, TUNE_ALLGATHER, allgather, 0),
+    ROW(allreduce_as_reduce_bcast, TUNE_ALLREDUCE, reduction, NEEDS_REDUCTION),
+    ROW(allreduce_as_reduce_scatter_block_allgather, TUNE_ALLREDUCE, reduction,
         NEEDS_REDUCTION | NEEDS_EQUAL_PARTS),
-    ROW(allreduce_as_reduce_scatter_allgather, TUNE_ALLREDUCE,
+    ROW(allreduce_as_reduce_scatter_allgather, TUNE_ALLREDUCE, reduction,
         NEEDS_REDUCTION | NEEDS_EQUAL_PARTS),
-    ROW(scan_as_exscan_reduce_local, TUNE_SCAN, NEEDS_REDUCTION),
+    ROW(scan_as_exscan_reduce_local, TUNE_SCAN, reduction, NEEDS_REDUCTION),
 };
 #undef ROW
 const size_t tune_replacement_count = sizeof tune_replacements / sizeof tune_replacements[0];

@@ -9,11 +9,11 @@
 
 enum tune_collective { TUNE_BCAST, TUNE_ALLGATHER, TUNE_ALLREDUCE, TUNE_SCAN, TUNE_COLLECTIVES };
 
-/* One call of a replaceable collective, in the collective's own terms: count elements of
-   datatype (per process for allgather); root: bcast's; op: the reductions'. */
+/* One call of a replaceable collective as the checks of whether to replace it see it: count
+   elements of datatype (per process for allgather); root: bcast's (0 for the others); op: the
+   reductions' (MPI_OP_NULL for the others). */
 struct tune_call {
-    const void *sendbuf;
-    void *recvbuf;
+    const void *sendbuf; /* NULL for bcast */
     int count;
     MPI_Datatype datatype;
     MPI_Op op;
@@ -35,11 +35,28 @@ enum tune_needs {
     NEEDS_BLOCKS = 1u << 2,      /* tune_scratch.blocks */
 };
 
+/* A mock-up run in place of a call: the collective's own arguments (allgather's one count and
+   datatype), then the communicator's size and the scratch. Taken as they come, with no struct
+   built per call: a replaced call costs little more than calling the mock-up directly. */
+typedef int tune_bcast_run(void *buffer, int count, MPI_Datatype datatype, int root,
+                           MPI_Comm comm, int size, const struct tune_scratch *scratch);
+typedef int tune_allgather_run(const void *sendbuf, void *recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Comm comm, int size,
+                               const struct tune_scratch *scratch);
+/* MPI_Allreduce's and MPI_Scan's. */
+typedef int tune_reduction_run(const void *sendbuf, void *recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int size,
+                               const struct tune_scratch *scratch);
+
 struct tune_replacement {
     const char *name; /* the kernel's operation name, <collective>_as_<how> */
     enum tune_collective collective;
     unsigned needs;
-    int (*run)(const struct tune_call *call, const struct tune_scratch *scratch);
+    union {
+        tune_bcast_run *bcast;
+        tune_allgather_run *allgather;
+        tune_reduction_run *reduction; /* allreduce, scan */
+    } run;                             /* the member of `collective` */
 };
 
 extern const struct tune_replacement tune_replacements[];

@@ -56,9 +56,8 @@ static TUNE_THREAD_LOCAL bool inside_mockup;
 /* Grown as needed and kept, so that a replaced call allocates only when it is the largest yet:
  * the kernel measured the mock-up with its scratch allocated beforehand. */
 static TUNE_THREAD_LOCAL struct {
-    void *blocks;
+    struct tune_scratch scratch;
     size_t block_bytes;
-    int *counts, *displs;
     int ints;
 } scratch_cache;
 
@@ -142,17 +141,19 @@ PRELOAD_EXPORT int MPI_Finalize(void)
     return next_finalize();
 }
 
-/* Scratch for `with` and `call`; false if it cannot be had (the call then falls through). */
-static bool scratch_for(const struct tune_replacement *with, const struct tune_call *call,
-                        size_t element_bytes, struct tune_scratch *scratch)
+/* Scratch for `with` and `call` in scratch_cache; false if it cannot be had (the call then goes
+   to the library). */
+static bool scratch_ready(const struct tune_replacement *with, const struct tune_call *call,
+                          size_t element_bytes)
 {
+    struct tune_scratch *scratch = &scratch_cache.scratch;
     if (scratch_cache.ints < call->size) {
-        int *counts = realloc(scratch_cache.counts, (size_t)call->size * sizeof *counts);
+        int *counts = realloc(scratch->counts, (size_t)call->size * sizeof *counts);
         if (counts)
-            scratch_cache.counts = counts;
-        int *displs = realloc(scratch_cache.displs, (size_t)call->size * sizeof *displs);
+            scratch->counts = counts;
+        int *displs = realloc(scratch->displs, (size_t)call->size * sizeof *displs);
         if (displs)
-            scratch_cache.displs = displs;
+            scratch->displs = displs;
         if (!counts || !displs)
             return false;
         scratch_cache.ints = call->size;
@@ -160,102 +161,161 @@ static bool scratch_for(const struct tune_replacement *with, const struct tune_c
     const size_t block_bytes =
         with->needs & NEEDS_BLOCKS ? (size_t)call->size * (size_t)call->count * element_bytes : 0;
     if (scratch_cache.block_bytes < block_bytes) {
-        void *blocks = realloc(scratch_cache.blocks, block_bytes);
+        void *blocks = realloc(scratch->blocks, block_bytes);
         if (!blocks)
             return false;
-        scratch_cache.blocks = blocks;
+        scratch->blocks = blocks;
         scratch_cache.block_bytes = block_bytes;
     }
-    *scratch = (struct tune_scratch){scratch_cache.blocks, scratch_cache.counts,
-                                     scratch_cache.displs};
     return true;
 }
 
-/* Runs the call as the mock-up its rule names, if there is a rule and the mock-up handles the
- * call: true with the mock-up's error code in *error_code; false if the library must do it. Every
- * condition depends only on arguments that agree across the ranks of a correct program, so all
- * ranks decide alike. What depends on the communicator alone (intra, size, the rules for that
- * size) and on the datatype alone is looked up once and remembered (comm_rules.h, handled.h). */
-static bool replaced(enum tune_collective collective, struct tune_call *call, int *error_code)
+/* A call's rule, or NULL if the library must do the call: the checks in full, which ask the MPI
+   library on a communicator's or datatype's first call (comm_rules.h, handled.h). Every
+   condition depends only on arguments that agree across the ranks of a correct program, so all
+   ranks decide alike. Sets call->size. */
+static const struct comm_rule *rule_of(enum tune_collective collective, struct tune_call *call)
 {
-    if (!has_rules[collective] || inside_mockup)
-        return false;
     if (call->count <= 0 || call->sendbuf == MPI_IN_PLACE)
-        goto library;
+        return NULL;
     const struct comm_rules *on = tune_comm_rules(call->comm, &rules);
     if (!on)
-        goto library;
+        return NULL;
     const int element_bytes = tune_contiguous_bytes(call->datatype);
     if (!element_bytes)
-        goto library;
+        return NULL;
     call->size = on->size;
     const struct comm_rule *rule = tune_comm_rule_for(
         on, collective, (unsigned long long)call->count * (unsigned long long)element_bytes);
     if (!rule)
-        goto library;
+        return NULL;
     const struct tune_replacement *with = rule->with;
-    struct tune_scratch scratch;
     if ((with->needs & NEEDS_REDUCTION && !tune_predefined_reduction(call->op)) ||
         (with->needs & NEEDS_EQUAL_PARTS && call->count % call->size != 0) ||
-        (collective == TUNE_BCAST && (call->root < 0 || call->root >= call->size)) ||
-        !scratch_for(with, call, (size_t)element_bytes, &scratch))
-        goto library;
+        call->root < 0 || call->root >= call->size ||
+        !scratch_ready(with, call, (size_t)element_bytes))
+        return NULL;
+    return rule;
+}
+
+/* The rules rule_of found, remembered per thread by all they depend on but the root and
+   MPI_IN_PLACE: a call like one before costs a few comparisons instead of rule_of's look-ups.
+   Only rules are remembered (a predefined datatype and op, which live as long as MPI), and only
+   while tune_comm_generation stays (a freed communicator's handle may come back). The scratch a
+   rule needed was allocated when it was found and is never shrunk. */
+#define DECIDED 8 /* calls per collective and thread, a power of two */
+static TUNE_THREAD_LOCAL struct decided {
+    MPI_Comm comm;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    int count;
+    int size; /* of comm */
+    unsigned long generation;
+    const struct comm_rule *rule;
+} decided[TUNE_COLLECTIVES][DECIDED];
+
+/* decision() when no rule was remembered for the call: rule_of, remembered in `slot` if found,
+   and the call counted as the library's if not. Apart from the hot path. */
+static __attribute__((noinline)) const struct decided *
+decided_now(enum tune_collective collective, struct tune_call call, unsigned long now,
+            struct decided *slot)
+{
+    const struct comm_rule *rule = rule_of(collective, &call);
+    if (!rule) {
+        atomic_fetch_add_explicit(&library_calls[collective], 1, memory_order_relaxed);
+        return NULL;
+    }
+    *slot = (struct decided){call.comm, call.datatype, call.op, call.count, call.size, now, rule};
+    return slot;
+}
+
+/* The rule (and communicator size) to run a call with, NULL if the library must do it. Inlined
+   into each collective: the common case, a call like one before on this thread, is a table
+   look-up and a few comparisons. */
+static inline const struct decided *decision(enum tune_collective collective,
+                                             const void *sendbuf, int count,
+                                             MPI_Datatype datatype, MPI_Op op, int root,
+                                             MPI_Comm comm)
+{
+    if (!has_rules[collective] || inside_mockup)
+        return NULL;
+    /* Read before rule_of looks anything up, as tune_comm_rules says. */
+    const unsigned long now = tune_comm_now();
+    struct decided *slot =
+        &decided[collective][tune_slot((uintptr_t)comm + (uintptr_t)count, DECIDED)];
+    if (slot->comm == comm && slot->count == count && slot->datatype == datatype &&
+        slot->op == op && slot->generation == now && sendbuf != MPI_IN_PLACE && root >= 0 &&
+        root < slot->size)
+        return slot;
+    const struct tune_call call = {sendbuf, count, datatype, op, root, comm, 0};
+    return decided_now(collective, call, now, slot);
+}
+
+/* Before and after a mock-up runs for a call: mockup_ended counts the call and passes the
+   mock-up's error code on. */
+static inline void mockup_starts(void)
+{
     inside_mockup = true;
-    *error_code = with->run(call, &scratch);
+}
+
+static inline int mockup_ended(const struct decided *by, int error_code)
+{
     inside_mockup = false;
-    atomic_fetch_add_explicit(&replaced_calls[rule->index], 1, memory_order_relaxed);
-    return true;
-library:
-    atomic_fetch_add_explicit(&library_calls[collective], 1, memory_order_relaxed);
-    return false;
+    atomic_fetch_add_explicit(&replaced_calls[by->rule->index], 1, memory_order_relaxed);
+    return error_code;
 }
 
 PRELOAD_EXPORT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
                              MPI_Comm comm)
 {
-    struct tune_call call = {.sendbuf = NULL, .recvbuf = buffer, .count = count,
-                             .datatype = datatype, .op = MPI_OP_NULL, .root = root,
-                             .comm = comm};
-    int error_code;
-    if (replaced(TUNE_BCAST, &call, &error_code))
-        return error_code;
-    return next_bcast(buffer, count, datatype, root, comm);
+    const struct decided *by =
+        decision(TUNE_BCAST, NULL, count, datatype, MPI_OP_NULL, root, comm);
+    if (!by)
+        return next_bcast(buffer, count, datatype, root, comm);
+    mockup_starts();
+    return mockup_ended(by, by->rule->with->run.bcast(buffer, count, datatype, root, comm,
+                                                       by->size, &scratch_cache.scratch));
 }
 
 PRELOAD_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-                             .datatype = sendtype, .op = MPI_OP_NULL, .root = 0, .comm = comm};
-    int error_code;
     /* The mock-ups take one count and datatype: other layouts go to the library. With
        predefined types, a correct program passes the same on every rank. */
-    if (sendtype == recvtype && sendcount == recvcount &&
-        replaced(TUNE_ALLGATHER, &call, &error_code))
-        return error_code;
-    return next_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    const struct decided *by =
+        sendtype == recvtype && sendcount == recvcount
+            ? decision(TUNE_ALLGATHER, sendbuf, sendcount, sendtype, MPI_OP_NULL, 0, comm)
+            : NULL;
+    if (!by)
+        return next_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    mockup_starts();
+    return mockup_ended(by, by->rule->with->run.allgather(sendbuf, recvbuf, sendcount, sendtype,
+                                                           comm, by->size,
+                                                           &scratch_cache.scratch));
 }
 
 PRELOAD_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                             .datatype = datatype, .op = op, .root = 0, .comm = comm};
-    int error_code;
-    if (replaced(TUNE_ALLREDUCE, &call, &error_code))
-        return error_code;
-    return next_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    const struct decided *by = decision(TUNE_ALLREDUCE, sendbuf, count, datatype, op, 0, comm);
+    if (!by)
+        return next_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    mockup_starts();
+    return mockup_ended(by, by->rule->with->run.reduction(sendbuf, recvbuf, count, datatype, op,
+                                                           comm, by->size,
+                                                           &scratch_cache.scratch));
 }
 
 PRELOAD_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm)
 {
-    struct tune_call call = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                             .datatype = datatype, .op = op, .root = 0, .comm = comm};
-    int error_code;
-    if (replaced(TUNE_SCAN, &call, &error_code))
-        return error_code;
-    return next_scan(sendbuf, recvbuf, count, datatype, op, comm);
+    const struct decided *by = decision(TUNE_SCAN, sendbuf, count, datatype, op, 0, comm);
+    if (!by)
+        return next_scan(sendbuf, recvbuf, count, datatype, op, comm);
+    mockup_starts();
+    return mockup_ended(by, by->rule->with->run.reduction(sendbuf, recvbuf, count, datatype, op,
+                                                           comm, by->size,
+                                                           &scratch_cache.scratch));
 }
 
 /* Whether `info` exempts a communicator: its TUNE_HINT_KEY is TUNE_HINT_OFF. Another value of

@@ -6,8 +6,10 @@
  *   probe replaceable COUNT   MPI_Bcast (doubles, root 1), MPI_Allgather (ints), MPI_Allreduce
  *                             (doubles with MPI_SUM, ints with MPI_MAX), MPI_Scan (ints, MPI_SUM)
  *   probe unhandled COUNT     MPI_Allreduce of COUNT ints (MPI_SUM) in the forms the library
- *                             must leave alone: MPI_IN_PLACE, a user-defined op, a derived
- *                             datatype, and COUNT + 1 elements (not equal parts on 2 ranks)
+ *                             must leave alone: MPI_IN_PLACE (right after the same call with
+ *                             a send buffer, which the library may replace), a user-defined
+ *                             op, a derived datatype, and COUNT + 1 elements (not equal parts
+ *                             on 2 ranks)
  *   probe communicators COUNT MPI_Allreduce of COUNT doubles (MPI_SUM) on communicators made
  *                             and freed in turn (see communicators() for which, in which order);
  *                             prints "handles reused R of N": how many times a communicator
@@ -131,6 +133,9 @@ static void unhandled(int count)
         fill_ints(send, count + 1, repeat);
         check(PMPI_Allreduce(send, want, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
               "PMPI_Allreduce");
+        check(MPI_Allreduce(send, got, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Allreduce");
+        same(got, want, (size_t)count * sizeof(int), "MPI_Allreduce");
         memcpy(got, send, bytes);
         check(MPI_Allreduce(MPI_IN_PLACE, got, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
               "MPI_Allreduce (MPI_IN_PLACE)");
