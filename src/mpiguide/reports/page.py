@@ -61,6 +61,7 @@ from mpiguide.core.paths import (
     run_number,
     safe_name,
 )
+from mpiguide.reports.figure_style import figure_caption
 from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
 
 # The columns the page reads of verdict_lines.csv, summary.csv and variability's runs.csv.
@@ -1023,8 +1024,6 @@ def read_campaign(sources: PageSources) -> Campaign:
     )
     decisions = Decisions.read(sources.decided_with)
     tests = read_tests(sources.tests_csv)
-    # the captions say what the figures' footers say (matplotlib comes with them)
-    from mpiguide.reports.figure_style import figure_caption
 
     def caption(name: str) -> str:
         return figure_caption(name, sources.campaign, decisions, tests)

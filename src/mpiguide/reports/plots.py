@@ -48,20 +48,17 @@ from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.paths import HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.core.strict_yaml import load_package_yaml
+from mpiguide.reports.figure_drawing import FigureJob, below_drawn, figure_drawer, save_figure
 from mpiguide.reports.figure_style import (
     MSG_SIZE,
     SIDES,
     VERDICT_COLOURS,
     VERDICT_LEGEND,
-    FigureJob,
-    below_drawn,
     deployment_of,
-    figure_drawer,
     figure_footer,
     group_keys,
     levels_of_test,
     number_text,
-    save_figure,
     side_labels,
     statistic_text,
     value_label,

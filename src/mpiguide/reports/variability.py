@@ -44,7 +44,8 @@ from mpiguide.core.paths import (
     safe_name,
 )
 from mpiguide.core.values import canonical_value
-from mpiguide.reports.figure_style import provenance_of_runs, save_figure, with_provenance
+from mpiguide.reports.figure_drawing import save_figure
+from mpiguide.reports.figure_style import provenance_of_runs, with_provenance
 from mpiguide.reports.plots import read_repetitions, read_tests
 
 EXPERIMENT_KEYS = [*DEPLOYMENT_KEYS, "exp_id"]
@@ -145,7 +146,7 @@ def variability_plot(
 ) -> None:
     """Parker's Figure 10: a box per run, the median of medians and ±5 % / ±10 % lines, under
     a title led by `footer`."""
-    import matplotlib.pyplot as plt  # after mpiguide.reports.plots has chosen the Agg backend
+    import matplotlib.pyplot as plt  # after reports.figure_drawing has chosen the Agg backend
     import seaborn as sns
 
     centre = float(np.median(run_medians))

@@ -12,7 +12,8 @@ as the workflow and a job start:
 - `record`, the command of the options records' jobs: nothing of the analysis (numpy,
   pandas, pyarrow, yaml, jsonschema and the above).
 - the commands that only read tables (library-table, report-tables, page, slowdown-plot):
-  nothing that tests.
+  nothing that tests, and but for slowdown-plot nothing that draws (page captions the figures
+  in their footers' words, reports.figure_style, without matplotlib).
 - check: the t-tests and every bound take Student's t from scipy.special; scipy.stats is
   imported by the rank tests alone, when a campaign has them.
 """
