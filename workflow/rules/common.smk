@@ -30,6 +30,7 @@ from mpiguide.campaign.options_record import as_json, canonical_json
 from mpiguide.campaign.preflight import preflight, require_commands
 from mpiguide.campaign.raw_guard import check_measured
 from mpiguide.campaign.snakemake_internals import (
+    cancel_scheduler_timers,
     config_files,
     is_main_process,
     resource_settings,
@@ -140,6 +141,16 @@ else:
         f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
     )
 shell.prefix(f"set -euo pipefail; {PYTHON_SETUP}")
+
+
+# Once its jobs are done Snakemake would still wait for its scheduler's last wake-up timer,
+# up to a second, before it exits (mpiguide.campaign.snakemake_internals).
+onsuccess:
+    cancel_scheduler_timers()
+
+
+onerror:
+    cancel_scheduler_timers()
 
 
 wildcard_constraints:
