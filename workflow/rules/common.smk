@@ -3,12 +3,19 @@
 # Evaluated at parse time, before any job starts; it writes nothing (but moves runs aside at
 # `remeasure`). A bad config stops with one message naming file and key.
 
+import gc
 import json
 import os
 import re
 import shlex
 import sys
 from pathlib import Path
+
+# Snakemake and what it imported (pandas among them) hold most of this process's objects
+# already; each full collection of the garbage collector would walk them again while the rules
+# are read and the DAG is built. Frozen, they are left out: about 0.3 s of CPU less per
+# invocation on the development machine (docs/measurements/workflow.md).
+gc.freeze()
 
 from snakemake.logging import logger
 
