@@ -96,6 +96,10 @@ rule variability:
         ),
     log:
         f"{RESULTS}/{LOGS_TREE}/variability.log",
+    # The longest of the jobs that follow check_guidelines on one core each, started first so
+    # that the short table jobs fill in beside them; plot, on both cores, then waits for no
+    # straggler.
+    priority: 1
     conda:
         "../envs/analysis.yaml"
     params:

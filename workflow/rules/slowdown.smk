@@ -22,6 +22,8 @@ rule slowdown_overview:
         ),
     log:
         f"{RESULTS}/{LOGS_TREE}/slowdown_overview.log",
+    # With variability, the longest of the one-core jobs after check_guidelines (models.smk).
+    priority: 1
     conda:
         "../envs/analysis.yaml"
     params:

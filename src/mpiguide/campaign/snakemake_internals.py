@@ -169,6 +169,29 @@ def plain_outputs(rule: Any) -> list[str] | None:
     return [str(path) for path in _attribute(rule, "output", "Rule.output")]
 
 
+# --- the scheduler ------------------------------------------------------------------------------
+
+# Each round of Snakemake's scheduler starts a timer that wakes the next (with the default
+# --max-jobs-per-timespan, 100/1s, one second long); the interpreter waits for the last one,
+# which no scheduler awaits any more, before the invocation ends.
+SCHEDULER_TIMER = "JobScheduler._schedule_reevalutation"
+
+
+def cancel_scheduler_timers() -> int:
+    """Cancel the scheduler's pending wake-up timers, once its scheduling has ended (onsuccess,
+    onerror): Snakemake then exits at once instead of up to a second later. The number
+    cancelled; other threads' timers are left alone."""
+    import threading
+
+    cancelled = 0
+    for thread in threading.enumerate():
+        wakes = getattr(getattr(thread, "function", None), "__qualname__", "")
+        if isinstance(thread, threading.Timer) and wakes.startswith(f"{SCHEDULER_TIMER}."):
+            thread.cancel()
+            cancelled += 1
+    return cancelled
+
+
 # --- resources ----------------------------------------------------------------------------------
 
 DEFAULT_RESOURCES = "default-resources"

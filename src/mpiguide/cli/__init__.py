@@ -102,14 +102,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:
     """The process's entry point (`python -m mpiguide`, the `mpiguide` script): main()'s status
-    as the exit status. A failed command leaves without the interpreter's teardown: Arrow's
-    thread pool, torn down then, can abort the process ("terminate called without an active
-    exception", apache/arrow#34314; seen here in about 1 of 100 refused aggregates), and a
-    clear error's status would read as a crash. Its outputs are written or removed by then."""
+    as the exit status, without the interpreter's teardown. By then every output is written (or
+    removed) and stdout flushed; the teardown would only free what the process holds: 0.15 to
+    0.5 s after a command that loaded pandas and matplotlib, measured on the 2-core machine, in
+    every job of the workflow (docs/measurements/workflow.md). Under a profiler or a tracer
+    (cProfile, coverage) a command that succeeded exits as usual, so that they write what they
+    recorded. A failed command is spared the teardown always: Arrow's thread pool, torn down
+    then, can abort the process ("terminate called without an active exception",
+    apache/arrow#34314; seen here in about 1 of 100 refused aggregates), and a clear error's
+    status would read as a crash."""
     code = main()
-    if code:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError):
-                stream.flush()
-        os._exit(code)
-    sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):
+            stream.flush()
+    if code == 0 and (sys.getprofile() is not None or sys.gettrace() is not None):
+        sys.exit(code)
+    os._exit(code)

@@ -39,26 +39,9 @@ def _error(message: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
     return yaml.constructor.ConstructorError(None, None, message, node.start_mark)
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping, keys that are not strings, and
-    numbers that YAML 1.1 reads differently than they look."""
-
-    depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        # PyYAML composes recursively: stop at MAX_DEPTH, long before Python's recursion limit
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(
-                    None,
-                    None,
-                    f"nested more than {MAX_DEPTH} levels deep",
-                    self.peek_event().start_mark,
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
+class _StrictConstructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor that refuses a key given twice in one mapping, keys that are not strings,
+    and numbers that YAML 1.1 reads differently than they look."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -105,8 +88,51 @@ class _StrictLoader(yaml.SafeLoader):
         return value
 
 
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
-_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
+# Both loaders take these from the constructor they share (PyYAML's stubs type the registry by
+# loader class, not by constructor).
+for _tag, _construct in (
+    ("tag:yaml.org,2002:int", _StrictConstructor.construct_yaml_int),
+    ("tag:yaml.org,2002:float", _StrictConstructor.construct_yaml_float),
+):
+    _StrictConstructor.add_constructor(_tag, _construct)  # type: ignore[type-var]
+
+
+class _StrictLoader(_StrictConstructor, yaml.SafeLoader):
+    """The pure-Python SafeLoader with the strict constructor, nested at most MAX_DEPTH levels
+    deep: its messages are those load_yaml gives."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        # PyYAML composes recursively: stop at MAX_DEPTH, long before Python's recursion limit
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"nested more than {MAX_DEPTH} levels deep",
+                    self.peek_event().start_mark,
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+# libyaml's parser, where PyYAML was built with it: the same nodes, composed many times faster
+# (it refuses a document nested more than 1000 levels deep; _check_size then refuses more than
+# MAX_DEPTH), constructed by the same strict constructor.
+try:
+    from yaml._yaml import CParser
+except ImportError:  # PyYAML built without libyaml: the pure-Python loader reads every file
+    _FastStrictLoader: type | None = None
+else:
+
+    class _FastStrictLoader(CParser, _StrictConstructor, yaml.resolver.Resolver):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            _StrictConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
 
 
 def _check_size(root: yaml.Node) -> None:
@@ -155,8 +181,8 @@ def _describe_yaml_error(path: Path, error: yaml.YAMLError) -> str:
     return f"{path}{where}: invalid YAML: {problem}"
 
 
-def _parse(path: Path, text: str) -> Any:
-    loader = _StrictLoader(text)
+def _parse_with(loader_type: type, text: str) -> Any:
+    loader = loader_type(text)
     try:
         root = loader.get_single_node()
         if root is None:
@@ -165,6 +191,18 @@ def _parse(path: Path, text: str) -> Any:
         return loader.construct_document(root)
     finally:
         loader.dispose()
+
+
+def _parse(path: Path, text: str) -> Any:
+    """The document of `text`: read by libyaml's parser where there is one; a document it or a
+    strict check refuses is read again by the pure-Python loader, whose messages (and lines)
+    are what a user is shown, and which decides what it accepts."""
+    if _FastStrictLoader is not None:
+        try:
+            return _parse_with(_FastStrictLoader, text)
+        except Exception:  # the pure-Python reading below decides, and says why
+            pass
+    return _parse_with(_StrictLoader, text)
 
 
 def load_yaml(path: Path, what: str = "") -> Any:

@@ -9,21 +9,12 @@ those it fixes, an effect by the statistic its test computes."""
 from __future__ import annotations
 
 import math
-import multiprocessing
-from collections.abc import Callable, Collection, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display; must precede pyplot
-
-import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from mpiguide.analysis.analysis_types import (
     DEPLOYMENT_KEYS,
@@ -35,7 +26,6 @@ from mpiguide.analysis.comparisons import BLOCK_SIGNED_RANK, PAIRED_T, RANKSUM, 
 from mpiguide.analysis.pairing import LINKED_KEYS, PAIR_SEPARATOR, split_pair
 from mpiguide.analysis.tables import effect_ratio
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED, as_number
-from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import (
     ALL_DEPLOYMENTS,
@@ -59,15 +49,6 @@ VERDICT_LEGEND = {
     UNDECIDED: "undecided (these runs cannot tell)",
     HOLDS: "holds",
 }
-
-
-def verdict_handles(verdicts: tuple[str, ...] = VERDICTS) -> list[Line2D]:
-    """Legend entries of the verdict marks, every verdict whether or not a figure has one."""
-    return [
-        Line2D([], [], linestyle="none", marker=VERDICT_MARKERS[verdict], markersize=7,
-               color=VERDICT_COLOURS[verdict], label=VERDICT_LEGEND[verdict])
-        for verdict in verdicts
-    ]  # fmt: skip
 
 
 def thresholds(options: AnalysisOptions) -> str:
@@ -353,65 +334,10 @@ def deployment_of(test: Mapping[str, Any], varied: str) -> str:
     return mpi if deployment == ALL_DEPLOYMENTS else f"{mpi} {deployment}"
 
 
-def below_drawn(figure: plt.Figure, gap_inches: float = 0.08) -> float:
-    """A height, in figure coordinates, just under everything the figure draws so far (tick
-    labels, axis labels): saved with a tight bounding box, the file grows to hold what goes
-    there. It lays the figure out once more: for a figure or two, not for each of many."""
-    drawn = figure.get_tightbbox()  # inches
-    return float((drawn.y0 - gap_inches) / figure.get_size_inches()[1])
-
-
 def with_provenance(provenance_line: str, title: str) -> str:
     """A figure's title under its provenance line: inside the title, the layout that keeps the
     title clear of the axes keeps it clear too."""
     return f"{provenance_line}\n{title}" if provenance_line else title
-
-
-# zlib's level 3: faster than its default 6 and, for these flat-coloured figures, no larger.
-PNG_COMPRESSION = 3
-
-
-def save_figure(figure: plt.Figure, path: Path, tight: bool = True) -> None:
-    """Write `figure` as a PNG at its own size, or (`tight`) grown or cropped to what it draws,
-    which lays every text out once more."""
-    box = None
-    if tight:
-        # measured once, as savefig's "tight" measures after a draw of its own
-        drawn = figure.get_tightbbox(figure.canvas.get_renderer())  # type: ignore[attr-defined]
-        box = drawn.padded(plt.rcParams["savefig.pad_inches"])
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, format="png", dpi=100, bbox_inches=box,
-                       pil_kwargs={"compress_level": PNG_COMPRESSION})  # fmt: skip
-    plt.close(figure)
-
-
-class FigureJob(NamedTuple):
-    """A figure to draw: `draw(*args)` writes it."""
-
-    draw: Callable[..., None]
-    args: tuple[Any, ...]
-
-
-@contextmanager
-def figure_drawer(processes: int = 1) -> Iterator[Callable[[FigureJob], None]]:
-    """A function drawing a figure: at once, or handed to one of `processes` processes forked
-    from this one (they inherit what it has read and imported) while it goes on, say reading
-    what the next figures show; every figure is drawn when the block ends, the first error of
-    a job raised there. Hand the largest figures first: the processes finish together."""
-    if processes <= 1:
-        yield lambda job: job.draw(*job.args)
-        return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    futures: list[Future[None]] = []
-    with ProcessPoolExecutor(processes, mp_context=context) as pool:
-        try:
-            yield lambda job: futures.append(pool.submit(job.draw, *job.args))
-        except BaseException:
-            pool.shutdown(cancel_futures=True)
-            raise
-        for future in futures:
-            future.result()
 
 
 SIDES = ("lhs", "rhs")

@@ -34,22 +34,20 @@ from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
 from mpiguide.analysis.comparisons import TEST_COLUMN
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.paths import FOREST_PAGE, PLOT_SUFFIX, forest_plot_path
+from mpiguide.reports.figure_drawing import FigureJob, save_figure, verdict_handles
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
     VERDICT_MARKERS,
     VERDICTS,
-    FigureJob,
     bound_levels,
     deciding_tests,
     figure_footer,
     group_deployment,
     group_keys,
     row_levels,
-    save_figure,
     statistic_text,
     tests_used,
     value_label,
-    verdict_handles,
     with_provenance,
 )
 
@@ -270,7 +268,7 @@ def forest_figures(
     tests: pd.DataFrame, keys: list[str], decisions: Decisions, campaign: str, outdir: Path
 ) -> list[FigureJob]:
     """Per guideline and deployment the forest plot of its groups below outdir (in pages where
-    they are too many for one file), to draw (figure_style.FigureJob), the largest first."""
+    they are too many for one file), to draw (figure_drawing.FigureJob), the largest first."""
     rows = deciding_tests(tests)
     where = pd.DataFrame(
         [group_deployment(row, decisions.options.varied) for row in rows.to_dict("records")],

@@ -29,7 +29,8 @@ from mpiguide.analysis.guidelines import read_medians, with_nprocs
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import MODELS_CSV, PLOTS_TREE, RESIDUALS_CSV, safe_name
-from mpiguide.reports.figure_style import provenance_of_fit, save_figure, with_provenance
+from mpiguide.reports.figure_drawing import save_figure
+from mpiguide.reports.figure_style import provenance_of_fit, with_provenance
 from mpiguide.reports.models import Model, Selection, load_models, resolve_models
 
 MICROSECONDS = 1e6
@@ -149,7 +150,7 @@ def plot_fit(
     """Run medians and the fitted model: against n with one line per p (Parker's Figures 7 and
     9), or against p on a log2 axis when the model has no n (Figure 5), under a title led by
     `footer`."""
-    import matplotlib.pyplot as plt  # after mpiguide.reports.plots has chosen the Agg backend
+    import matplotlib.pyplot as plt  # after reports.figure_drawing has chosen the Agg backend
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     if model.uses_n:

@@ -63,6 +63,7 @@ from mpiguide.core.paths import (
     safe_name,
 )
 from mpiguide.reports.diff import ARROW, CHANGE_WORDS, CHANGES, FIXED, NEW_VIOLATION
+from mpiguide.reports.figure_style import figure_caption
 from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
 from mpiguide.reports.versions import VersionChanges, VersionPair, version_changes
 
@@ -1088,8 +1089,6 @@ def read_campaign(sources: PageSources) -> Campaign:
     )
     decisions = Decisions.read(sources.decided_with)
     tests = read_tests(sources.tests_csv)
-    # the captions say what the figures' footers say (matplotlib comes with them)
-    from mpiguide.reports.figure_style import figure_caption
 
     def caption(name: str) -> str:
         return figure_caption(name, sources.campaign, decisions, tests)

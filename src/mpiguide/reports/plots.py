@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import seaborn as sns
 from matplotlib.collections import PolyCollection
-from matplotlib.colors import LogNorm
+from matplotlib.colorbar import Colorbar
+from matplotlib.colors import LogNorm, Normalize, to_rgba_array
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
@@ -48,20 +48,17 @@ from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.paths import HEATMAP, PLOT_SUFFIX, group_plot_name
 from mpiguide.core.strict_yaml import load_package_yaml
+from mpiguide.reports.figure_drawing import FigureJob, below_drawn, figure_drawer, save_figure
 from mpiguide.reports.figure_style import (
     MSG_SIZE,
     SIDES,
     VERDICT_COLOURS,
     VERDICT_LEGEND,
-    FigureJob,
-    below_drawn,
     deployment_of,
-    figure_drawer,
     figure_footer,
     group_keys,
     levels_of_test,
     number_text,
-    save_figure,
     side_labels,
     statistic_text,
     value_label,
@@ -380,6 +377,46 @@ def ratio_ticks(reach: float) -> list[float]:
     return sorted(chosen)
 
 
+# A cell's annotation is dark on a light fill, white on a dark one: the relative luminance
+# (WCAG) above which a fill counts as light, as seaborn's heatmap decides.
+LIGHT_FILL = 0.408
+
+
+def _luminance(colours: Any) -> np.ndarray:
+    """The relative luminance of colours (WCAG 2.0), of anything matplotlib reads as colours."""
+    rgb = to_rgba_array(colours)[:, :3]
+    linear = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return linear @ np.array([0.2126, 0.7152, 0.0722])
+
+
+def _draw_cells(
+    axes: plt.Axes, table: pd.DataFrame, annotations: pd.DataFrame, norm: Normalize
+) -> Colorbar:
+    """The heatmap's cells: `table` coloured on `norm`, first row at the top, each cell with
+    its annotation (none where the ratio is missing), rows and columns labelled, a colour bar
+    without outline; no spines."""
+    values = np.ma.masked_invalid(table.to_numpy(dtype=float))
+    mesh = axes.pcolormesh(values, cmap="RdBu_r", norm=norm, linewidths=0, edgecolor="white")
+    axes.set_xlim(0, table.shape[1])
+    axes.set_ylim(table.shape[0], 0)
+    axes.spines[:].set_visible(False)
+    colour_bar = axes.figure.colorbar(mesh, ax=axes, label="median violation ratio (log scale)")
+    colour_bar.outline.set_linewidth(0)
+    axes.set_xticks(np.arange(table.shape[1]) + 0.5)  # labelled by the caller
+    axes.set_yticks(np.arange(table.shape[0]) + 0.5, [str(row) for row in table.index],
+                    va="center")  # fmt: skip
+    mesh.update_scalarmappable()
+    shown = ~np.ma.getmaskarray(values).ravel()
+    light = _luminance(mesh.get_facecolor())[shown] > LIGHT_FILL
+    rows, columns = np.indices(table.shape)
+    for i, j, text, on_light in zip(rows.ravel()[shown], columns.ravel()[shown],
+                                    annotations.to_numpy().ravel()[shown], light,
+                                    strict=True):  # fmt: skip
+        axes.text(j + 0.5, i + 0.5, str(text), color=".15" if on_light else "w", ha="center",
+                  va="center", fontsize=8)  # fmt: skip
+    return colour_bar
+
+
 def heatmap(tests: pd.DataFrame, varied: str, footer: str, path: Path) -> None:
     """Median effect ratio per (guideline, operations) and varied value, coloured on a log scale
     symmetric about 1 with the colour bar in ratio units; each cell marked with its verdict and
@@ -398,11 +435,7 @@ def heatmap(tests: pd.DataFrame, varied: str, footer: str, path: Path) -> None:
     reach = max(reach, np.log(1.1))
     norm = LogNorm(vmin=np.exp(-reach), vmax=np.exp(reach))
     figure.set_size_inches(max(6, 1.0 * table.shape[1] + 4), 2.0 + 0.55 * table.shape[0])
-    sns.heatmap(table, norm=norm, cmap="RdBu_r", annot=annotations, fmt="", ax=axes,
-                annot_kws={"fontsize": 8},
-                cbar_kws={"label": "median violation ratio (log scale)"})  # fmt: skip
-    colour_bar = axes.collections[0].colorbar
-    assert colour_bar is not None  # sns.heatmap draws one unless told not to
+    colour_bar = _draw_cells(axes, table, annotations, norm)
     colour_bar.ax.yaxis.set_major_locator(FixedLocator(ratio_ticks(reach)))
     colour_bar.ax.yaxis.set_minor_locator(NullLocator())
     colour_bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))

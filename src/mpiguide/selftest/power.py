@@ -464,7 +464,7 @@ def _flagged_rule(options: AnalysisOptions, campaign: str) -> str:
     """The suptitle: whose self-test, and when a test counts as violated (verdicts.decide):
     its lower bound one-sided at 1 - alpha above 1, alpha = p_thres without a correction and
     the correction's level for that test with one, and its ratio at least v_thres."""
-    from mpiguide.reports.figure_style import level_text  # loads matplotlib, as plot_power does
+    from mpiguide.reports.figure_style import level_text
 
     level = f"{level_text(1 - options.p_thres)} %"
     if options.correction != "none":

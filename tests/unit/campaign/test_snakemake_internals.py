@@ -192,6 +192,61 @@ def test_forcing_through_the_dag_runs_what_the_targets_need_and_what_follows(
     holds("reason: Forced execution" in output, "the reason of a forced job")
 
 
+# --- the scheduler's wake-up timers (common.smk's onsuccess and onerror) ------------------------
+
+
+def test_the_scheduler_wakes_itself_with_timers_that_can_be_cancelled() -> None:
+    import threading
+
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    owner, name = internals.SCHEDULER_TIMER.split(".")
+    start = getattr(JobScheduler, name, None)
+    holds(owner == JobScheduler.__name__ and callable(start), internals.SCHEDULER_TIMER)
+    woken = threading.Semaphore(0)
+    assert start is not None
+    start(SimpleNamespace(_open_jobs=woken), 60)
+    holds(
+        internals.cancel_scheduler_timers() == 1,
+        f"{internals.SCHEDULER_TIMER} starting a threading.Timer that releases _open_jobs",
+    )
+    assert not woken.acquire(timeout=0.2)  # cancelled: it never wakes anything
+    assert internals.cancel_scheduler_timers() == 0
+
+
+def test_the_hooks_run_once_scheduling_has_ended() -> None:
+    execute = source(workflow_class().execute)
+    scheduled = execute.index("self.scheduler.schedule()")
+    holds(
+        scheduled < execute.index("self._onsuccess(")
+        and scheduled < execute.index("self._onerror("),
+        "Workflow.execute calling the onsuccess and onerror hooks after scheduling",
+    )
+
+
+TIMED_WORKFLOW = """\
+from mpiguide.campaign.snakemake_internals import cancel_scheduler_timers
+
+rule all:
+    output: "a.txt"
+    shell: "touch {output}"
+
+onsuccess:
+    print(f"cancelled {cancel_scheduler_timers()}")
+"""
+
+
+def test_a_finished_invocation_has_a_timer_to_cancel(tmp_path: Path) -> None:
+    """A real Snakemake that ran a job: when its onsuccess hook runs, the scheduler's last
+    wake-up timer is pending, and is cancelled."""
+    (tmp_path / "Snakefile").write_text(TIMED_WORKFLOW)
+    result = snakemake(tmp_path, "--cores", "1", "--workflow-profile", "none")
+    holds(
+        "cancelled 1" in result.stdout + result.stderr,
+        f"the {internals.SCHEDULER_TIMER} timer pending at onsuccess",
+    )
+
+
 # --- one Snakemake decides; the jobs it spawns follow (options.smk, common.smk, executor.py) ----
 
 

@@ -3,7 +3,9 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
+from mpiguide.core import strict_yaml
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import CONFIG_SCHEMA
 from mpiguide.core.strict_yaml import load_package_yaml, load_yaml
@@ -74,3 +76,38 @@ SCHEMAS = sorted(CONFIG_SCHEMA.parent.glob("*.yaml"))
 def test_package_files_read_fast_as_the_strict_loader_reads_them(schema: Path) -> None:
     assert SCHEMAS
     assert load_package_yaml(schema) == load_yaml(schema)
+
+
+REPO = Path(__file__).resolve().parents[3]
+USER_FILES = sorted({*(REPO / "config").rglob("*.yaml"), *CONFIG_SCHEMA.parent.glob("*.yaml")})
+
+
+@pytest.mark.skipif(strict_yaml._FastStrictLoader is None, reason="PyYAML without libyaml")
+@pytest.mark.parametrize("path", USER_FILES, ids=[path.name for path in USER_FILES])
+def test_libyaml_composes_what_the_pure_python_loader_composes(path: Path) -> None:
+    """load_yaml reads with libyaml's parser first: the campaigns, the package's files (the
+    guideline catalogue among them) and the bad inputs that are YAML come out as the pure-Python
+    strict loader reads them, or are refused by both."""
+    text = path.read_text(errors="replace")
+    readings = []
+    for loader in (strict_yaml._FastStrictLoader, strict_yaml._StrictLoader):
+        try:
+            readings.append(strict_yaml._parse_with(loader, text))
+        except yaml.YAMLError:
+            readings.append("refused")
+    assert readings[0] == readings[1]
+
+
+@pytest.mark.parametrize("depth", [strict_yaml.MAX_DEPTH + 1, 500, 5000])
+def test_deep_nesting_is_refused_as_the_pure_python_loader_refuses_it(
+    tmp_path: Path, depth: int
+) -> None:
+    """libyaml composes up to 1000 levels and refuses more in words of its own; either way the
+    message is the pure-Python loader's."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("a: " + "[" * depth + "]" * depth + "\n")
+    with pytest.raises(ConfigError) as error:
+        load_yaml(path)
+    assert str(error.value) == (
+        f"{path}:1: invalid YAML: nested more than {strict_yaml.MAX_DEPTH} levels deep"
+    )

@@ -12,7 +12,10 @@ as the workflow and a job start:
 - `record`, the command of the options records' jobs: nothing of the analysis (numpy,
   pandas, pyarrow, yaml, jsonschema and the above).
 - the commands that only read tables (library-table, report-tables, page, slowdown-plot):
-  nothing that tests.
+  nothing that tests, and but for slowdown-plot nothing that draws (page captions the figures
+  in their footers' words, reports.figure_style, without matplotlib).
+- the commands that draw the verdicts and the runs (plot, variability): matplotlib alone, not
+  seaborn and nothing that tests.
 - check: the t-tests and every bound take Student's t from scipy.special; scipy.stats is
   imported by the rank tests alone, when a campaign has them.
 """
@@ -77,6 +80,8 @@ LIGHT: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "slowdown-plot": (["mpiguide.cli", "mpiguide.analysis.slowdown",
                        "mpiguide.reports.figure_style", "mpiguide.reports.slowdown_plot"],
                       (*TESTING, "seaborn")),
+    "plot": (["mpiguide.cli", "mpiguide.reports.plots"], (*TESTING, "seaborn")),
+    "variability": (["mpiguide.cli", "mpiguide.reports.variability"], (*TESTING, "seaborn")),
     "check": (["mpiguide.cli", "mpiguide.analysis.guidelines"],
               ("scipy.stats", "statsmodels", *DRAWING)),
 }  # fmt: skip

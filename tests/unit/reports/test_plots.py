@@ -18,11 +18,10 @@ from mpiguide.analysis.tables import parameter_columns
 from mpiguide.core.errors import ConfigError, DataError
 from mpiguide.core.paths import forest_plot_path, group_plot_name, labels_of_plot, safe_name
 from mpiguide.reports import forest
+from mpiguide.reports.figure_drawing import FigureJob, figure_drawer
 from mpiguide.reports.figure_style import (
     VERDICT_COLOURS,
-    FigureJob,
     deciding_tests,
-    figure_drawer,
     side_labels,
     size_label,
 )
