@@ -13,8 +13,8 @@ from pathlib import Path
 
 # Snakemake and what it imported (pandas among them) hold most of this process's objects
 # already; each full collection of the garbage collector would walk them again while the rules
-# are read and the DAG is built. Frozen, they are left out: about 0.3 s of CPU less per
-# invocation on the development machine (docs/measurements/workflow.md).
+# are read and the DAG is built. Frozen, they are left out (the gain:
+# docs/measurements/workflow.md).
 gc.freeze()
 
 from snakemake.logging import logger

@@ -103,9 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> NoReturn:
     """The process's entry point (`python -m mpiguide`, the `mpiguide` script): main()'s status
     as the exit status, without the interpreter's teardown. By then every output is written (or
-    removed) and stdout flushed; the teardown would only free what the process holds: 0.15 to
-    0.5 s after a command that loaded pandas and matplotlib, measured on the 2-core machine, in
-    every job of the workflow (docs/measurements/workflow.md). Under a profiler or a tracer
+    removed) and stdout flushed; the teardown would only free what the process holds, a cost
+    every job of the workflow paid (docs/measurements/workflow.md). Under a profiler or a tracer
     (cProfile, coverage) a command that succeeded exits as usual, so that they write what they
     recorded. A failed command is spared the teardown always: Arrow's thread pool, torn down
     then, can abort the process ("terminate called without an active exception",
