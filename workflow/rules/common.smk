@@ -56,8 +56,6 @@ from mpiguide.core.paths import (
     TUNING_TREE,
     VERIFY_TREE,
     mockup_tuning_name,
-    mpich_env_name,
-    ompi_rules_name,
     round_number,
 )
 
