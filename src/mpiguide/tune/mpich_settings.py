@@ -112,16 +112,31 @@ def mpich_selection_file(
     return json.dumps(tree, indent=1) + "\n", applied, untunable
 
 
-def selection_use(name: str, picks: Sequence[Choice], cvars: bool) -> str:
-    """The env file's note on the JSON selection file: how to apply it (`cvars`: instead of the
-    cvar lines the file holds)."""
-    device = sorted({c.op for c in picks if c.setting and c.setting.device_override})
-    how = (
-        [f"# Per communicator and message size instead (MPICH {mpich_selection.VERSION}): drop "
-         "the", "# cvar lines above and set"]
-        if cvars
-        else [f"# Per communicator and message size (MPICH {mpich_selection.VERSION}): set"]
-    )  # fmt: skip
+def selection_use(name: str, by_size: Sequence[Choice], by_cvar: Sequence[Choice]) -> str:
+    """The env file's note on the JSON selection file: how to apply it beside the cvar lines of
+    `by_cvar`. A cvar line of a collective the JSON file tunes would override the file (MPICH
+    runs a cvar's algorithm before it consults the tree), so those lines are to be dropped; the
+    cvar lines of the collectives the file does not tune stay, as only they tune those."""
+    tuned = sorted({c.op for c in by_size if c.setting})
+    device = sorted({c.op for c in by_size if c.setting and c.setting.device_override})
+    cvar_ops = sorted({c.op for c in by_cvar})
+    dropped = ", ".join(op for op in cvar_ops if op in tuned)
+    kept = ", ".join(op for op in cvar_ops if op not in tuned)
+    version = mpich_selection.VERSION
+    if not cvar_ops:
+        how = [f"# Per communicator and message size (MPICH {version}): set"]
+    elif not dropped:
+        how = [
+            f"# Per communicator and message size for {', '.join(tuned)} (MPICH {version}), beside",
+            f"# the cvar lines above ({kept}: the file does not tune them): set",
+        ]
+    else:
+        keep = f", keep those of {kept} (only a cvar tunes them)," if kept else ","
+        how = [
+            f"# Per communicator and message size instead (MPICH {version}): drop the cvar "
+            f"lines of {dropped}",
+            f"# above (a cvar line overrides the file){keep} and set",
+        ]
     lines = [
         *how,
         f"#   {mpich_selection.JSON_FILE_CVAR}=<path of {name}>",
