@@ -6,6 +6,11 @@
 from mpiguide.core.paths import GRID_CSV, LOGS_TREE, RUN_PATTERN, run_file_pattern
 
 
+def library_choice_option(wildcards) -> str:
+    """verify's Open MPI <entry>.applied runs no forced algorithm: its rules file overrides it."""
+    return "" if CAMPAIGN.forces_algorithms(wildcards.mpi) else "--library-choice-only"
+
+
 rule grid:
     output:
         f"{RESULTS}/{GRID_CSV}",
@@ -34,10 +39,11 @@ rule inputs:
     params:
         seed=config["seed"],
         plan=input_plan_option,
+        forced=library_choice_option,
     shell:
         "python -m mpiguide inputs --grid {input.grid:q} --seed {params.seed:q}"
         " --mpi {wildcards.mpi:q} --nodes {wildcards.nodes} --ppn {wildcards.ppn}"
-        " --run {wildcards.run} --out {output:q} {params.plan} 2> {log:q}"
+        " --run {wildcards.run} --out {output:q} {params.plan} {params.forced} 2> {log:q}"
 
 
 # Seconds of work each: under SLURM they run where Snakemake runs instead of waiting in the queue.

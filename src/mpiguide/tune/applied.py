@@ -9,8 +9,9 @@ chosen algorithm forced per experiment runs beside the file's call:
   and overrides the cvars and the JSON selection file of the environment (docs/kernel.md).
 - Open MPI: in `<entry>`'s launches (across launches). Open MPI 4.1's coll/tuned looks the rules
   file up before a forced algorithm (coll_tuned_decision_dynamic.c: a rule with an algorithm
-  other than 0 wins), so in `<entry>.applied` a forced experiment at a tuned point runs the
-  file's choice and would compare the file with itself (docs/tuning.md#verify shows it).
+  other than 0 wins), so in `<entry>.applied` a forced experiment at a tuned point would run
+  the file's choice under another label (docs/tuning.md#verify shows it): that entry runs none
+  (honours_forced).
 
 Neither library can name its old default as an algorithm to force (Open MPI's fixed decision
 and MPICH's device selection are not values of the algorithm cvars), so the old default is the
@@ -41,10 +42,19 @@ def applied_name(entry: str) -> str:
     return f"{entry}{APPLIED_SUFFIX}"
 
 
-def forced_within_launch(library: str) -> bool:
+def forced_within_launch(library: str | None) -> bool:
     """Whether a chosen algorithm forced per experiment runs as forced in a launch with the
     settings file applied (module docstring): MPICH yes, Open MPI no."""
     return library != "openmpi"
+
+
+def honours_forced(entry: str, library: str | None) -> bool:
+    """Whether `entry`'s experiments that force one of the library's algorithms run it: not in
+    an Open MPI `<entry>.applied`, where the rules file wins over the forced algorithm (module
+    docstring). Such an entry measures none of them, so no row of it, and no guideline that
+    pairs its rows, bears an algorithm the library did not run; the APPLIED guidelines take the
+    forced choice from `<entry>`."""
+    return not entry.endswith(APPLIED_SUFFIX) or forced_within_launch(library)
 
 
 def forced_entry(entry: str, library: str) -> str:

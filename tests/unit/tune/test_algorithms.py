@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.config import check_campaign
 from mpiguide.campaign.expansion import (
     algorithm_settings,
@@ -24,6 +26,7 @@ from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.grid import expand
+from mpiguide.tune.applied import honours_forced
 from mpiguide.tune.library_algorithms import (
     Choices,
     installed_choices,
@@ -360,6 +363,13 @@ def test_verify_sweeps_the_chosen_algorithms_beside_the_librarys_choice(
     assert beats["lhs"] == {"mpi": "openmpi", "op": ["allreduce"], "algorithm": "library-default"}
     assert {r["algorithm"] for r in expand(expanded) if r["op"] == "allreduce"} == {"", "ring"}
     check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+    # ring forced in openmpi.applied would run the rules file's choice: its inputs hold no
+    # forced algorithm (plan/inputs.py), so no row of it, nor any guideline pairing its rows,
+    # bears a label Open MPI did not run; no guideline asks for one there
+    campaign = Campaign(expanded, AnalysisOptions.with_defaults(), SOURCE, tuple(swept), kernel_of)
+    assert [campaign.forces_algorithms(name) for name in expanded["mpi"]] == [True, False]
+    sides = [g[side] for g in expanded["guidelines"] for side in ("lhs", "rhs")]
+    assert {s["algorithm"] for s in sides if s["mpi"] == "openmpi.applied"} == {"library-default"}
     assert tuned_algorithms_csv("t-verify") == "results/t/tuning/algorithms.csv"
     # nothing chosen and no mock-up rule: nothing to verify
     _figure5(tuning, "openmpi,openmpi,allreduce,1,2,8,ring,4,1e-5,1e-5,1.0,0.9,1.1,holds")
@@ -479,3 +489,11 @@ def test_verify_refuses_a_block_that_chooses_the_algorithm_of_a_replaced_collect
     (tuning / "openmpi.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8\n")
     with pytest.raises(ConfigError, match=r"experiments\[1\]\.algorithm: .*verify's `untuned`"):
         verify_campaign(config, SOURCE, tmp_path / "results")
+
+
+def test_only_an_open_mpi_applied_entry_runs_no_forced_algorithm() -> None:
+    """MPICH's MPI_T write of a forced algorithm overrides the cvars and JSON file in its
+    environment; Open MPI's rules file overrides the forced algorithm (tune/applied.py)."""
+    assert honours_forced("mpich.applied", "mpich")
+    assert not honours_forced("openmpi.applied", "openmpi")
+    assert honours_forced("openmpi", "openmpi") and honours_forced("openmpi.tuned", "openmpi")
