@@ -231,6 +231,11 @@ def input_plan_option(wildcards, input) -> str:
     return f"--plan {shlex.quote(input.plan[0])}" if input.plan else ""
 
 
+def library_choice_option(wildcards) -> str:
+    """verify's Open MPI <entry>.applied runs no forced algorithm: its rules file overrides it."""
+    return "" if CAMPAIGN.forces_algorithms(wildcards.mpi) else "--library-choice-only"
+
+
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout);
 # it also links the collective mock-ups of src/mockups, which libmpiguide-tune shares.
 KERNEL_DIR = c_component(CHECKOUT, "kernel")

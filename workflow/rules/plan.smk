@@ -6,11 +6,6 @@
 from mpiguide.core.paths import GRID_CSV, LOGS_TREE, RUN_PATTERN, run_file_pattern
 
 
-def library_choice_option(wildcards) -> str:
-    """verify's Open MPI <entry>.applied runs no forced algorithm: its rules file overrides it."""
-    return "" if CAMPAIGN.forces_algorithms(wildcards.mpi) else "--library-choice-only"
-
-
 rule grid:
     output:
         f"{RESULTS}/{GRID_CSV}",
