@@ -101,7 +101,21 @@ def test_mpich_verify_compares_within_one_launch(project: Path) -> None:
         return
     snakemake(project, "verify", *ARGS, "--config", "verify=True")
     verify = project / "results" / "tune-mpich-verify"
-    assert sorted(p.name for p in (verify / "raw").iterdir()) == ["mpich"]
+    # the entry again with the settings `tune` wrote in its environment, in the same blocks
+    assert sorted(p.name for p in (verify / "raw").iterdir()) == ["mpich", "mpich.applied"]
     checks = pd.read_csv(verify / "verify.csv")
-    assert set(checks["comparison"]) == {"within one launch"}
     assert (checks["verify_tests"] > 0).all()
+    # MPICH honours a forced algorithm over the file: the file's call and the choice forced
+    # in one launch; the old default, its own call in `mpich`, across launches
+    comparison = dict(zip(checks["check"], checks["comparison"], strict=True))
+    assert comparison == {
+        "forced": "within one launch",
+        "file_runs_choice": "within one launch",
+        "file_beats_default": "across launches",
+    }
+    tests = pd.read_csv(verify / "guidelines" / "tests.csv", dtype=str, keep_default_na=False)
+    runs = tests[tests["guideline"].str.match(r"APPLIED\.mpich\.[a-z]+\.")]
+    assert set(runs["mpi"]) == {"mpich.applied"} and set(runs["test"]) == {"paired_t"}
+    note = (verify / "verify.md").read_text()
+    assert "## The settings file `tune` wrote, applied" in note
+    assert "not measured" not in note.split("## The library's algorithms")[1]

@@ -64,8 +64,6 @@ from mpiguide.core.paths import (
     TUNING_TREE,
     VERIFY_TREE,
     mockup_tuning_name,
-    mpich_env_name,
-    ompi_rules_name,
     round_number,
 )
 
@@ -249,6 +247,11 @@ def input_plan(wildcards) -> list:
 
 def input_plan_option(wildcards, input) -> str:
     return f"--plan {shlex.quote(input.plan[0])}" if input.plan else ""
+
+
+def library_choice_option(wildcards) -> str:
+    """verify's Open MPI <entry>.applied runs no forced algorithm: its rules file overrides it."""
+    return "" if CAMPAIGN.forces_algorithms(wildcards.mpi) else "--library-choice-only"
 
 
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout);

@@ -34,10 +34,11 @@ rule inputs:
     params:
         seed=config["seed"],
         plan=input_plan_option,
+        forced=library_choice_option,
     shell:
         "python -m mpiguide inputs --grid {input.grid:q} --seed {params.seed:q}"
         " --mpi {wildcards.mpi:q} --nodes {wildcards.nodes} --ppn {wildcards.ppn}"
-        " --run {wildcards.run} --out {output:q} {params.plan} 2> {log:q}"
+        " --run {wildcards.run} --out {output:q} {params.plan} {params.forced} 2> {log:q}"
 
 
 # Seconds of work each: under SLURM they run where Snakemake runs instead of waiting in the queue.

@@ -7,16 +7,13 @@
 from mpiguide.campaign.expansion import tuned_algorithms_csv
 from mpiguide.campaign.installs import build_env_prefix
 from mpiguide.core.paths import BUILD_TREE, LOGS_TREE, VERIFY_CSV, VERIFY_MD
+from mpiguide.tune.applied import settings_file
 from mpiguide.tune.library_algorithms import setting_marks
 
 SETTING_MARKS = setting_marks(CAMPAIGN.settings)
 TUNING = f"{RESULTS}/{TUNING_TREE}"
 TUNING_FILES = {
-    mark["base"]: (
-        ompi_rules_name(mark["base"])
-        if mark["library"] == "openmpi"
-        else mpich_env_name(mark["base"])
-    )
+    mark["base"]: settings_file(mark["library"], mark["base"])
     for mark in SETTING_MARKS.values()
 }
 MOCKUP_TUNING_FILES = {mpi: mockup_tuning_name(mpi) for mpi in BUILT_MPI}
@@ -52,9 +49,11 @@ localrules:
 
 # `verify: true` (`--config verify=True`): the campaign re-measured with the tuning applied:
 # each algorithm `tune` chose beside the library's own choice within the same launches
-# (verify.md), and each entry whose libmpiguide-tune file replaces a collective beside
-# <entry>.tuned in the same blocks: inside <entry>.tuned the replaced call beside the library's
-# own (verify.md), and across launches `mpiguide diff` of the two entries for everything else.
+# (verify.md), each swept entry beside <entry>.applied, the entry with the settings file `tune`
+# wrote in its environment (verify.md), and each entry whose libmpiguide-tune file replaces a
+# collective beside <entry>.tuned in the same blocks: inside <entry>.tuned the replaced call
+# beside the library's own (verify.md), and across launches `mpiguide diff` of the two entries
+# for everything else.
 if config["verify"]:
     VERIFY_PAIRS = dict(CAMPAIGN.tuned_pairs())
     VERIFY = f"{RESULTS}/{VERIFY_TREE}"

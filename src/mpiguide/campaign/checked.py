@@ -13,10 +13,11 @@ from typing import Any
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.sequential import Looks
-from mpiguide.campaign.expansion import tune_libraries
+from mpiguide.campaign.expansion import tune_libraries, tuned_pairs
 from mpiguide.campaign.launch import quoted_launcher
 from mpiguide.core.paths import campaign_results, deployment_name, kernel_binary_file
 from mpiguide.plan.grid import DEFAULTS, GRID_KEYS, INTERLEAVE_KEY
+from mpiguide.tune.applied import honours_forced
 from mpiguide.tune.library_algorithms import AlgorithmSetting
 
 # Which key of an mpi entry starts its runs, by `launch:` (in the workflow: by the executor,
@@ -78,9 +79,14 @@ class Campaign:
         return by_name[deployment_name(nodes, ppn)]
 
     def kernel_entry(self, mpi: str) -> str:
-        """The entry whose kernel build `mpi` runs: verify's `<entry>.tuned` runs its base's
-        (same mpicc)."""
+        """The entry whose kernel build `mpi` runs: verify's `<entry>.tuned` and
+        `<entry>.applied` run their base's (same mpicc)."""
         return self.kernel_of.get(mpi, mpi)
+
+    def forces_algorithms(self, mpi: str) -> bool:
+        """Whether `mpi`'s inputs hold the experiments that force one of the library's
+        algorithms: not an Open MPI `<entry>.applied`'s, whose rules file overrides them."""
+        return honours_forced(mpi, self.mpi[mpi].get("library"))
 
     def kernel_binary(self, mpi: str) -> str:
         return kernel_binary_file(self.results, self.kernel_entry(mpi))
@@ -91,7 +97,7 @@ class Campaign:
 
     def tuned_pairs(self) -> list[tuple[str, str]]:
         """(entry, entry.tuned) of a verify campaign."""
-        return [(base, tuned) for tuned, base in self.kernel_of.items()]
+        return tuned_pairs(self.kernel_of)
 
     def tune_libraries(self) -> dict[str, str]:
         """libmpiguide-tune builds of a verify campaign: path -> the entry whose mpicc builds it."""

@@ -344,15 +344,16 @@ def _comparison_sides(guideline: Guideline) -> Iterator[dict[str, Selector]]:
 
 def _check_own_guideline_ids(selection: Sequence[Any], source: str) -> None:
     """The campaign's guidelines do not take the names of those mpiguide adds to tune and
-    verify (`ALGO.<entry>.<op>.<algorithm>`, `TUNE.<entry>.<collective>`): one of them could
+    verify (`ALGO.<entry>.<op>.<algorithm>`, `TUNE.<entry>.<collective>`,
+    `APPLIED.<entry>.<collective>[.<algorithm>]`): one of them could
     clash with a campaign's own, now or once it sweeps more."""
     reserved = tuple(f"{prefix}." for prefix in TUNING_GUIDELINE_PREFIXES)
+    named = f"{', '.join(reserved[:-1])} or {reserved[-1]}"
     for index, item in enumerate(selection):
         name = item.get("id") if isinstance(item, Mapping) else item
         if isinstance(name, str) and name.startswith(reserved):
             raise ConfigError(
-                f"{source}: guidelines[{index}]: {name!r}: ids beginning "
-                f"{' or '.join(f'{prefix}.' for prefix in TUNING_GUIDELINE_PREFIXES)} name the "
+                f"{source}: guidelines[{index}]: {name!r}: ids beginning {named} name the "
                 "guidelines mpiguide adds to tune and verify; give this one another id"
             )
 

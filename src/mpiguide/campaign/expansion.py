@@ -46,6 +46,14 @@ from mpiguide.plan.grid import APPLIES_WHEN, DEFAULTS, INTERLEAVE_KEY, applies, 
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.plan.operations import load_operations
 from mpiguide.selftest.inject import LD_PRELOAD_SEPARATORS
+from mpiguide.tune.applied import (
+    APPLIED_SUFFIX,
+    applied_guidelines,
+    applied_name,
+    default_guideline_id,
+    runs_guideline_id,
+    settings_env,
+)
 from mpiguide.tune.choose import chosen_algorithms
 from mpiguide.tune.library_algorithms import (
     GUIDELINE_SOURCE,
@@ -77,6 +85,10 @@ TUNED_SUFFIX = ".tuned"
 # `run_block`, `build_inject_<N>` and `build_tune_<N>` (tests hold these to the rule files).
 RESERVED_ENTRY_NAMES = (
     (re.compile(rf".*{re.escape(TUNED_SUFFIX)}$"), "the name `verify` gives an entry it tunes"),
+    (
+        re.compile(rf".*{re.escape(APPLIED_SUFFIX)}$"),
+        "the name `verify` gives an entry it runs with its settings file",
+    ),
     (re.compile(r"block$"), "its rule run_block would be the rule that runs blocks"),
     (re.compile(r"(inject|tune)_[0-9]+$"), "its rule build_<name> would be a library's build"),
 )
@@ -322,18 +334,60 @@ def _preload_env(env: Mapping[str, str], library: str, tuning_file: Path) -> dic
     return {"LD_PRELOAD": preload, "MPIGUIDE_TUNE": str(tuning_file.resolve())}
 
 
-def _tuned_algorithms(config: Mapping[str, Any], tuning: Path, where: str) -> dict[str, list[str]]:
-    """Per collective, the algorithms `tune` chose for some swept entry (collective, ranks and
+def _tuned_algorithms(
+    config: Mapping[str, Any], tuning: Path, where: str
+) -> dict[tuple[str, str], list[str]]:
+    """Per (swept entry, collective), the algorithms `tune` chose for it somewhere (ranks and
     message size), from its algorithms.csv; {} when no entry sweeps."""
     if not any(entry.get("algorithms") for entry in config["mpi"].values()):
         return {}
     path = tuning / ALGORITHMS_CSV
     if not path.is_file():
         raise ConfigError(f"{where}: {path} does not exist: {VERIFY_STEPS}")
-    chosen: dict[str, set[str]] = {}
-    for (_, op), names in chosen_algorithms(pd.read_csv(path)).items():
-        chosen.setdefault(op, set()).update(names)
-    return {op: sorted(names) for op, names in sorted(chosen.items())}
+    return chosen_algorithms(pd.read_csv(path))
+
+
+def _check_id(source: str, entry: str, guideline: str) -> None:
+    if len(guideline) > GUIDELINE_ID_MAX:
+        raise ConfigError(
+            f"{source}: mpi.{entry}: name too long for the guideline {guideline!r} (at most "
+            f"{GUIDELINE_ID_MAX} characters); shorten it"
+        )
+
+
+def _applied_entries(
+    config: Mapping[str, Any],
+    chosen: Mapping[tuple[str, str], list[str]],
+    tuning: Path,
+    source: str,
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Per swept entry `tune` chose an algorithm for, `<entry>.applied`: the entry (its kernel,
+    blocks and grid) with the settings file `tune` wrote for it in its environment; and the
+    APPLIED guidelines of each collective chosen (mpiguide.tune.applied)."""
+    entries: dict[str, dict[str, Any]] = {}
+    guidelines: list[dict[str, Any]] = []
+    for name in dict.fromkeys(base for base, _ in chosen):
+        entry = config["mpi"][name]
+        try:
+            env, _ = settings_env(entry["library"], tuning, name)
+        except FileNotFoundError as missing:
+            raise ConfigError(
+                f"{source}: verify: {missing} does not exist: {VERIFY_STEPS}"
+            ) from None
+        applied = copy.deepcopy(dict(entry))
+        applied.pop("algorithms", None)
+        applied["env"] = {**entry["env"], **env}
+        entries[applied_name(name)] = applied
+        for (base, op), algorithms in chosen.items():
+            if base != name:
+                continue
+            for guideline in (default_guideline_id(name, op),
+                              *(runs_guideline_id(name, op, a) for a in algorithms)):  # fmt: skip
+                _check_id(source, name, guideline)
+            guidelines += applied_guidelines(
+                name, entry["library"], op, algorithms, _ops_calling(config, op)
+            )
+    return entries, guidelines
 
 
 def tuned_algorithms_csv(verify_campaign_name: str) -> str:
@@ -355,16 +409,22 @@ def verify_campaign(
     collective get a sibling with `algorithm: untuned`, which runs on a communicator the library
     leaves alone, and the guideline `TUNE.<entry>.<collective>` compares, within `<entry>.tuned`
     and the same launches, the replaced call with the library's own. In `<entry>` (nothing
-    preloaded) the untuned siblings are the library's call twice. `mpiguide diff` of `<entry>`
-    and `<entry>.tuned` stays the across-launch before / after of everything else. The
-    campaign's other entries and guidelines stay as they are. Returns the config and, per tuned
-    entry, its base entry (whose kernel build it runs: the same mpicc)."""
+    preloaded) the untuned siblings are the library's call twice. Each swept entry `tune` chose
+    an algorithm for runs beside `<entry>.applied`, the entry with the settings file `tune`
+    wrote in its environment, and its APPLIED guidelines (mpiguide.tune.applied). `mpiguide
+    diff` of `<entry>` and `<entry>.tuned` stays the across-launch before / after of everything
+    else. The campaign's other entries and guidelines stay as they are. Returns the config and,
+    per tuned or applied entry, its base entry (whose kernel build it runs: the same mpicc)."""
     tuning = results / str(config["campaign"]) / TUNING_TREE
     campaign = f"{config['campaign']}{VERIFY_SUFFIX}"
     where = f"{source}: verify"
     verified = copy.deepcopy(dict(config))
     verified["campaign"] = campaign
-    tuned = _tuned_algorithms(config, tuning, where)
+    chosen = _tuned_algorithms(config, tuning, where)
+    tuned: dict[str, list[str]] = {}
+    for (_, op), names in chosen.items():
+        tuned[op] = sorted({*tuned.get(op, []), *names})
+    tuned = dict(sorted(tuned.items()))
     replaced: dict[str, list[str]] = {}
     kernel_of: dict[str, str] = {}
     for name in list(config["mpi"]):
@@ -377,12 +437,7 @@ def verify_campaign(
             continue
         tuned_name = f"{name}{TUNED_SUFFIX}"
         for collective in collectives:
-            guideline = tune_guideline_id(name, collective)
-            if len(guideline) > GUIDELINE_ID_MAX:
-                raise ConfigError(
-                    f"{source}: mpi.{name}: name too long for the guideline {guideline!r} (at "
-                    f"most {GUIDELINE_ID_MAX} characters); shorten it"
-                )
+            _check_id(source, name, tune_guideline_id(name, collective))
         replaced[name] = collectives
         preloaded = copy.deepcopy(entry)
         preloaded.pop("algorithms", None)
@@ -398,6 +453,11 @@ def verify_campaign(
             f"algorithms (algorithms.csv in {tuning}) and no tuning file of libmpiguide-tune "
             f"there replaces a collective ({VERIFY_STEPS})"
         )
+    applied, guidelines = _applied_entries(config, chosen, tuning, source)
+    verified["mpi"].update(applied)
+    kernel_of.update({name: name.removesuffix(APPLIED_SUFFIX) for name in applied})
+    ids = {g if isinstance(g, str) else g["id"] for g in verified["guidelines"]}
+    verified["guidelines"] += [g for g in guidelines if g["id"] not in ids]
     if replaced:
         untuned = {c: [UNTUNED] for collectives in replaced.values() for c in collectives}
         verified["experiments"] = swept_experiments(config, untuned, where)
@@ -437,6 +497,12 @@ def tune_libraries(config: Mapping[str, Any], kernel_of: Mapping[str, str]) -> d
             if Path(path).name == TUNE_LIBRARY:
                 libraries[path] = base
     return libraries
+
+
+def tuned_pairs(kernel_of: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(entry, `<entry>.tuned`) of a verify campaign (`kernel_of`: Expansion.kernel_of, which
+    also holds the `<entry>.applied` entries)."""
+    return [(base, name) for name, base in kernel_of.items() if name.endswith(TUNED_SUFFIX)]
 
 
 def preloaded_paths(value: str) -> list[str]:

@@ -163,8 +163,9 @@ def inputs(args: argparse.Namespace) -> None:
         plan = read_plan(args.plan)
         exp_ids = planned_exp_ids(plan, args.mpi, args.nodes, args.ppn)
     write_run_input(
-        args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out, exp_ids
-    )
+        args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out, exp_ids,
+        library_choice_only=args.library_choice_only,
+    )  # fmt: skip
 
 
 def run_block(args: argparse.Namespace) -> None:
@@ -238,6 +239,10 @@ COMMANDS = (
         Option("--plan",
                "a round's plan (plan-round): only the experiments it has this run measure",
                Role.READS, {"type": existing_file, "metavar": "FILE"}),
+        Option("--library-choice-only",
+               "no experiment that forces one of the library's algorithms (an entry whose "
+               "library would run another: verify's Open MPI <entry>.applied)",
+               settings={"action": "store_true"}),
     )),
     Command(
         "run-block",

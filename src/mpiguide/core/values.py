@@ -18,15 +18,22 @@ LIBRARY_CHOICE = "library-default"
 # kernel's ALGORITHM_UNTUNED, src/kernel/algorithm/algorithm.h; docs/kernel.md).
 UNTUNED = "untuned"
 # The first word of the ids of the guidelines mpiguide adds to tune and verify:
-# `ALGO.<entry>.<op>.<algorithm>` (an algorithm against the library's choice) and
-# `TUNE.<entry>.<collective>` (libmpiguide-tune's replacement against the library's own call).
+# `ALGO.<entry>.<op>.<algorithm>` (an algorithm against the library's choice),
+# `TUNE.<entry>.<collective>` (libmpiguide-tune's replacement against the library's own call) and
+# `APPLIED.<entry>.<collective>[.<algorithm>]` (the library's own call under the settings file
+# `tune` wrote against its old default, or against the chosen algorithm forced).
 # A campaign may not name a guideline of its own so. How they are decided is their
 # `decided_by` (mpiguide.analysis.analysis_types), never read from the id.
 ALGORITHM_GUIDELINE_PREFIX = "ALGO"
 TUNE_GUIDELINE_PREFIX = "TUNE"
-TUNING_GUIDELINE_PREFIXES = (ALGORITHM_GUIDELINE_PREFIX, TUNE_GUIDELINE_PREFIX)
+APPLIED_GUIDELINE_PREFIX = "APPLIED"
+TUNING_GUIDELINE_PREFIXES = (
+    ALGORITHM_GUIDELINE_PREFIX,
+    TUNE_GUIDELINE_PREFIX,
+    APPLIED_GUIDELINE_PREFIX,
+)
 # Their name where a text speaks of them all.
-TUNING_GUIDELINES = " and ".join(f"{prefix}.…" for prefix in TUNING_GUIDELINE_PREFIXES)
+TUNING_GUIDELINES = ", ".join(f"{prefix}.…" for prefix in TUNING_GUIDELINE_PREFIXES)
 
 
 def canonical_value(value: object) -> str:

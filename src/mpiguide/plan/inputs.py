@@ -28,6 +28,7 @@ import numpy as np
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import DataError
 from mpiguide.core.paths import deployment_name
+from mpiguide.core.values import UNTUNED
 from mpiguide.plan.grid import CHUNK, COLUMNS, INPUT_COLUMNS
 from mpiguide.plan.limits import kernel_limits
 
@@ -86,10 +87,13 @@ def write_run_input(
     run: int,
     out: str | Path,
     exp_ids: Collection[int] | None = None,
+    library_choice_only: bool = False,
 ) -> None:
     """Write the shuffled input of one run atomically, columns in the kernel's order: every
     experiment, or (a later round of an adaptive campaign) only those of `exp_ids`, in the
-    order the run's permutation of the whole grid gives them."""
+    order the run's permutation of the whole grid gives them; with `library_choice_only`, none
+    that forces one of the library's algorithms (an entry whose library would not run it: verify's
+    Open MPI `<entry>.applied`, mpiguide.tune.applied)."""
     rows_by_line = read_grid_cells(grid_csv)
     ranks = nodes * ppn
     for line, row in rows_by_line.items():
@@ -121,6 +125,8 @@ def write_run_input(
         if unknown:
             raise DataError(f"{grid_csv}: no experiment {sorted(unknown, key=int)[0]}")
         order = order[[chunks[i]["exp_id"] in wanted for i in order]]
+    if library_choice_only:
+        order = order[[chunks[i][ALGORITHM] in ("", UNTUNED) for i in order]]
     with atomic_path(out) as temporary, temporary.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()

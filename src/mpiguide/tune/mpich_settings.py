@@ -5,12 +5,18 @@ communicator size and message-size range (mpiguide.tune.mpich_selection)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from mpiguide.core.values import LIBRARY_CHOICE
 from mpiguide.tune import mpich_selection
 from mpiguide.tune.choose import Choice, Untunable, msg_rules
+
+# The env file's comment lines on the JSON file (selection_use) that name a cvar to set with it.
+_SELECTION_CVAR = re.compile(r"^#\s+(MPIR_CVAR_[A-Z_]+_DEVICE_COLLECTIVE)=0$")
+_OP_CVAR = re.compile(r"^MPIR_CVAR_([A-Z_]+?)_(INTRA_ALGORITHM|DEVICE_COLLECTIVE)$")
 
 
 def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], list[Untunable]]:
@@ -106,16 +112,31 @@ def mpich_selection_file(
     return json.dumps(tree, indent=1) + "\n", applied, untunable
 
 
-def selection_use(name: str, picks: Sequence[Choice], cvars: bool) -> str:
-    """The env file's note on the JSON selection file: how to apply it (`cvars`: instead of the
-    cvar lines the file holds)."""
-    device = sorted({c.op for c in picks if c.setting and c.setting.device_override})
-    how = (
-        [f"# Per communicator and message size instead (MPICH {mpich_selection.VERSION}): drop "
-         "the", "# cvar lines above and set"]
-        if cvars
-        else [f"# Per communicator and message size (MPICH {mpich_selection.VERSION}): set"]
-    )  # fmt: skip
+def selection_use(name: str, by_size: Sequence[Choice], by_cvar: Sequence[Choice]) -> str:
+    """The env file's note on the JSON selection file: how to apply it beside the cvar lines of
+    `by_cvar`. A cvar line of a collective the JSON file tunes would override the file (MPICH
+    runs a cvar's algorithm before it consults the tree), so those lines are to be dropped; the
+    cvar lines of the collectives the file does not tune stay, as only they tune those."""
+    tuned = sorted({c.op for c in by_size if c.setting})
+    device = sorted({c.op for c in by_size if c.setting and c.setting.device_override})
+    cvar_ops = sorted({c.op for c in by_cvar})
+    dropped = ", ".join(op for op in cvar_ops if op in tuned)
+    kept = ", ".join(op for op in cvar_ops if op not in tuned)
+    version = mpich_selection.VERSION
+    if not cvar_ops:
+        how = [f"# Per communicator and message size (MPICH {version}): set"]
+    elif not dropped:
+        how = [
+            f"# Per communicator and message size for {', '.join(tuned)} (MPICH {version}), beside",
+            f"# the cvar lines above ({kept}: the file does not tune them): set",
+        ]
+    else:
+        keep = f", keep those of {kept} (only a cvar tunes them)," if kept else ","
+        how = [
+            f"# Per communicator and message size instead (MPICH {version}): drop the cvar "
+            f"lines of {dropped}",
+            f"# above (a cvar line overrides the file){keep} and set",
+        ]
     lines = [
         *how,
         f"#   {mpich_selection.JSON_FILE_CVAR}=<path of {name}>",
@@ -123,3 +144,34 @@ def selection_use(name: str, picks: Sequence[Choice], cvars: bool) -> str:
         "# (the device's own selection otherwise runs before MPICH's tree is consulted).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def applied_env(env_text: str, selection: Path | None) -> dict[str, str]:
+    """The environment that applies an env file (mpich_env) and, where written, its JSON
+    selection file at `selection`: the file's choices per communicator and message size for
+    the collectives the JSON file tunes (their cvar lines dropped, as the env file's note says,
+    and their device selection switched off), the cvar lines for the others."""
+    cvars: dict[str, str] = {}
+    device: dict[str, str] = {}
+    for line in env_text.splitlines():
+        found = _SELECTION_CVAR.match(line)
+        if found:
+            device[found.group(1)] = "0"
+        elif line.strip() and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            cvars[key.strip()] = value.strip()
+    if selection is None:
+        return cvars
+    tree = json.loads(selection.read_text(encoding="utf-8"))
+    default = mpich_selection.default_tree()
+    by_json = {
+        key.removeprefix("collective=").upper()
+        for key, branch in tree.items()
+        if key.startswith("collective=") and branch != default.get(key)
+    }
+    kept = {
+        key: value
+        for key, value in cvars.items()
+        if not ((op := _OP_CVAR.match(key)) and op.group(1) in by_json)
+    }
+    return {**kept, mpich_selection.JSON_FILE_CVAR: str(selection.resolve()), **device}

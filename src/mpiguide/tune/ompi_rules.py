@@ -4,6 +4,7 @@ tuned collective and communicator size, the chosen algorithm per message-size ra
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from mpiguide.tune.choose import Choice, Untunable, msg_rules
@@ -38,6 +39,14 @@ _OMPI_BUFFER = frozenset({"allreduce", "bcast", "reduce", "allgatherv"})
 _OMPI_TOTAL = frozenset(
     {"allgather", "alltoall", "gather", "scatter", "reduce_scatter", "reduce_scatter_block"}
 )
+
+
+def rules_env(path: Path) -> dict[str, str]:
+    """The environment in which Open MPI 4.1 reads the rules file at `path`."""
+    return {
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path.resolve()),
+    }
 
 
 def _rule_size(op: str, msg_size: int | None, ranks: int) -> int | None:

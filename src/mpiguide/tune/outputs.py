@@ -83,7 +83,7 @@ def _library_tuning(
     (outdir / json_name).unlink(missing_ok=True)
     if selection is not None:
         _write(outdir / json_name, selection)
-        text += selection_use(json_name, by_size, bool(by_cvar))
+        text += selection_use(json_name, by_size, by_cvar)
     _write(outdir / env_name, text)
     files = {(c.base, c.op): json_name for c in by_size}
     for c in by_cvar:

@@ -13,21 +13,25 @@ comparison within one launch:
   preloaded), the call the library replaces with the library's own call on a communicator it
   leaves alone (`algorithm: untuned`) in the same launches;
 
-so launch-to-launch spread cancels in the paired test. Each point's outcome: `confirmed` where
+so launch-to-launch spread cancels in the paired test. And with the settings file `tune` wrote
+applied (verify's `<entry>.applied`, mpiguide.tune.applied), per tuned point: the library's own
+call under the file against the chosen algorithm forced (`APPLIED.<entry>.<op>.<algorithm>`,
+approx: confirmed where it holds, the file runs the choice; in one launch on MPICH, across
+launches on Open MPI, whose rules file overrides a forced algorithm) and against the old default,
+the library's own call in `<entry>` (`APPLIED.<entry>.<op>`, across launches: confirmed where
+violated, the file beats it). Each point's outcome: `confirmed` where
 every test there shows the tuned call significantly faster again (an ALGO test violated; a TUNE
 test, whose lhs is the tuned call, read the other way round: its t-interval at the same levels,
 mirrored about the effect, decided as a violation of `own ≼ tuned`), `not confirmed` where one
-shows it not faster by analysis.tuning.v_thres (or slower), else `cannot tell`. What cannot be
-compared inside one launch:
-the rules file or cvars `tune` wrote select an algorithm for a whole launch (a library reads them
-at MPI_Init), and verify does not measure them; and libmpiguide-tune's effect on everything but
-the replaced calls (`mpiguide diff` of `<entry>` and `<entry>.tuned`, verify/<entry>.md), as a
-preloaded library is in the whole process or not at all.
+shows it not faster by analysis.tuning.v_thres (or slower), else `cannot tell`. Not compared
+inside one launch either: libmpiguide-tune's effect on everything but the replaced calls
+(`mpiguide diff` of `<entry>` and `<entry>.tuned`, verify/<entry>.md), as a preloaded library is
+in the whole process or not at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -40,14 +44,28 @@ from mpiguide.core.atomic import atomic_path
 from mpiguide.core.paths import VERIFY_TREE, mockup_tuning_name
 from mpiguide.reports.junit import read_tests
 from mpiguide.tune import words
+from mpiguide.tune.applied import (
+    APPLIED_SUFFIX,
+    default_guideline_id,
+    forced_within_launch,
+    runs_guideline_id,
+)
 from mpiguide.tune.choose import choices, figure5_settings
 from mpiguide.tune.mockup_rules import read_replacements, tune_guideline_id
 from mpiguide.tune.words import CANNOT_TELL, CONFIRMED, NOT_CONFIRMED, NOT_MEASURED
 
 WITHIN = "within one launch"
 ACROSS = "across launches"
+# What a verify.csv row checks: a chosen algorithm forced per experiment (ALGO), the settings
+# file applied running it (APPLIED ... approx) and beating the old default (APPLIED ... le), a
+# mock-up (TUNE).
+FORCED = "forced"
+FILE_RUNS = "file_runs_choice"
+FILE_BEATS = "file_beats_default"
+MOCKUP = "mockup"
 COLUMNS = (
     "comparison",
+    "check",
     "mpi",
     "op",
     "ranks",
@@ -71,6 +89,8 @@ COLUMNS = (
 # An ALGO test's verdict as an outcome: its lhs is the library's own call, so violated is the
 # tuned one significantly faster again.
 _OUTCOME = {VIOLATED: CONFIRMED, HOLDS: NOT_CONFIRMED}
+# An approx test's verdict (the forced choice ≈ the file's call): holds is the same call.
+_SAME_OUTCOME = {HOLDS: CONFIRMED, VIOLATED: NOT_CONFIRMED}
 # A point's verify_* columns: its least speedup's test.
 _SHOWN = ("speedup", "low", "high", "low_level", "high_level")
 
@@ -84,7 +104,12 @@ def _numbers(tests: pd.DataFrame, column: str) -> np.ndarray:
     return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
 
 
-def speedups(tests: pd.DataFrame, lhs_is_tuned: bool, thresholds: Thresholds) -> pd.DataFrame:
+def speedups(
+    tests: pd.DataFrame,
+    lhs_is_tuned: bool,
+    thresholds: Thresholds,
+    outcome_of: Mapping[str, str] = _OUTCOME,
+) -> pd.DataFrame:
     """Per test: the tuned call's speedup over the library's own with its bounds, their levels,
     and the outcome. ALGO (`lhs_is_tuned` false: violation_ratio = own / tuned): as tests.csv
     has it. TUNE (violation_ratio = tuned / own, its verdict whether the tuned call is slower):
@@ -92,13 +117,14 @@ def speedups(tests: pd.DataFrame, lhs_is_tuned: bool, thresholds: Thresholds) ->
     each level is mirrored (the speedup's lower bound at low_level = ratio_low / ratio², its
     upper at high_level = ratio_high / ratio²) and the speedup decided as the test's own
     verdicts decide a violation; a rank test's interval is not symmetric: its bounds are only
-    inverted, and it confirms nothing."""
+    inverted, and it confirms nothing. `outcome_of`: the outcome of a verdict where the lhs is
+    not the tuned call."""
     ratio = _numbers(tests, "violation_ratio")
     low, high = _numbers(tests, "ratio_low"), _numbers(tests, "ratio_high")
     low_level, high_level = _numbers(tests, "low_level"), _numbers(tests, "high_level")
     verdict = tests["verdict"].to_numpy(dtype=object)
     if not lhs_is_tuned:
-        outcome = [_OUTCOME.get(v, CANNOT_TELL) for v in verdict]
+        outcome = [outcome_of.get(v, CANNOT_TELL) for v in verdict]
         speedup = ratio
     else:
         rank = tests.get(TEST_COLUMN, pd.Series("", index=tests.index)).isin(RANK_TESTS)
@@ -146,6 +172,9 @@ def _check(
     tuned: tuple[float, float, float, float, float],
     *,
     lhs_is_tuned: bool,
+    check: str,
+    comparison: str = WITHIN,
+    outcome_of: Mapping[str, str] = _OUTCOME,
 ) -> dict[str, object]:
     """One row: at `point` (entry, op, ranks, msg_size, algorithm or mock-up), the gain `tuned`
     (speedup, low, high and their levels) and the verify tests of `guideline` there: the least
@@ -158,18 +187,19 @@ def _check(
             & (_ranks(verify_tests) == ranks)
             & (verify_tests["msg_size"].fillna("").astype(str) == size)
         ]
-    found = speedups(mine, lhs_is_tuned, thresholds)
+    found = speedups(mine, lhs_is_tuned, thresholds, outcome_of)
     shown: dict[str, object] = dict.fromkeys(_SHOWN, "")
     if found["speedup"].notna().any():
         shown = found.loc[found["speedup"].idxmin()].to_dict()
     return {
-        "comparison": WITHIN,
+        "comparison": comparison,
+        "check": check,
         "mpi": mpi,
         "op": op,
         "ranks": ranks,
         "msg_size": size,
         "algorithm": algorithm,
-        **dict(zip(COLUMNS[6:11], tuned, strict=True)),
+        **dict(zip(COLUMNS[7:12], tuned, strict=True)),
         "verify_tests": len(mine),
         **{f"verify_{key}": shown[key] for key in _SHOWN},
         "verify_verdicts": " ".join(sorted(set(mine["verdict"]))),
@@ -181,17 +211,28 @@ def _check(
 def algorithm_checks(
     verify_tests: pd.DataFrame, tuned_figure5: pd.DataFrame, thresholds: Thresholds
 ) -> pd.DataFrame:
-    """One row per tuned point: its choice when tuned and the verify campaign's ALGO tests of
-    that algorithm at the same entry, collective, ranks and message size."""
+    """Per tuned point: its choice when tuned and the verify campaign's ALGO tests of that
+    algorithm at the same entry, collective, ranks and message size; then, with the settings
+    file applied, its APPLIED tests there: the file's call against the choice forced and
+    against the old default."""
     picked = [c for c in choices(tuned_figure5, figure5_settings(tuned_figure5)) if c.setting]
     rows = []
     for choice in picked:
-        assert choice.setting is not None
+        setting = choice.setting
+        assert setting is not None
         size = "" if choice.msg_size is None else str(choice.msg_size)
-        point = (choice.base, choice.op, choice.ranks, size, choice.setting.algorithm.name)
+        point = (choice.base, choice.op, choice.ranks, size, setting.algorithm.name)
         gain = (choice.speedup, choice.low, choice.high, choice.low_level, choice.high_level)
-        rows.append(_check(verify_tests, thresholds, choice.setting.guideline, point, gain,
-                           lhs_is_tuned=False))  # fmt: skip
+        rows.append(_check(verify_tests, thresholds, setting.guideline, point, gain,
+                           lhs_is_tuned=False, check=FORCED))  # fmt: skip
+        runs = runs_guideline_id(choice.base, choice.op, setting.algorithm.name)
+        across = WITHIN if forced_within_launch(setting.library) else ACROSS
+        rows.append(_check(verify_tests, thresholds, runs, point, gain, lhs_is_tuned=False,
+                           check=FILE_RUNS, comparison=across,
+                           outcome_of=_SAME_OUTCOME))  # fmt: skip
+        beats = default_guideline_id(choice.base, choice.op)
+        rows.append(_check(verify_tests, thresholds, beats, point, gain, lhs_is_tuned=False,
+                           check=FILE_BEATS, comparison=ACROSS))  # fmt: skip
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -214,6 +255,7 @@ def mockup_checks(
                 row = _check(
                     verify_tests, thresholds, guideline,
                     (entry, rule.op, rule.ranks, str(size), rule.mockup), gain, lhs_is_tuned=True,
+                    check=MOCKUP,
                 )  # fmt: skip
                 rows.append({**row, "rule_bytes": f"{rule.lo}-{rule.hi}"})
     return pd.DataFrame(rows, columns=list(COLUMNS)), other
@@ -250,21 +292,28 @@ def decision_line(row: dict[str, object]) -> str:
         lo, hi = (int(size) for size in str(row["rule_bytes"]).split("-"))
         sizes = words.sizes_text(lo, hi)
         choice = f"replace by the mock-up {row['algorithm']} (its rule for {sizes}: {gain})"
+    elif row["check"] == FILE_RUNS:
+        choice = f"its settings file applied runs {row['algorithm']} ({row['comparison']})"
+    elif row["check"] == FILE_BEATS:
+        choice = f"its settings file applied beats the old default ({row['comparison']})"
     else:
         choice = f"use {row['algorithm']} ({gain})"
     now = "no test at this point" if not row["verify_tests"] else _now(row)
     return f"- {where}: {choice} — verify: {row['outcome']} ({now})"
 
 
-def _table(checks: pd.DataFrame, what: str) -> list[str]:
+def _table(checks: pd.DataFrame, what: str, checked: bool = False) -> list[str]:
+    """The rows as a table; `checked`: with their check and comparison."""
+    head = "| check | comparison " if checked else ""
     lines = [
-        f"| entry | op | ranks | msg_size | {what} | speedup when tuned | "
+        f"{head}| entry | op | ranks | msg_size | {what} | speedup when tuned | "
         "speedup now (least over its tests) | tests | outcome |",
-        "|---|---|---:|---:|---|---|---|---:|---|",
+        f"{'|---|---' if checked else ''}|---|---|---:|---:|---|---|---|---:|---|",
     ]
     for row in checks.to_dict("records"):
+        cells = f"| {row['check']} | {row['comparison']} " if checked else ""
         lines.append(
-            f"| {row['mpi']} | {row['op']} | {row['ranks']} | {row['msg_size']} | "
+            f"{cells}| {row['mpi']} | {row['op']} | {row['ranks']} | {row['msg_size']} | "
             f"{row['algorithm']} | {words.speedup_text(*_tuned(row))} | {_now(row)} | "
             f"{row['verify_tests']} | {row['outcome']} |"
         )
@@ -307,15 +356,31 @@ def verify_md(
         f"## The library's algorithms `tune` chose: {WITHIN}",
         "",
         "Each chosen algorithm ran per experiment beside the library's own choice in the same "
-        "launches, its ALGO test pairing them run by run; the rules file or cvars that select it "
-        "for a whole launch are read at MPI_Init and not measured.",
+        "launches, its ALGO test pairing them run by run.",
         "",
     ]
+    forced = checks[checks["check"] == FORCED]
     lines += (
         ["`tune` chose none of the library's algorithms.", ""]
-        if checks.empty
-        else _table(checks, "algorithm")
+        if forced.empty
+        else _table(forced, "algorithm")
     )
+    applied = checks[checks["check"] != FORCED]
+    if not applied.empty:
+        lines += [
+            "## The settings file `tune` wrote, applied",
+            "",
+            f"`<entry>{APPLIED_SUFFIX}` ran in the same blocks with the entry's settings "
+            f"file in its environment. `{FILE_RUNS}`: the chosen algorithm forced ≈ the library's "
+            "own call under the file (relation approx; its speedup is the forced call's time "
+            f"over the file's, {CONFIRMED} where the two are within "
+            f"{words.times(thresholds.v_thres)}), in one launch on MPICH, across launches "
+            "against the entry's on Open MPI (its rules file overrides a forced algorithm). "
+            f"`{FILE_BEATS}`: the library's own call in the entry ≼ under the file, across "
+            "launches (neither library can force its old default by name).",
+            "",
+            *_table(applied, "algorithm", checked=True),
+        ]
     lines += [
         f"## libmpiguide-tune's mock-ups: {WITHIN}",
         "",

@@ -324,16 +324,21 @@ def test_the_workflow_names_every_config_file_in_its_messages(tmp_path: Path) ->
          "lhs": {"reorder": 0}, "rhs": {"reorder": 1}},
         {"id": "TUNE.openmpi.bcast", "source": "s", "text": "t", "relation": "le",
          "lhs": {"reorder": 0}, "rhs": {"reorder": 1}},
+        {"id": "APPLIED.openmpi.bcast", "source": "s", "text": "t", "relation": "le",
+         "lhs": {"reorder": 0}, "rhs": {"reorder": 1}},
     ],
 )  # fmt: skip
 def test_a_campaigns_guideline_may_not_take_a_tuning_guidelines_name(
     tmp_path: Path, guideline: dict[str, Any]
 ) -> None:
-    """`analysis.tuning` decides every guideline whose id begins ALGO. or TUNE.: a campaign's
-    own guideline so named is refused before anything runs."""
+    """`analysis.tuning` decides every guideline whose id begins ALGO., TUNE. or APPLIED.: a
+    campaign's own guideline so named is refused before anything runs."""
     path = tmp_path / "c.yaml"
     config = variant(guidelines=["GL4", guideline])
     path.write_text(yaml.safe_dump(config))
-    message = rf"c\.yaml: guidelines\[1\]: '{guideline['id']}': ids beginning ALGO\. or TUNE\. name"
+    message = (
+        rf"c\.yaml: guidelines\[1\]: '{guideline['id']}': ids beginning ALGO\., TUNE\. or "
+        r"APPLIED\. name"
+    )
     with pytest.raises(ConfigError, match=message):
         workflow_campaign(config, [str(path)], tmp_path)

@@ -231,3 +231,22 @@ def test_algorithm_is_a_column_only_when_some_experiment_names_one(tmp_path: Pat
     header, rows = input_of(tmp_path, op="bcast", algorithm=["", "binomial"])
     assert header == [*PLAIN_COLUMNS, "algorithm"]
     assert sorted(row["algorithm"] for row in rows) == [""] * 8 + ["binomial"] * 8
+
+
+def test_an_entry_whose_library_overrides_a_forced_algorithm_runs_none(tmp_path: Path) -> None:
+    """With `library_choice_only` (verify's Open MPI `<entry>.applied`, whose rules file wins over a
+    forced algorithm) the input holds the library's own call and the untuned rows alone, in the
+    order the run's permutation of the whole grid gives them, with the columns of every run."""
+    grid_csv = tmp_path / "grid.csv"
+    block = {**SPEC["experiments"][0], "op": "bcast", "algorithm": ["", "binomial", "untuned"]}
+    write_grid(build_grid({**SPEC, "experiments": [block]}), grid_csv)
+    make_input(grid_csv, tmp_path / "all.csv", run=3)
+    write_run_input(grid_csv, 1, "openmpi", 1, 2, 3, tmp_path / "own.csv", library_choice_only=True)
+    with (
+        (tmp_path / "all.csv").open(newline="") as every,
+        (tmp_path / "own.csv").open(newline="") as own,
+    ):
+        all_rows, own_rows = list(csv.DictReader(every)), list(csv.DictReader(own))
+    assert own_rows == [row for row in all_rows if row["algorithm"] != "binomial"]
+    assert sorted({row["algorithm"] for row in own_rows}) == ["", "untuned"]
+    assert len(own_rows) == 2 * 8 and tuple(own_rows[0])[-1] == "algorithm"

@@ -324,7 +324,7 @@ def test_a_figure_of_campaign_and_tuning_guidelines_states_both_sets_of_levels(
     footer = figure_footer(CAMPAIGN, decisions, tests, "all").splitlines()
     assert len(footer) == 4
     assert footer[0].startswith(f"campaign {CAMPAIGN} · all · p_thres")
-    assert footer[2].startswith("ALGO.… and TUNE.… (analysis.tuning): p_thres 0.001")
+    assert footer[2].startswith("ALGO.…, TUNE.…, APPLIED.… (analysis.tuning): p_thres 0.001")
     own, tuning = tests.loc[tests["guideline"] != "SAME"], tests.loc[tests["guideline"] == "SAME"]
     assert_only_levels_of([footer[1]], own)
     assert_only_levels_of([footer[3]], tuning)

@@ -94,7 +94,7 @@ def test_the_lines_say_how_algo_and_tune_tests_were_decided_where_there_are_some
     options = AnalysisOptions.with_defaults(test="ranksum", v_thres=1.0, tuning={"v_thres": 1.05})
     decisions = Decisions(options, frozenset({"ALGO.openmpi.bcast.chain"}))
     text = verdict_lines_rst(verdict_lines(tests), decisions)
-    assert "(ALGO.… and TUNE.…)" in text
+    assert "(ALGO.…, TUNE.…, APPLIED.…)" in text
     assert "paired t-test at ``analysis.tuning``'s p_thres 0.001 and v_thres 1.05" in text
     assert "System Message" not in publish_parts(text, writer="html")["body"]
     plain = verdict_lines_rst(verdict_lines(campaign_tests()), decisions)

@@ -10,12 +10,15 @@ from typing import Any
 
 import pytest
 
+from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.catalogue import load_catalogue
+from mpiguide.campaign.checked import Campaign
 from mpiguide.campaign.config import check_campaign
 from mpiguide.campaign.expansion import (
     algorithm_settings,
     tune_libraries,
     tuned_algorithms_csv,
+    tuned_pairs,
     verify_campaign,
     with_algorithm_sweeps,
 )
@@ -23,6 +26,7 @@ from mpiguide.campaign.schema import load_schema, validate_schema
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.package_data import GUIDELINE_CATALOGUE
 from mpiguide.plan.grid import expand
+from mpiguide.tune.applied import honours_forced
 from mpiguide.tune.library_algorithms import (
     Choices,
     installed_choices,
@@ -324,16 +328,48 @@ def test_verify_sweeps_the_chosen_algorithms_beside_the_librarys_choice(
         "openmpi,openmpi,allreduce,1,2,8,recursive_doubling,3,1e-5,1.1e-5,1.1,0.9,1.3,undecided",
         "openmpi,openmpi,allreduce,1,2,1024,ring,4,1e-5,1e-5,1.0,0.9,1.1,holds",
     )
+    with pytest.raises(ConfigError, match=r"openmpi\.ompi-rules\.conf does not exist: run"):
+        verify_campaign(config, SOURCE, tmp_path / "results")
+    rules = tuning / "openmpi.ompi-rules.conf"
+    rules.write_text("1\n2 # allreduce\n1\n2\n1\n8 4 0 0\n")
     verified, kernel_of = verify_campaign(config, SOURCE, tmp_path / "results")
     assert verified["campaign"] == "t-verify"
-    assert list(verified["mpi"]) == ["openmpi"]
+    assert list(verified["mpi"]) == ["openmpi", "openmpi.applied"]
     assert verified["mpi"]["openmpi"]["algorithms"] == {"allreduce": ["ring"]}
     assert verified["mpi"]["openmpi"]["env"] == config["mpi"]["openmpi"]["env"]
-    assert kernel_of == {}
-    expanded = with_algorithm_sweeps(verified, algorithm_settings(verified, SOURCE, _listing(ompi)))
-    assert [g["id"] for g in expanded["guidelines"]] == ["ALGO.openmpi.allreduce.ring"]
+    # the entry again, with the rules file `tune` wrote applied to its launches
+    assert "algorithms" not in verified["mpi"]["openmpi.applied"]
+    assert verified["mpi"]["openmpi.applied"]["env"] == {
+        **config["mpi"]["openmpi"]["env"],
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(rules.resolve()),
+    }
+    assert kernel_of == {"openmpi.applied": "openmpi"}
+    swept = algorithm_settings(verified, SOURCE, _listing(ompi), kernel_of)
+    expanded = with_algorithm_sweeps(verified, swept)
+    by_id = {g["id"]: g for g in expanded["guidelines"]}
+    assert list(by_id) == [
+        "APPLIED.openmpi.allreduce.ring",
+        "APPLIED.openmpi.allreduce",
+        "ALGO.openmpi.allreduce.ring",
+    ]
+    # Open MPI's rules file wins over a forced algorithm: ring forced runs in `openmpi`
+    runs, beats = by_id["APPLIED.openmpi.allreduce.ring"], by_id["APPLIED.openmpi.allreduce"]
+    assert (runs["relation"], runs["decided_by"]) == ("approx", "analysis.tuning")
+    assert runs["lhs"] == {"mpi": "openmpi", "op": ["allreduce"], "algorithm": "ring"}
+    own = {"mpi": "openmpi.applied", "op": ["allreduce"], "algorithm": "library-default"}
+    assert runs["rhs"] == beats["rhs"] == own
+    assert beats["relation"] == "le"
+    assert beats["lhs"] == {"mpi": "openmpi", "op": ["allreduce"], "algorithm": "library-default"}
     assert {r["algorithm"] for r in expand(expanded) if r["op"] == "allreduce"} == {"", "ring"}
     check_campaign(expanded, load_catalogue(GUIDELINE_CATALOGUE), SOURCE)
+    # ring forced in openmpi.applied would run the rules file's choice: its inputs hold no
+    # forced algorithm (plan/inputs.py), so no row of it, nor any guideline pairing its rows,
+    # bears a label Open MPI did not run; no guideline asks for one there
+    campaign = Campaign(expanded, AnalysisOptions.with_defaults(), SOURCE, tuple(swept), kernel_of)
+    assert [campaign.forces_algorithms(name) for name in expanded["mpi"]] == [True, False]
+    sides = [g[side] for g in expanded["guidelines"] for side in ("lhs", "rhs")]
+    assert {s["algorithm"] for s in sides if s["mpi"] == "openmpi.applied"} == {"library-default"}
     assert tuned_algorithms_csv("t-verify") == "results/t/tuning/algorithms.csv"
     # nothing chosen and no mock-up rule: nothing to verify
     _figure5(tuning, "openmpi,openmpi,allreduce,1,2,8,ring,4,1e-5,1e-5,1.0,0.9,1.1,holds")
@@ -382,11 +418,12 @@ def test_verify_compares_the_replaced_call_with_the_library_s_own_within_one_lau
     tuning = tmp_path / "results" / "t" / "tuning"
     _figure5(tuning, "openmpi,openmpi,allreduce,1,2,8,ring,4,1e-5,2e-5,2.0,1.5,2.5,violated")
     (tuning / "openmpi.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8-8  # x\n")
+    (tuning / "openmpi.ompi-rules.conf").write_text("0\n")
     verified, kernel_of = verify_campaign(config, SOURCE, tmp_path / "results")
     assert verified["experiments"][-1] == {
         "op": "allreduce", "msg_size": [8, 1024], "algorithm": ["untuned"],
     }  # fmt: skip
-    assert verified["guidelines"] == [
+    assert [g for g in verified["guidelines"] if g["id"].startswith("TUNE.")] == [
         {
             "id": "TUNE.openmpi.allreduce",
             "source": TUNE_GUIDELINE_SOURCE,
@@ -405,9 +442,12 @@ def test_verify_compares_the_replaced_call_with_the_library_s_own_within_one_lau
         ("allreduce_as_reduce_bcast", ""), ("bcast", ""),
     }  # fmt: skip
     assert [g["id"] for g in expanded["guidelines"]] == [
+        "APPLIED.openmpi.allreduce.ring",
+        "APPLIED.openmpi.allreduce",
         "TUNE.openmpi.allreduce",
         "ALGO.openmpi.allreduce.ring",
     ]
+    assert tuned_pairs(kernel_of) == [("openmpi", "openmpi.tuned")]
     check_campaign(
         expanded,
         load_catalogue(GUIDELINE_CATALOGUE),
@@ -449,3 +489,11 @@ def test_verify_refuses_a_block_that_chooses_the_algorithm_of_a_replaced_collect
     (tuning / "openmpi.tune").write_text("allreduce_as_reduce_bcast ranks=2 bytes=8\n")
     with pytest.raises(ConfigError, match=r"experiments\[1\]\.algorithm: .*verify's `untuned`"):
         verify_campaign(config, SOURCE, tmp_path / "results")
+
+
+def test_only_an_open_mpi_applied_entry_runs_no_forced_algorithm() -> None:
+    """MPICH's MPI_T write of a forced algorithm overrides the cvars and JSON file in its
+    environment; Open MPI's rules file overrides the forced algorithm (tune/applied.py)."""
+    assert honours_forced("mpich.applied", "mpich")
+    assert not honours_forced("openmpi.applied", "openmpi")
+    assert honours_forced("openmpi", "openmpi") and honours_forced("openmpi.tuned", "openmpi")

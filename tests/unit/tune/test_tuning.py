@@ -16,6 +16,7 @@ import pytest
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.core.errors import DataError
 from mpiguide.reports.figure_style import VERDICT_MARKERS, VERDICTS
+from mpiguide.tune.applied import settings_env
 from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 from mpiguide.tune.mpich_selection import container_name, default_tree, leaf
 from mpiguide.tune.ompi_rules import OMPI_COLLECTIVE_IDS
@@ -311,7 +312,88 @@ def test_mpich_cvars_for_one_winner_everywhere_the_json_file_per_size(tmp_path: 
     # the kernel's msg_size there)
     assert "mpich gather: an MPICH cvar sets one algorithm for every size" in note
     assert "mpich gather: MPICH 4.0.2's selection file measures its message size" in note
-    assert "drop the\n# cvar lines above" in "\n".join(env)
+    # the JSON file tunes allreduce too: its cvar lines are to go, as a cvar overrides the file
+    assert (
+        "# Per communicator and message size instead (MPICH 4.0.2): drop the cvar lines of "
+        "allreduce\n# above (a cvar line overrides the file), and set" in "\n".join(env)
+    )
+    # verify applies the JSON file in place of the cvar line of the collective it tunes
+    selection = (tmp_path / "tuning" / "mpich.mpich-selection.json").resolve()
+    assert settings_env("mpich", tmp_path / "tuning", "mpich") == (
+        {
+            "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(selection),
+            "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0",
+            "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0",
+        },
+        tmp_path / "tuning" / "mpich.mpich.env",
+    )
+
+
+def test_verify_applies_the_cvars_the_json_file_does_not_replace(tmp_path: Path) -> None:
+    """gather: one winner everywhere, a cvar tunes it and the JSON file cannot (its MPICH size
+    is not the kernel's msg_size): its cvar lines stay beside the JSON file of bcast."""
+    binomial, nb = MPICH["mpich.bcast.binomial"], MPICH["mpich.bcast.nb"]
+    gather = MPICH["mpich.gather.binomial"]
+    rows = [
+        _row(binomial, 8, "violated", 1.5),
+        _row(nb, 1024, "violated", 1.5),
+        _row(gather, 8, "violated", 1.5),
+        _row(gather, 1024, "violated", 1.4),
+    ]
+    tests, decided = _tests(tmp_path, rows)
+    tune(tests, decided, MPICH, tmp_path / "tuning")
+    env, _ = settings_env("mpich", tmp_path / "tuning", "mpich")
+    assert env == {
+        "MPIR_CVAR_GATHER_INTRA_ALGORITHM": "binomial",
+        "MPIR_CVAR_GATHER_DEVICE_COLLECTIVE": "0",
+        "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(
+            (tmp_path / "tuning" / "mpich.mpich-selection.json").resolve()
+        ),
+        "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0",
+    }
+    # nothing tuned by size: the cvar lines alone
+    (tmp_path / "tuning" / "mpich.mpich-selection.json").unlink()
+    assert settings_env("mpich", tmp_path / "tuning", "mpich")[0] == {
+        "MPIR_CVAR_GATHER_INTRA_ALGORITHM": "binomial",
+        "MPIR_CVAR_GATHER_DEVICE_COLLECTIVE": "0",
+    }
+
+
+def test_the_mpich_env_note_keeps_the_cvar_lines_only_a_cvar_tunes(tmp_path: Path) -> None:
+    """gather's winner is one everywhere and the JSON file cannot tune it: the note keeps its
+    cvar lines and drops allreduce's, which the JSON file tunes; with no cvar line of a
+    collective the file tunes, nothing is to be dropped. The environment verify applies does
+    what the note says."""
+    rd = MPICH["mpich.allreduce.recursive_doubling"]
+    binomial, nb = MPICH["mpich.bcast.binomial"], MPICH["mpich.bcast.nb"]
+    gather = MPICH["mpich.gather.binomial"]
+    both = [_row(binomial, 8, "violated", 1.5), _row(nb, 1024, "violated", 1.5),
+            _row(gather, 8, "violated", 1.5), _row(gather, 1024, "violated", 1.4)]  # fmt: skip
+    for rows, note in [
+        (
+            [_row(rd, 8, "violated", 1.5), _row(rd, 1024, "violated", 1.2), *both],
+            "# Per communicator and message size instead (MPICH 4.0.2): drop the cvar lines of "
+            "allreduce\n# above (a cvar line overrides the file), keep those of gather (only a "
+            "cvar tunes them), and set\n",
+        ),
+        (
+            both,
+            "# Per communicator and message size for bcast (MPICH 4.0.2), beside\n# the cvar "
+            "lines above (gather: the file does not tune them): set\n",
+        ),
+    ]:
+        tuning = tmp_path / str(len(rows))
+        tuning.mkdir()
+        tests, decided = _tests(tuning, rows)
+        tune(tests, decided, MPICH, tuning)
+        text = (tuning / "mpich.mpich.env").read_text()
+        assert note in text and "drop the\n" not in text
+        env, _ = settings_env("mpich", tuning, "mpich")
+        # the cvar lines kept: gather's alone (a cvar of allreduce would override the file)
+        assert {key: env[key] for key in env if key.endswith("_ALGORITHM")} == {
+            "MPIR_CVAR_GATHER_INTRA_ALGORITHM": "binomial"
+        }
+        assert env["MPIR_CVAR_GATHER_DEVICE_COLLECTIVE"] == "0"
 
 
 def test_mpich_env_comments_match_its_lines(tmp_path: Path) -> None:

@@ -16,6 +16,10 @@ from mpiguide.analysis.verdicts import Thresholds
 from mpiguide.tune.mockup_rules import Replacement, tuning_file
 from mpiguide.tune.verify_report import (
     ACROSS,
+    FILE_BEATS,
+    FILE_RUNS,
+    FORCED,
+    MOCKUP,
     WITHIN,
     point_outcome,
     speedups,
@@ -37,6 +41,10 @@ def _verify_tests(path: Path) -> Path:
     rows = [
         ("ALGO.openmpi.allreduce.ring", "8", "1.8", "1.4", "2.2", "violated"),
         ("ALGO.openmpi.allreduce.ring", "1024", "1.0", "0.9", "1.1", "holds"),
+        # the settings file applied: ring forced is 1.3 times the file's call (approx violated:
+        # the file does not run ring), and the file's call beats the old default
+        ("APPLIED.openmpi.allreduce.ring", "8", "1.3", "1.2", "1.4", "violated"),
+        ("APPLIED.openmpi.allreduce", "8", "1.7", "1.3", "2.1", "violated"),
         ("TGT-ALLREDUCE-AS-REDUCE-BCAST", "8", "1.5", "1.2", "1.8", "violated"),
         # the replaced call over the library's own: 0.5 at 64 B (twice as fast), 0.8 and 0.9
         # at 1024 B (the smaller speedup, 1/0.9, is the row's)
@@ -89,29 +97,36 @@ def test_each_tuned_point_with_its_within_launch_test_and_the_across_launch_pair
     )  # fmt: skip
     # ring was chosen at 8 B only; scan's linear was chosen but not re-measured (no test); the
     # mock-up's rule was measured at 64, 1024 and 4096 B, of which 4096 B has no test now
-    assert checks[["op", "msg_size", "algorithm", "verify_tests", "outcome"]].values.tolist() == [
-        ["allreduce", "8", "ring", 1, CONFIRMED],
-        ["scan", "8", "linear", 0, NOT_MEASURED],
-        ["allreduce", "64", "allreduce_as_reduce_bcast", 1, CONFIRMED],
-        ["allreduce", "1024", "allreduce_as_reduce_bcast", 2, CANNOT_TELL],
-        ["allreduce", "4096", "allreduce_as_reduce_bcast", 0, NOT_MEASURED],
+    # each chosen point thrice: forced, the settings file running it, the file against the old
+    # default (Open MPI: across launches, its rules file overrides a forced algorithm)
+    shown = ["check", "comparison", "op", "msg_size", "algorithm", "verify_tests", "outcome"]
+    assert checks[shown].values.tolist() == [
+        [FORCED, WITHIN, "allreduce", "8", "ring", 1, CONFIRMED],
+        [FILE_RUNS, ACROSS, "allreduce", "8", "ring", 1, NOT_CONFIRMED],
+        [FILE_BEATS, ACROSS, "allreduce", "8", "ring", 1, CONFIRMED],
+        [FORCED, WITHIN, "scan", "8", "linear", 0, NOT_MEASURED],
+        [FILE_RUNS, ACROSS, "scan", "8", "linear", 0, NOT_MEASURED],
+        [FILE_BEATS, ACROSS, "scan", "8", "linear", 0, NOT_MEASURED],
+        [MOCKUP, WITHIN, "allreduce", "64", "allreduce_as_reduce_bcast", 1, CONFIRMED],
+        [MOCKUP, WITHIN, "allreduce", "1024", "allreduce_as_reduce_bcast", 2, CANNOT_TELL],
+        [MOCKUP, WITHIN, "allreduce", "4096", "allreduce_as_reduce_bcast", 0, NOT_MEASURED],
     ]
-    assert set(checks["comparison"]) == {WITHIN}
     assert checks.iloc[0]["verify_verdicts"] == "violated"
     assert float(checks.iloc[0]["verify_speedup"]) == 1.8
+    assert float(checks.iloc[2]["verify_speedup"]) == 1.7
     # the TUNE test's ratio is the replaced call over the library's own: inverted, its
     # t-interval mirrored about it at the same levels (the lower bound at the violation level)
-    mockup = checks.iloc[2]
+    mockup = checks.iloc[6]
     assert (mockup["verify_speedup"], mockup["verify_low"], mockup["verify_high"]) == (
         pytest.approx(2.0), pytest.approx(0.4 / 0.25), pytest.approx(0.625 / 0.25),
     )  # fmt: skip
     assert (mockup["verify_low_level"], mockup["verify_high_level"]) == (0.999, 0.95)
     assert (mockup["tuned_speedup"], mockup["tuned_low"], mockup["tuned_high"]) == (1.6, 1.3, 2.0)
     assert mockup["rule_bytes"] == "64-4096"
-    smallest = checks.iloc[3]
+    smallest = checks.iloc[7]
     assert smallest["verify_speedup"] == pytest.approx(1 / 0.9)
     assert smallest["verify_verdicts"] == "holds undecided"
-    assert pd.read_csv(csv).shape[0] == 5
+    assert pd.read_csv(csv).shape[0] == 9
     note = md.read_text()
     x = TIMES
     # the answer first: one line per point, in words
@@ -119,8 +134,16 @@ def test_each_tuned_point_with_its_within_launch_test_and_the_across_launch_pair
     assert lines == [
         f"- openmpi allreduce, 2 ranks, 8 B: use ring (2{x} faster [1.5, 2.5]) — verify: "
         "confirmed (1.8 [1.4, 2.2])",
+        "- openmpi allreduce, 2 ranks, 8 B: its settings file applied runs ring (across "
+        "launches) — verify: not confirmed (1.3 [1.2, 1.4])",
+        "- openmpi allreduce, 2 ranks, 8 B: its settings file applied beats the old default "
+        "(across launches) — verify: confirmed (1.7 [1.3, 2.1])",
         f"- openmpi scan, 2 ranks, 8 B: use linear (1.3{x} faster [1.1, 1.5]) — verify: not "
         "measured (no test at this point)",
+        "- openmpi scan, 2 ranks, 8 B: its settings file applied runs linear (across "
+        "launches) — verify: not measured (no test at this point)",
+        "- openmpi scan, 2 ranks, 8 B: its settings file applied beats the old default "
+        "(across launches) — verify: not measured (no test at this point)",
         "- openmpi allreduce, 2 ranks, 64 B: replace by the mock-up allreduce_as_reduce_bcast "
         f"(its rule for 64 B to 4 KiB: 1.6{x} faster [1.3, 2]) — verify: confirmed (2 [1.6, 2.5])",
         "- openmpi allreduce, 2 ranks, 1 KiB: replace by the mock-up allreduce_as_reduce_bcast "
@@ -160,7 +183,12 @@ def test_each_tuned_point_with_its_within_launch_test_and_the_across_launch_pair
     # a rule written by hand has no measured points: named, not silently left out
     assert "`openmpi.tune: bcast_as_allgatherv ranks=2 bytes=8`" in note
     assert "[verify/openmpi.md](verify/openmpi.md)" in note
-    assert "are read at MPI_Init and not measured" in note
+    assert "not measured" not in note.split("## The library's algorithms")[1].split("|")[0]
+    assert "## The settings file `tune` wrote, applied" in note
+    assert (
+        f"| {FILE_RUNS} | {ACROSS} | openmpi | allreduce | 2 | 8 | ring | 2 [1.5, 2.5] | "
+        "1.3 [1.2, 1.4] | 1 | not confirmed |"
+    ) in note
 
 
 def test_without_a_tuned_entry_there_is_no_across_launch_section(tmp_path: Path) -> None:
@@ -169,10 +197,10 @@ def test_without_a_tuned_entry_there_is_no_across_launch_section(tmp_path: Path)
     checks = write_verify_report(
         _verify_tests(tmp_path / "tests.csv"), _decided(tmp_path), tuned, [], md, csv
     )
-    assert len(checks) == 2
+    assert len(checks) == 6
     note = md.read_text()
     assert "No libmpiguide-tune file replaces a collective." in note
-    assert ACROSS not in note
+    assert f"under libmpiguide-tune: {ACROSS}" not in note
 
 
 def _rows(*rows: tuple[str, str, str, str, str]) -> pd.DataFrame:

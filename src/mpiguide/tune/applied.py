@@ -1,0 +1,127 @@
+"""The settings file `tune` wrote for a swept entry, applied to a whole launch: verify's entry
+`<entry>.applied`, and the guidelines that ask whether, under that file, the library's own call
+runs the chosen algorithm and beats its old default.
+
+Both libraries read the file at MPI_Init, so it is in the whole launch or not at all. Where the
+chosen algorithm forced per experiment runs beside the file's call:
+
+- MPICH: in the same launch. A forced algorithm is written as MPI_T cvars around the experiment
+  and overrides the cvars and the JSON selection file of the environment (docs/kernel.md).
+- Open MPI: in `<entry>`'s launches (across launches). Open MPI 4.1's coll/tuned looks the rules
+  file up before a forced algorithm (coll_tuned_decision_dynamic.c: a rule with an algorithm
+  other than 0 wins), so in `<entry>.applied` a forced experiment at a tuned point would run
+  the file's choice under another label (docs/tuning.md#verify shows it): that entry runs none
+  (honours_forced).
+
+Neither library can name its old default as an algorithm to force (Open MPI's fixed decision
+and MPICH's device selection are not values of the algorithm cvars), so the old default is the
+library's own call in `<entry>`, across launches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mpiguide.analysis.analysis_types import DECIDED_BY_TUNING
+from mpiguide.core.paths import mpich_env_name, mpich_selection_name, ompi_rules_name
+from mpiguide.core.values import APPLIED_GUIDELINE_PREFIX, LIBRARY_CHOICE
+from mpiguide.plan.inputs import ALGORITHM
+from mpiguide.tune.mpich_settings import applied_env
+from mpiguide.tune.ompi_rules import rules_env
+
+APPLIED_SUFFIX = ".applied"
+APPLIED_GUIDELINE_SOURCE = (
+    "mpiguide verify: the settings file `tune` wrote makes the library's own call run the "
+    "algorithm `tune` chose, and that call beats the library's old default"
+)
+
+
+def applied_name(entry: str) -> str:
+    """The verify campaign's entry that runs `entry` with its settings file applied."""
+    return f"{entry}{APPLIED_SUFFIX}"
+
+
+def forced_within_launch(library: str | None) -> bool:
+    """Whether a chosen algorithm forced per experiment runs as forced in a launch with the
+    settings file applied (module docstring): MPICH yes, Open MPI no."""
+    return library != "openmpi"
+
+
+def honours_forced(entry: str, library: str | None) -> bool:
+    """Whether `entry`'s experiments that force one of the library's algorithms run it: not in
+    an Open MPI `<entry>.applied`, where the rules file wins over the forced algorithm (module
+    docstring). Such an entry measures none of them, so no row of it, and no guideline that
+    pairs its rows, bears an algorithm the library did not run; the APPLIED guidelines take the
+    forced choice from `<entry>`."""
+    return not entry.endswith(APPLIED_SUFFIX) or forced_within_launch(library)
+
+
+def forced_entry(entry: str, library: str) -> str:
+    """The entry whose launches run the chosen algorithm forced, to compare with the file's call."""
+    return applied_name(entry) if forced_within_launch(library) else entry
+
+
+def settings_file(library: str, entry: str) -> str:
+    """The name of the settings file `tune` writes for a swept entry (MPICH: its env file, which
+    says how to use the JSON selection file beside it)."""
+    return ompi_rules_name(entry) if library == "openmpi" else mpich_env_name(entry)
+
+
+def settings_env(library: str, tuning: Path, entry: str) -> tuple[dict[str, str], Path]:
+    """The environment that applies what `tune` wrote for `entry` in `tuning`, and the file it
+    reads (the rules file; MPICH's env file); FileNotFoundError where `tune` wrote none."""
+    path = tuning / settings_file(library, entry)
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    if library == "openmpi":
+        return rules_env(path), path
+    env = path
+    selection = tuning / mpich_selection_name(entry)
+    chosen = selection if selection.is_file() else None
+    return applied_env(env.read_text(encoding="utf-8"), chosen), env
+
+
+def default_guideline_id(entry: str, collective: str) -> str:
+    """`APPLIED.<entry>.<collective>`: the old default ≼ the file's call."""
+    return f"{APPLIED_GUIDELINE_PREFIX}.{entry}.{collective}"
+
+
+def runs_guideline_id(entry: str, collective: str, algorithm: str) -> str:
+    """`APPLIED.<entry>.<collective>.<algorithm>`: the algorithm forced ≈ the file's call."""
+    return f"{default_guideline_id(entry, collective)}.{algorithm}"
+
+
+def applied_guidelines(
+    entry: str, library: str, collective: str, algorithms: list[str], ops: list[str]
+) -> list[dict[str, Any]]:
+    """The guidelines of one collective `tune` chose `algorithms` for: per algorithm, forced ≈
+    the library's own call under the file (relation approx; holds: the file runs it), and the
+    old default ≼ the call under the file (relation le; violated: the file beats the default).
+    Both are paired run by run and decided by analysis.tuning."""
+    applied = applied_name(entry)
+    own = {"mpi": applied, "op": list(ops), ALGORITHM: LIBRARY_CHOICE}
+    call = f"MPI_{collective.capitalize()}"
+    forced = forced_entry(entry, library)
+    runs = [
+        {
+            "id": runs_guideline_id(entry, collective, algorithm),
+            "source": APPLIED_GUIDELINE_SOURCE,
+            "text": f"{call} with {algorithm} forced in {forced} ≈ as {applied} chooses",
+            "relation": "approx",
+            "lhs": {"mpi": forced, "op": list(ops), ALGORITHM: algorithm},
+            "rhs": own,
+            "decided_by": DECIDED_BY_TUNING,
+        }
+        for algorithm in algorithms
+    ]
+    beats = {
+        "id": default_guideline_id(entry, collective),
+        "source": APPLIED_GUIDELINE_SOURCE,
+        "text": f"{call} as {entry} chooses ≼ as {applied} chooses under its settings file",
+        "relation": "le",
+        "lhs": {"mpi": entry, "op": list(ops), ALGORITHM: LIBRARY_CHOICE},
+        "rhs": own,
+        "decided_by": DECIDED_BY_TUNING,
+    }
+    return [*runs, beats]
