@@ -10,8 +10,8 @@ chosen algorithm forced per experiment runs beside the file's call:
 - Open MPI: in `<entry>`'s launches (across launches). Open MPI 4.1's coll/tuned looks the rules
   file up before a forced algorithm (coll_tuned_decision_dynamic.c: a rule with an algorithm
   other than 0 wins), so in `<entry>.applied` a forced experiment at a tuned point would run
-  the file's choice under another label (docs/tuning.md#verify shows it): that entry runs none
-  (honours_forced).
+  the file's choice under another label (docs/measurements/tuning.md shows it): that entry runs
+  none (honours_forced).
 
 Neither library can name its old default as an algorithm to force (Open MPI's fixed decision
 and MPICH's device selection are not values of the algorithm cvars), so the old default is the
