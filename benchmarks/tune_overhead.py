@@ -9,8 +9,38 @@ chunks spread over the launch in shuffled rounds (docs/kernel.md, "Interleaved r
 Both sides run the same mock-up code (src/mockups) on the same ranks in the same launch: what
 remains between them is the library's own cost per call (interposition, checks, rule look-up,
 counters). A second experiment of the kernel's mock-up, identical to the first, is the null
-control: its ratio to the first shows how far two medians of the same thing lie apart in this
-sitting. The goal is a ratio within GOAL at every size; each ratio is printed beside it.
+control: measured the same way, its ratio to the first should land near 1, and how far it lies
+from 1 shows what the method cannot resolve in this sitting.
+
+The statistic pairs the sides round by round, so that a drift of the machine within a launch
+(another program, a change of clock speed) falls on both sides of a ratio rather than on one, and
+one between launches on both sides of every ratio alike. Round c holds chunk c of every experiment
+in shuffled order, so the tuned and the mock-up chunk of a round ran within 1/`--interleave` of the
+launch of each other. Per launch, size and round: the tuned chunk's median over its repetitions
+divided by the mock-up chunk's (the null's likewise); the launch's ratio is the median of its
+rounds' ratios. Medians on both levels, because they were the steadier: in a short sitting beside
+other work (openmpi, 6 launches of 2000 repetitions in 20 chunks, load about 5) the sd over
+launches of the null's log ratio was 0.016 with medians, 0.033 pooling the rounds by their
+geometric mean, 0.10 and 0.24 with chunk means (a repetition or two thousands of times a chunk's
+median decide its mean), and 0.028 for the previous statistic (per launch each side's median over
+all its repetitions, no pairing). OUTPUT.csv has no chunk column: `rounds` reads a repetition's
+chunk, thus its round, from the provenance beside it (OUTPUT.json lists every chunk with
+`first_rep` and `reps_done`).
+
+Per cell (library, stack, size, build) it prints the median over the launches of the launches'
+ratios and their range, and a 95 % interval of the ratio pooled over every round of every launch:
+the percentile interval of a two-stage bootstrap (numpy; the launches drawn with replacement, then
+the rounds within each drawn launch, the median of the drawn log ratios taken each time). Launches
+are drawn, not only rounds, because a launch can carry a ratio of its own that pairing within it
+cannot cancel (the libraries' code and the buffers at other addresses): rounds drawn alone would
+count every round as independent and claim more than the launches show. The goal's verdict comes
+from that interval alone: `≤ 1.02` when its upper end is at most GOAL, `> 1.02` when its lower end
+is above GOAL, `cannot tell` otherwise. Beside them: each side's time (the median over the launches
+of the launch's median over all its repetitions), the ratio's cost in ns per call (the mock-up's
+time times (ratio - 1)), the null control's ratio, range and interval, and the load average around
+every launch. The null's interval should hold 1 in about 95 % of the cells: where many miss it,
+something in the sitting was not shared by the paired chunks and the verdicts beside them claim
+more than the data.
 
 `--behind inject` preloads libmpiguide-inject after libmpiguide-tune, as a verify campaign of a
 planted slowdown stacks them, planting nothing (INJECT_SPEC: the library refuses an empty spec):
@@ -19,11 +49,9 @@ every call either side makes then passes through both libraries.
 Two builds of the library are compared in the same sitting: the current tree's (`after`) and
 the one of `--base` (`before`, built from `git archive` of that commit into a temporary
 directory), launched alternately (before, after, after, before, ...) so that a drift of the
-machine falls on both. Per library (2 ranks each; Debian's two and the three `make setup-mpi`
-installs, tests/mpi_support.py, those not installed skipped), stack, size and build it prints
-the median over launches of each side's median, their ratio (and its range over the launches),
-the difference in ns per call and the null control's ratio, and the load average around every
-launch. The library's report (MPIGUIDE_TUNE_REPORT=1) confirms each launch replaced the calls.
+machine falls on both. Libraries: 2 ranks each; Debian's two and the three `make setup-mpi`
+installs (tests/mpi_support.py), those not installed skipped. The library's report
+(MPIGUIDE_TUNE_REPORT=1) confirms each launch replaced the calls.
 
 Run it alone on the machine (no builds or tests beside it), with the venv's Python:
 `.venv/bin/python benchmarks/tune_overhead.py [--nrep 20000] [--interleave 20] [--launches 4]
@@ -33,6 +61,7 @@ Run it alone on the machine (no builds or tests beside it), with the venv's Pyth
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -59,6 +88,11 @@ SIDES = {"tuned": TUNED_OP, "mockup": MOCKUP_OP, "null": MOCKUP_OP}
 RULES = f"{MOCKUP_OP} ranks={RANKS} bytes={min(SIZES)}-{max(SIZES)}\n"
 # The largest ratio tuned / mock-up the library should cost at any size.
 GOAL = 1.02
+# What stands for a chunk's repetitions in the paired ratio of its round.
+CHUNK = "median"
+# The interval's coverage, and the bootstrap draws it is read from.
+LEVEL = 0.95
+BOOTSTRAP_DRAWS = 10_000
 # The library's source and what it builds on: enough of a tree to build it from.
 LIBRARY_SOURCES = ("src/tune", "src/common", "src/mockups")
 # A spec planting nothing, on the collective the tuned calls replace: those never reach it.
@@ -110,8 +144,9 @@ def write_input(path: Path, nrep: int, interleave: int, seed: int) -> None:
 
 def launch(
     mpi: MpiLibrary, kernel: Path, preload: list[Path], rules: Path, infile: Path, out: Path
-) -> tuple[pd.Series, int]:
-    """The median time per exp_id of one launch, and the calls rank 0 had replaced."""
+) -> tuple[pd.DataFrame, int]:
+    """Every repetition of one launch with its round (`rounds`), and the calls rank 0 had
+    replaced."""
     env = mpi.environment(
         RANKS,
         {
@@ -128,25 +163,99 @@ def launch(
     replaced = REPLACED.search(result.stderr)
     if not replaced:
         sys.exit(f"no replacement reported:\n{result.stderr}")
-    return pd.read_csv(out).groupby("exp_id")["time_s"].median(), int(replaced[1])
+    return rounds(out), int(replaced[1])
 
 
-def summary(row: str, build: str, runs: list[pd.Series]) -> list[str]:
-    """One line per size: medians over the launches, ratio and its range beside the goal, ns per
-    call, the null control's ratio."""
-    medians = pd.concat(runs, axis=1)  # exp_id x launches
+def rounds(out: Path) -> pd.DataFrame:
+    """The repetitions of the kernel's OUTPUT.csv `out`, each with the round it ran in:
+    `exp_id`, `round`, `time_s`. The CSV has no chunk column, but the provenance beside it lists
+    every chunk with its `exp_id`, `chunk`, `first_rep` and `reps_done`, and a chunk's
+    repetitions are numbered from its `first_rep` on (docs/kernel.md, "Interleaved
+    repetitions"): a repetition belongs to the chunk of its experiment with the largest
+    `first_rep` not above its `rep`. Chunk c is in round c (`write_input`)."""
+    chunks = pd.DataFrame(
+        json.loads(out.with_suffix(".json").read_text())["experiments"],
+        columns=["exp_id", "chunk", "first_rep", "reps_done"],
+    )
+    frame = pd.merge_asof(
+        pd.read_csv(out).sort_values("rep"),
+        chunks.sort_values("first_rep"),
+        left_on="rep",
+        right_on="first_rep",
+        by="exp_id",
+    )
+    counted = frame.groupby(["exp_id", "chunk"]).size().sort_index()
+    if not counted.equals(chunks.set_index(["exp_id", "chunk"])["reps_done"].sort_index()):
+        sys.exit(f"{out}: its repetitions per chunk are not the provenance's reps_done")
+    return frame.rename(columns={"chunk": "round"})[["exp_id", "round", "time_s"]]
+
+
+def round_ratios(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per size, launch and round (the index), the tuned chunk's CHUNK statistic over the
+    mock-up chunk's (`tuned`) and the null chunk's over the mock-up chunk's (`null`). `frame`:
+    `launch`, `exp_id`, `round`, `time_s`, one row per repetition."""
+    chunks = frame.groupby(["launch", "exp_id", "round"])["time_s"].agg(CHUNK).reset_index()
+    design = pd.DataFrame.from_dict(experiments(), orient="index", columns=["side", "size"])
+    wide = chunks.join(design, on="exp_id").pivot(
+        index=["size", "launch", "round"], columns="side", values="time_s"
+    )
+    return wide[["tuned", "null"]].div(wide["mockup"], axis=0)
+
+
+def pooled(log_ratios: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """The one ratio for many paired log ratios along `axis`: the exp of their median."""
+    return np.exp(np.median(log_ratios, axis=axis))
+
+
+def paired(ratios: pd.Series, rng: np.random.Generator) -> tuple[np.ndarray, tuple[float, float]]:
+    """Of one side's paired ratios of one size (`ratios`, indexed by launch and round): each
+    launch's pooled ratio, and the LEVEL interval of the ratio pooled over every round of every
+    launch, the percentile interval of a two-stage bootstrap (the launches drawn with
+    replacement, then the rounds within each drawn launch)."""
+    logs = np.log(ratios.unstack("round").to_numpy())  # launches x rounds
+    launches, rounds_per_launch = logs.shape
+    drawn_launches = rng.integers(launches, size=(BOOTSTRAP_DRAWS, launches, 1))
+    drawn_rounds = rng.integers(
+        rounds_per_launch, size=(BOOTSTRAP_DRAWS, launches, rounds_per_launch)
+    )
+    draws = pooled(logs[drawn_launches, drawn_rounds], axis=(1, 2))
+    low, high = np.quantile(draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return pooled(logs, axis=1), (float(low), float(high))
+
+
+def verdict(low: float, high: float) -> str:
+    """The goal's verdict from a ratio's interval: met or missed only where all of the interval
+    says so."""
+    if high <= GOAL:
+        return f"≤ {GOAL}"
+    if low > GOAL:
+        return f"> {GOAL}"
+    return "cannot tell"
+
+
+def summary(
+    row: str, build: str, frames: list[pd.DataFrame], rng: np.random.Generator
+) -> list[str]:
+    """One line per size: each side's median time (the median over the launches of the launch's
+    median), the paired ratio (median over the launches, their range) with its interval and the
+    goal's verdict, what that ratio makes in ns per call of the mock-up's time, and the null
+    control's ratio, range and interval. `frames`: one per launch, as `launch` returns them."""
+    frame = pd.concat(frames, keys=range(len(frames)), names=["launch"]).reset_index("launch")
+    ratios = round_ratios(frame)
+    medians = frame.groupby(["exp_id", "launch"])["time_s"].median().groupby("exp_id").median()
     ids = {pair: exp_id for exp_id, pair in experiments().items()}
     lines = []
     for size in SIZES:
-        tuned, mockup, null = (medians.loc[ids[(side, size)]].to_numpy() for side in SIDES)
-        ratios = tuned / mockup
-        tuned_s, mockup_s = float(np.median(tuned)), float(np.median(mockup))
-        ratio = tuned_s / mockup_s
+        cells = {side: paired(ratios.loc[size, side], rng) for side in ("tuned", "null")}
+        (tuned, (low, high)), (null, (null_low, null_high)) = cells["tuned"], cells["null"]
+        ratio = float(np.median(tuned))
+        tuned_s, mockup_s = (medians[ids[(side, size)]] for side in ("tuned", "mockup"))
         lines.append(
             f"| {row} | {size} B | {build} | {1e6 * tuned_s:.3f} | {1e6 * mockup_s:.3f} | "
-            f"{ratio:.3f} ({ratios.min():.3f}-{ratios.max():.3f}) | "
-            f"{'≤' if ratio <= GOAL else '>'} {GOAL} | "
-            f"{1e9 * (tuned_s - mockup_s):+.0f} | {float(np.median(null)) / mockup_s:.3f} |"
+            f"{ratio:.3f} ({tuned.min():.3f}-{tuned.max():.3f}) | {low:.3f}-{high:.3f} | "
+            f"{verdict(low, high)} | {1e9 * mockup_s * (ratio - 1):+.0f} | "
+            f"{float(np.median(null)):.3f} ({null.min():.3f}-{null.max():.3f}) | "
+            f"{null_low:.3f}-{null_high:.3f} |"
         )
     return lines
 
@@ -154,7 +263,9 @@ def summary(row: str, build: str, runs: list[pd.Series]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nrep", type=int, default=20000, help="repetitions per experiment")
-    parser.add_argument("--interleave", type=int, default=20, help="chunks per experiment")
+    parser.add_argument(
+        "--interleave", type=int, default=20, help="chunks per experiment: rounds per launch"
+    )
     parser.add_argument("--launches", type=int, default=4, help="launches per build")
     parser.add_argument("--base", default="8ad0e00", help="the commit measured as `before`")
     parser.add_argument(
@@ -167,8 +278,10 @@ def main() -> int:
         default=[BEHIND[0]],
         help="what is preloaded after libmpiguide-tune (each one measured in turn)",
     )
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="of the inputs and the bootstrap")
     args = parser.parse_args()
+    if args.interleave < 2:
+        parser.error("--interleave must be at least 2: the sides are paired by round")
     libraries = [MPI_LIBRARIES[name] for name in args.libraries]
     missing = [mpi.name for mpi in libraries if not mpi.available()]
     print(
@@ -179,10 +292,12 @@ def main() -> int:
         flush=True,
     )
     table = [
-        "| library, behind | size | build | tuned median µs | mock-up median µs | ratio (range "
-        "over launches) | goal | ns per call | null ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| library, behind | size | build | tuned median µs | mock-up median µs | paired ratio "
+        f"(range over launches) | {100 * LEVEL:.0f} % interval | goal {GOAL} | ns per call | "
+        f"null ratio (range over launches) | null {100 * LEVEL:.0f} % interval |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory() as workdir:
         work = Path(workdir)
         base = base_tree(args.base, work / "base")
@@ -197,7 +312,7 @@ def main() -> int:
             inject = make(REPO / "src" / "inject", mpi, work / f"inject-{mpi.name}")
             for behind in args.behind:
                 after_tune = [inject / "libmpiguide-inject.so"] if behind == "inject" else []
-                runs: dict[str, list[pd.Series]] = {build: [] for build in tune}
+                runs: dict[str, list[pd.DataFrame]] = {build: [] for build in tune}
                 for index in range(args.launches):
                     order = list(tune) if index % 2 == 0 else list(reversed(tune))
                     for build in order:
@@ -205,7 +320,7 @@ def main() -> int:
                         infile = work / f"in-{name}.csv"
                         write_input(infile, args.nrep, args.interleave, args.seed + index)
                         before_load = load()
-                        medians, replaced = launch(
+                        repetitions, replaced = launch(
                             mpi,
                             kernel / "mpiguide-bench",
                             [tune[build] / "libmpiguide-tune.so", *after_tune],
@@ -213,14 +328,14 @@ def main() -> int:
                             infile,
                             work / f"out-{name}.csv",
                         )
-                        runs[build].append(medians)
+                        runs[build].append(repetitions)
                         print(
                             f"{mpi.name} behind {behind} launch {index} {build:6}: {replaced} "
                             f"calls replaced on rank 0; {before_load} -> {load()}",
                             flush=True,
                         )
                 for build in tune:
-                    table.extend(summary(f"{mpi.name}, {behind}", build, runs[build]))
+                    table.extend(summary(f"{mpi.name}, {behind}", build, runs[build], rng))
     print(f"end {load()}")
     print("\n".join(table))
     return 0
