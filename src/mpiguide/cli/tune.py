@@ -58,7 +58,7 @@ def verify_report(args: argparse.Namespace) -> None:
         args.tests, args.decided_with, args.tuned_algorithms, [tuple(pair) for pair in pairs],
         args.md, args.csv,
     )  # fmt: skip
-    print(f"{args.md}: {len(checks)} tuned point(s) checked within one launch")
+    print(f"{args.md}: {len(checks)} check(s) of the tuned points")
 
 
 COMMANDS = (
@@ -67,7 +67,8 @@ COMMANDS = (
         "from tests.csv, choose per collective, ranks and message size the fastest of the "
         "library's own algorithms, or of the mock-ups libmpiguide-tune runs, where it beats the "
         "collective significantly; write Figure 5's algorithms.csv and .png, an Open MPI rules "
-        "file or MPICH cvars per swept entry, a libmpiguide-tune file per entry, and tuning.md",
+        "file, MPICH cvars or Intel MPI I_MPI_ADJUST variables per swept entry, a "
+        "libmpiguide-tune file per entry, and tuning.md",
         tune,
         (
             TESTS,

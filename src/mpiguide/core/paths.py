@@ -297,6 +297,11 @@ def mpich_env_name(entry: str) -> str:
     return f"{entry}.mpich.env"
 
 
+def intelmpi_env_name(entry: str) -> str:
+    """An Intel MPI entry's I_MPI_ADJUST_<OP> settings, one `NAME="value"` per line."""
+    return f"{entry}.intelmpi.env"
+
+
 def mpich_selection_name(entry: str) -> str:
     """An MPICH entry's JSON collective selection (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)."""
     return f"{entry}.mpich-selection.json"

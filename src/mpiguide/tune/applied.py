@@ -2,8 +2,8 @@
 `<entry>.applied`, and the guidelines that ask whether, under that file, the library's own call
 runs the chosen algorithm and beats its old default.
 
-Both libraries read the file at MPI_Init, so it is in the whole launch or not at all. Where the
-chosen algorithm forced per experiment runs beside the file's call:
+Every library reads the file at MPI_Init, so it is in the whole launch or not at all. Where the
+chosen algorithm forced runs beside the file's call:
 
 - MPICH: in the same launch. A forced algorithm is written as MPI_T cvars around the experiment
   and overrides the cvars and the JSON selection file of the environment (docs/kernel.md).
@@ -12,8 +12,11 @@ chosen algorithm forced per experiment runs beside the file's call:
   other than 0 wins), so in `<entry>.applied` a forced experiment at a tuned point would run
   the file's choice under another label (docs/measurements/tuning.md shows it): that entry runs
   none (honours_forced).
+- Intel MPI: in the preset's own entry `<entry>.<op>.<algorithm>` (across launches), where the
+  sweep measured it: Intel MPI reads I_MPI_ADJUST_<OP> at MPI_Init, so a preset is forced for a
+  whole launch, never per experiment (sweeps_within_launch).
 
-Neither library can name its old default as an algorithm to force (Open MPI's fixed decision
+No library can name its old default as an algorithm to force (Open MPI's fixed decision
 and MPICH's device selection are not values of the algorithm cvars), so the old default is the
 library's own call in `<entry>`, across launches.
 """
@@ -24,9 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from mpiguide.analysis.analysis_types import DECIDED_BY_TUNING
-from mpiguide.core.paths import mpich_env_name, mpich_selection_name, ompi_rules_name
+from mpiguide.core.paths import (
+    intelmpi_env_name,
+    mpich_env_name,
+    mpich_selection_name,
+    ompi_rules_name,
+)
 from mpiguide.core.values import APPLIED_GUIDELINE_PREFIX, LIBRARY_CHOICE
 from mpiguide.plan.inputs import ALGORITHM
+from mpiguide.tune import intelmpi_settings
+from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 from mpiguide.tune.mpich_settings import applied_env
 from mpiguide.tune.ompi_rules import rules_env
 
@@ -42,10 +52,17 @@ def applied_name(entry: str) -> str:
     return f"{entry}{APPLIED_SUFFIX}"
 
 
+def sweeps_within_launch(library: str | None) -> bool:
+    """Whether the library's algorithms are forced per experiment, beside its own selection in
+    the same launches (Open MPI, MPICH), or each preset in an mpi entry of its own, compared
+    across launches (Intel MPI, module docstring)."""
+    return library != "intelmpi"
+
+
 def forced_within_launch(library: str | None) -> bool:
-    """Whether a chosen algorithm forced per experiment runs as forced in a launch with the
-    settings file applied (module docstring): MPICH yes, Open MPI no."""
-    return library != "openmpi"
+    """Whether a chosen algorithm forced runs as forced in a launch with the settings file
+    applied (module docstring): MPICH yes, Open MPI and Intel MPI no."""
+    return library != "openmpi" and sweeps_within_launch(library)
 
 
 def honours_forced(entry: str, library: str | None) -> bool:
@@ -57,25 +74,38 @@ def honours_forced(entry: str, library: str | None) -> bool:
     return not entry.endswith(APPLIED_SUFFIX) or forced_within_launch(library)
 
 
-def forced_entry(entry: str, library: str) -> str:
-    """The entry whose launches run the chosen algorithm forced, to compare with the file's call."""
-    return applied_name(entry) if forced_within_launch(library) else entry
+def _forced_side(
+    entry: str, library: str, collective: str, algorithm: str, ops: list[str]
+) -> dict[str, Any]:
+    """The experiments that run `algorithm` forced, to compare with the file's call: the
+    library's own call in the preset's entry where the sweep ran one (its name, the setting's),
+    else `algorithm` in the launches of `<entry>.applied` or `<entry>` (module docstring)."""
+    if not sweeps_within_launch(library):
+        preset = AlgorithmSetting(entry, library, collective, Algorithm(algorithm, None)).name
+        return {"mpi": preset, "op": list(ops), ALGORITHM: LIBRARY_CHOICE}
+    forced = applied_name(entry) if forced_within_launch(library) else entry
+    return {"mpi": forced, "op": list(ops), ALGORITHM: algorithm}
 
 
 def settings_file(library: str, entry: str) -> str:
     """The name of the settings file `tune` writes for a swept entry (MPICH: its env file, which
     says how to use the JSON selection file beside it)."""
-    return ompi_rules_name(entry) if library == "openmpi" else mpich_env_name(entry)
+    if library == "openmpi":
+        return ompi_rules_name(entry)
+    return intelmpi_env_name(entry) if library == "intelmpi" else mpich_env_name(entry)
 
 
 def settings_env(library: str, tuning: Path, entry: str) -> tuple[dict[str, str], Path]:
     """The environment that applies what `tune` wrote for `entry` in `tuning`, and the file it
-    reads (the rules file; MPICH's env file); FileNotFoundError where `tune` wrote none."""
+    reads (the rules file; MPICH's and Intel MPI's env file); FileNotFoundError where `tune`
+    wrote none."""
     path = tuning / settings_file(library, entry)
     if not path.is_file():
         raise FileNotFoundError(path)
     if library == "openmpi":
         return rules_env(path), path
+    if library == "intelmpi":
+        return intelmpi_settings.applied_env(path.read_text(encoding="utf-8")), path
     env = path
     selection = tuning / mpich_selection_name(entry)
     chosen = selection if selection.is_file() else None
@@ -98,23 +128,23 @@ def applied_guidelines(
     """The guidelines of one collective `tune` chose `algorithms` for: per algorithm, forced ≈
     the library's own call under the file (relation approx; holds: the file runs it), and the
     old default ≼ the call under the file (relation le; violated: the file beats the default).
-    Both are paired run by run and decided by analysis.tuning."""
+    Both are decided by analysis.tuning: paired run by run where the two sides share their
+    launches, else block by block."""
     applied = applied_name(entry)
     own = {"mpi": applied, "op": list(ops), ALGORITHM: LIBRARY_CHOICE}
     call = f"MPI_{collective.capitalize()}"
-    forced = forced_entry(entry, library)
-    runs = [
-        {
+    runs = []
+    for algorithm in algorithms:
+        forced = _forced_side(entry, library, collective, algorithm, ops)
+        runs.append({
             "id": runs_guideline_id(entry, collective, algorithm),
             "source": APPLIED_GUIDELINE_SOURCE,
-            "text": f"{call} with {algorithm} forced in {forced} ≈ as {applied} chooses",
+            "text": f"{call} with {algorithm} forced in {forced['mpi']} ≈ as {applied} chooses",
             "relation": "approx",
-            "lhs": {"mpi": forced, "op": list(ops), ALGORITHM: algorithm},
+            "lhs": forced,
             "rhs": own,
             "decided_by": DECIDED_BY_TUNING,
-        }
-        for algorithm in algorithms
-    ]
+        })  # fmt: skip
     beats = {
         "id": default_guideline_id(entry, collective),
         "source": APPLIED_GUIDELINE_SOURCE,

@@ -2,8 +2,10 @@
 algorithm that beats its default significantly, if any.
 
 Input: tests.csv's guidelines `ALGO.<entry>.<op>.<algorithm>` (mpiguide.campaign.expansion adds
-them: the library's choice ≼ that algorithm, both measured in the same launches) and the settings
-behind them. A collective is tuned at a communicator size and message size only where an
+them: the library's choice ≼ that algorithm, both measured in the same launches; Intel MPI's
+preset in an mpi entry of its own, the library's choice in that entry's launches against the
+swept entry's) and the settings behind them. A test's medians are its two sides', whichever
+rows they pair. A collective is tuned at a communicator size and message size only where an
 algorithm beats the default significantly — its ALGO test is `violated` (the paired test at
 `analysis.tuning`'s p_thres and v_thres) in every test at that size — and then the fastest such
 algorithm is chosen; everywhere else the default stays.
@@ -18,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from mpiguide.analysis.verdicts import UNDECIDED, VIOLATED
+from mpiguide.core.values import LIBRARY_CHOICE
 from mpiguide.plan.grid import PARAMETERS
 from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 
@@ -38,6 +41,7 @@ FIGURE5_COLUMNS = (
     "low_level",
     "high_level",
     "verdict",
+    "test",
 )
 
 
@@ -59,6 +63,8 @@ class Choice:
     high_level: float = float("nan")
     # every algorithm measured there with its verdict over the point's tests (point_verdict)
     verdicts: tuple[tuple[str, str], ...] = ()
+    # the tests that decided them there (tests.csv's `test`); empty where not recorded
+    tests: tuple[str, ...] = ()
 
 
 def _number(text: object) -> float:
@@ -92,6 +98,7 @@ def algorithm_rows(tests: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]
                 "low_level": _number(record.get("low_level", "")),
                 "high_level": _number(record.get("high_level", "")),
                 "verdict": record["verdict"],
+                "test": record.get("test", ""),
                 **{
                     p: record[p]
                     for p in PARAMETERS
@@ -160,9 +167,10 @@ def choices(figure5: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]) -> 
             (str(algorithm), point_verdict(tests["verdict"]))
             for algorithm, tests in group.groupby("algorithm", sort=True)
         )
+        tests = _tests(group)
         best = _fastest(group)
         if best is None:
-            found.append(Choice(*point, None, verdicts=verdicts))
+            found.append(Choice(*point, None, verdicts=verdicts, tests=tests))
             continue
         algorithm, worst = best
         found.append(
@@ -171,10 +179,17 @@ def choices(figure5: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]) -> 
                 float(worst["speedup"]), float(worst["speedup_low"]),
                 float(worst["speedup_high"]),
                 _number(worst.get("low_level", "")), _number(worst.get("high_level", "")),
-                verdicts,
+                verdicts, tests,
             )
         )  # fmt: skip
     return found
+
+
+def _tests(group: pd.DataFrame) -> tuple[str, ...]:
+    """The tests that decided a point's rows (an algorithms.csv without the column: none)."""
+    if "test" not in group.columns:
+        return ()
+    return tuple(sorted({str(test) for test in group["test"].dropna() if str(test)}))
 
 
 def figure5_settings(figure5: pd.DataFrame) -> dict[str, AlgorithmSetting]:
@@ -231,6 +246,28 @@ def msg_rules(
     if rules[-1][1] is not None:
         rules.append(((rule_size(op, ordered[-1].msg_size, ranks) or 0) + 1, None))
     return rules
+
+
+def one_for_all(
+    base: str, picks: Sequence[Choice], why: Callable[[str], str]
+) -> tuple[list[tuple[AlgorithmSetting, list[Choice]]], list[Untunable]]:
+    """For a setting that selects one algorithm for every call of a collective (an MPICH cvar,
+    an Intel MPI preset): per collective of one entry's `picks` the algorithm chosen at every
+    point measured, with those points; and the collectives chosen for somewhere but not
+    everywhere, untunable for `why(names chosen, the default among them)`."""
+    found: list[tuple[AlgorithmSetting, list[Choice]]] = []
+    untunable: list[Untunable] = []
+    for op in sorted({c.op for c in picks}):
+        mine = [c for c in picks if c.op == op]
+        names = sorted({c.setting.algorithm.name if c.setting else LIBRARY_CHOICE for c in mine})
+        if names == [LIBRARY_CHOICE]:
+            continue
+        setting = mine[0].setting
+        if len(names) > 1 or setting is None:
+            untunable.append(Untunable(base, op, None, why(", ".join(names))))
+        else:
+            found.append((setting, mine))
+    return found, untunable
 
 
 def _same(a: Choice | None, b: Choice | None) -> bool:

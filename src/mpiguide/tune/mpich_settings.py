@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mpiguide.core.values import LIBRARY_CHOICE
 from mpiguide.tune import mpich_selection
-from mpiguide.tune.choose import Choice, Untunable, msg_rules
+from mpiguide.tune.choose import Choice, Untunable, msg_rules, one_for_all
 
 # The env file's comment lines on the JSON file (selection_use) that name a cvar to set with it.
 _SELECTION_CVAR = re.compile(r"^#\s+(MPIR_CVAR_[A-Z_]+_DEVICE_COLLECTIVE)=0$")
@@ -23,25 +22,12 @@ def mpich_env(base: str, picks: Sequence[Choice]) -> tuple[str, list[Choice], li
     """MPICH's cvars for one entry: a collective's algorithm is one setting for every size and
     communicator, so it is set only where one algorithm beats the default at every measured
     size and number of ranks."""
-    lines: list[str] = []
-    applied: list[Choice] = []
-    untunable: list[Untunable] = []
-    for op in sorted({c.op for c in picks}):
-        mine = [c for c in picks if c.op == op]
-        names = {c.setting.algorithm.name if c.setting else LIBRARY_CHOICE for c in mine}
-        if names == {LIBRARY_CHOICE}:
-            continue
-        if len(names) > 1:
-            untunable.append(Untunable(
-                base, op, None,
-                "an MPICH cvar sets one algorithm for every size and communicator, and no "
-                f"algorithm beats the default at every measured size ({', '.join(sorted(names))})",
-            ))  # fmt: skip
-            continue
-        setting = mine[0].setting
-        assert setting is not None
-        lines += [f"{key}={value}" for key, value in setting.env().items()]
-        applied.extend(mine)
+    found, untunable = one_for_all(base, picks, lambda names: (
+        "an MPICH cvar sets one algorithm for every size and communicator, and no algorithm "
+        f"beats the default at every measured size ({names})"
+    ))  # fmt: skip
+    lines = [f"{key}={value}" for setting, _ in found for key, value in setting.env().items()]
+    applied = [pick for _, mine in found for pick in mine]
     head = (
         f"# MPICH cvars for mpi entry {base}, written by mpiguide tune (one per line)."
         if lines

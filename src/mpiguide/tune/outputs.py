@@ -11,6 +11,8 @@ Outputs (mpiguide.core.paths names them):
 - algorithms.csv: Hunold 2023 (MPINPC) Figure 5's view, each algorithm's median against the
   default per collective, deployment and size, with the paired test's ratio, bounds and verdict;
 - per Open MPI entry an Open MPI 4.1 dynamic rules file (coll_tuned_dynamic_rules_filename);
+- per Intel MPI entry its I_MPI_ADJUST_<OP> variables, the preset chosen per communicator size
+  and message-size range (mpiguide.tune.intelmpi_settings);
 - per MPICH entry the cvar settings (MPICH reads one algorithm per collective for every size)
   and, where something is tuned, MPICH 4.0.2's JSON collective selection, which chooses per
   communicator size and message-size range (mpiguide.tune.mpich_selection);
@@ -23,7 +25,7 @@ Outputs (mpiguide.core.paths names them):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +38,11 @@ from mpiguide.core.paths import (
     mockup_tuning_name,
     mpich_env_name,
     mpich_selection_name,
-    ompi_rules_name,
 )
 from mpiguide.reports.junit import read_tests
+from mpiguide.tune.applied import settings_file
 from mpiguide.tune.choose import Choice, Untunable, algorithm_rows, choices
+from mpiguide.tune.intelmpi_settings import intelmpi_env
 from mpiguide.tune.library_algorithms import AlgorithmSetting
 from mpiguide.tune.mockup_rules import (
     Replacement,
@@ -67,14 +70,20 @@ def _write(path: Path, text: str) -> None:
         temporary.write_text(text, encoding="utf-8")
 
 
+# The libraries whose settings are one file (applied.settings_file names it): what writes it,
+# returning its text, the choices it applies and the ones it cannot.
+_SettingsWriter = Callable[[str, Sequence[Choice]], tuple[str, list[Choice], list[Untunable]]]
+_ONE_FILE: dict[str, _SettingsWriter] = {"openmpi": ompi_rules, "intelmpi": intelmpi_env}
+
+
 def _library_tuning(
     outdir: Path, base: str, library: str, picks: Sequence[Choice]
 ) -> tuple[list[Choice], list[Untunable], dict[tuple[str, str], str]]:
     """Write one swept entry's settings for its library; return the choices they apply, what
     none of them can, and per (entry, op) the files that apply it."""
-    if library == "openmpi":
-        name = ompi_rules_name(base)
-        text, done, cannot = ompi_rules(base, picks)
+    if library in _ONE_FILE:
+        name = settings_file(library, base)
+        text, done, cannot = _ONE_FILE[library](base, picks)
         _write(outdir / name, text)
         return done, cannot, {(c.base, c.op): name for c in done}
     env_name, json_name = mpich_env_name(base), mpich_selection_name(base)
@@ -103,9 +112,9 @@ def tune(
     outdir: str | Path,
     entries: Sequence[str] | None = None,
 ) -> Tuned:
-    """Write algorithms.csv, a rules or cvar file per swept entry, a libmpiguide-tune file per
-    entry of `entries` (default: every entry with a mock-up test) and tuning.md; return what was
-    applied."""
+    """Write algorithms.csv, a rules, cvar or I_MPI_ADJUST file per swept entry, a
+    libmpiguide-tune file per entry of `entries` (default: every entry with a mock-up test) and
+    tuning.md; return what was applied."""
     tests = read_tests(Path(tests_csv))
     options = Decisions.read(Path(decided_with)).options
     mockups = mockup_tests(tests)
@@ -140,7 +149,8 @@ def tune(
     algo_ids = {s.guideline for s in settings.values()}
     other = other_violations(tests, algo_ids, mockups)
     missed = not_replaced(mockups, replaced, entries)
+    libraries = {s.base: s.library for s in settings.values()}
     note = tuning_md(picks, applied, untunable, files, replaced, missed, mockup_files,
-                     not mockups.empty, other, options)  # fmt: skip
+                     not mockups.empty, other, options, libraries)  # fmt: skip
     _write(outdir / TUNING_MD, note)
     return Tuned(applied, replaced)

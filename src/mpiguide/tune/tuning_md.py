@@ -1,6 +1,7 @@
 """tuning.md: one decision line per point `tune` looked at — the algorithm or mock-up it chose,
 with its speedup and the file that applies it, or the default kept and whether that is settled
-— then what could not be tuned and why."""
+— then what could not be tuned and why. A point whose algorithms ran each in an mpi entry of
+its own (Intel MPI's presets) says so, and how its tests paired the launches."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
 from mpiguide.plan.inputs import ALGORITHM
+from mpiguide.tune.applied import sweeps_within_launch
 from mpiguide.tune.choose import MIXED, Choice, Untunable
 from mpiguide.tune.mockup_rules import NotReplaced, Replacement, library_chosen
 from mpiguide.tune.words import (
@@ -20,6 +22,7 @@ from mpiguide.tune.words import (
     doc_link,
     faster_text,
     levels_text,
+    own_launches_text,
     point_text,
     size_text,
     sizes_text,
@@ -76,21 +79,32 @@ def _others(choice: Choice, options: AnalysisOptions) -> str:
 
 def _algorithm_line(
     choice: Choice, applied: set[Choice], files: Mapping[tuple[str, str], str],
-    options: AnalysisOptions,
+    options: AnalysisOptions, library: str | None,
 ) -> str:  # fmt: skip
+    """`library`: the entry's; where it runs each algorithm in an entry of its own, the line
+    names the setting that entry ran with and says the comparison was across launches."""
     size = None if choice.msg_size is None else size_text(choice.msg_size)
     where = point_text(choice.base, choice.op, choice.ranks, size)
+    across = "" if sweeps_within_launch(library) else own_launches_text(choice.tests)
     if choice.setting is None:
-        return f"- {where}: keep the default — {_others(choice, options)}"
+        return f"- {where}: keep the default — {_others(choice, options)}" + (
+            f" ({across})" if across else ""
+        )
     name = choice.setting.algorithm.name
     gain = faster_text(choice.speedup, choice.low, choice.high)
+    how = ""  # how the preset ran: the setting of its entry, and the comparison
+    if across:
+        name = f"preset {choice.setting.algorithm.number} {name}"
+        env = ", ".join(f"{key}={value}" for key, value in choice.setting.env().items())
+        how = f"{env}, {across}"
     if choice not in applied:
         return (
-            f"- {where}: keep the default — {name} is {gain}, but no settings file can choose "
-            "it here (Not tuned, below)"
+            f"- {where}: keep the default — {name} is {gain}{f' ({how})' if how else ''}, but "
+            "no settings file can choose it here (Not tuned, below)"
         )
     file = files[(choice.base, choice.op)]
-    return f"- {where}: use {name} ({gain}{_others(choice, options)}) — {file}"
+    detail = f"; {how}" if how else ""
+    return f"- {where}: use {name} ({gain}{_others(choice, options)}{detail}) — {file}"
 
 
 def _rule_line(rule: Replacement, mockup_files: Mapping[str, str]) -> str:
@@ -112,11 +126,17 @@ def tuning_md(
     mockup_tested: bool,
     other: pd.DataFrame,
     options: AnalysisOptions,
+    libraries: Mapping[str, str] | None = None,
 ) -> str:
-    """The note; `mockup_tested`: some guideline compares a collective with its own mock-up."""
+    """The note; `mockup_tested`: some guideline compares a collective with its own mock-up;
+    `libraries`: the swept entries' libraries."""
     done = set(applied)
+    library = dict(libraries or {})
     decisions = [
-        ((c.base, c.op, c.ranks, c.msg_size or 0), _algorithm_line(c, done, files, options))
+        (
+            (c.base, c.op, c.ranks, c.msg_size or 0),
+            _algorithm_line(c, done, files, options, library.get(c.base)),
+        )
         for c in picks
     ]
     decisions += [((r.entry, r.op, r.ranks, r.lo), _rule_line(r, mockup_files)) for r in replaced]

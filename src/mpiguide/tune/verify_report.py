@@ -4,11 +4,13 @@ Input: the verify campaign's tests.csv and the tuned campaign's tuning directory
 algorithms.csv, whose choices name the (entry, collective, ranks, message size) points each
 algorithm was chosen for, and its libmpiguide-tune files `<entry>.tune`, whose rules name the
 points a mock-up replaces the collective at, with the gain measured when tuned). Every row is a
-comparison within one launch:
+comparison within one launch, but for Intel MPI's presets:
 
 - a chosen algorithm: its guideline `ALGO.<entry>.<op>.<algorithm>` compares it, forced per
   experiment (MPICH: the cvar written around the experiment; Open MPI: a communicator created
-  under the forced cvar), with the library's choice in the same launches;
+  under the forced cvar), with the library's choice in the same launches; an Intel MPI preset,
+  which the library reads at MPI_Init, ran in an entry of its own (`<entry>.<op>.<algorithm>`),
+  across launches, paired block by block where the blocks allow (`verify_test_names`);
 - a mock-up: its guideline `TUNE.<entry>.<op>` compares, within `<entry>.tuned` (libmpiguide-tune
   preloaded), the call the library replaces with the library's own call on a communicator it
   leaves alone (`algorithm: untuned`) in the same launches;
@@ -17,7 +19,8 @@ so launch-to-launch spread cancels in the paired test. And with the settings fil
 applied (verify's `<entry>.applied`, mpiguide.tune.applied), per tuned point: the library's own
 call under the file against the chosen algorithm forced (`APPLIED.<entry>.<op>.<algorithm>`,
 approx: confirmed where it holds, the file runs the choice; in one launch on MPICH, across
-launches on Open MPI, whose rules file overrides a forced algorithm) and against the old default,
+launches on Open MPI, whose rules file overrides a forced algorithm, and on Intel MPI, against
+the preset's own entry) and against the old default,
 the library's own call in `<entry>` (`APPLIED.<entry>.<op>`, across launches: confirmed where
 violated, the file beats it). Each point's outcome: `confirmed` where
 every test there shows the tuned call significantly faster again (an ALGO test violated; a TUNE
@@ -49,13 +52,19 @@ from mpiguide.tune.applied import (
     default_guideline_id,
     forced_within_launch,
     runs_guideline_id,
+    sweeps_within_launch,
 )
 from mpiguide.tune.choose import choices, figure5_settings
 from mpiguide.tune.mockup_rules import read_replacements, tune_guideline_id
-from mpiguide.tune.words import CANNOT_TELL, CONFIRMED, NOT_CONFIRMED, NOT_MEASURED
+from mpiguide.tune.words import (
+    ACROSS,
+    CANNOT_TELL,
+    CONFIRMED,
+    NOT_CONFIRMED,
+    NOT_MEASURED,
+    WITHIN,
+)
 
-WITHIN = "within one launch"
-ACROSS = "across launches"
 # What a verify.csv row checks: a chosen algorithm forced per experiment (ALGO), the settings
 # file applied running it (APPLIED ... approx) and beating the old default (APPLIED ... le), a
 # mock-up (TUNE).
@@ -83,6 +92,7 @@ COLUMNS = (
     "verify_low_level",
     "verify_high_level",
     "verify_verdicts",
+    "verify_test_names",
     "outcome",
     "rule_bytes",
 )
@@ -188,6 +198,7 @@ def _check(
             & (verify_tests["msg_size"].fillna("").astype(str) == size)
         ]
     found = speedups(mine, lhs_is_tuned, thresholds, outcome_of)
+    names = mine[TEST_COLUMN] if TEST_COLUMN in mine.columns else pd.Series(dtype=str)
     shown: dict[str, object] = dict.fromkeys(_SHOWN, "")
     if found["speedup"].notna().any():
         shown = found.loc[found["speedup"].idxmin()].to_dict()
@@ -203,6 +214,7 @@ def _check(
         "verify_tests": len(mine),
         **{f"verify_{key}": shown[key] for key in _SHOWN},
         "verify_verdicts": " ".join(sorted(set(mine["verdict"]))),
+        "verify_test_names": " ".join(sorted(set(names.dropna()))),
         "outcome": point_outcome(list(found["outcome"])),
         "rule_bytes": "",
     }
@@ -223,8 +235,9 @@ def algorithm_checks(
         size = "" if choice.msg_size is None else str(choice.msg_size)
         point = (choice.base, choice.op, choice.ranks, size, setting.algorithm.name)
         gain = (choice.speedup, choice.low, choice.high, choice.low_level, choice.high_level)
+        forced = WITHIN if sweeps_within_launch(setting.library) else ACROSS
         rows.append(_check(verify_tests, thresholds, setting.guideline, point, gain,
-                           lhs_is_tuned=False, check=FORCED))  # fmt: skip
+                           lhs_is_tuned=False, check=FORCED, comparison=forced))  # fmt: skip
         runs = runs_guideline_id(choice.base, choice.op, setting.algorithm.name)
         across = WITHIN if forced_within_launch(setting.library) else ACROSS
         rows.append(_check(verify_tests, thresholds, runs, point, gain, lhs_is_tuned=False,
@@ -283,6 +296,11 @@ def _size(row: dict[str, object]) -> str | None:
     return words.size_text(int(str(row["msg_size"]))) if str(row["msg_size"]) else None
 
 
+def _own_launches(row: dict[str, object]) -> str:
+    tests = str(row.get("verify_test_names", ""))
+    return words.own_launches_text(tests.split() if tests != "nan" else [])
+
+
 def decision_line(row: dict[str, object]) -> str:
     """`- openmpi allreduce, 2 ranks, 8 B: use ring (1.06x faster [1.03, 1.08]) — verify: not
     confirmed (1.06 [0.98, 1.09])` (with TIMES for the x)."""
@@ -296,6 +314,8 @@ def decision_line(row: dict[str, object]) -> str:
         choice = f"its settings file applied runs {row['algorithm']} ({row['comparison']})"
     elif row["check"] == FILE_BEATS:
         choice = f"its settings file applied beats the old default ({row['comparison']})"
+    elif row["comparison"] == ACROSS:  # a preset in an entry of its own (Intel MPI)
+        choice = f"use {row['algorithm']} ({gain}; {_own_launches(row)})"
     else:
         choice = f"use {row['algorithm']} ({gain})"
     now = "no test at this point" if not row["verify_tests"] else _now(row)
@@ -329,6 +349,31 @@ def _levels(checks: pd.DataFrame) -> list[tuple[float, float]]:
     return pairs
 
 
+def _forced_section(forced: pd.DataFrame) -> list[str]:
+    """The chosen algorithms forced, with how each was compared with the library's choice:
+    per experiment in the same launches, or (an Intel MPI preset) in an entry of its own."""
+    ways = set(forced["comparison"]) or {WITHIN}
+    how = f": {next(iter(ways))}" if len(ways) == 1 else ""
+    said = []
+    if WITHIN in ways:
+        said.append(
+            "Each chosen algorithm ran per experiment beside the library's own choice in the "
+            "same launches, its ALGO test pairing them run by run."
+        )
+    if ACROSS in ways:
+        said.append(
+            "An Intel MPI preset, which the library reads at MPI_Init, ran in an mpi entry of its "
+            "own (`<entry>.<op>.<algorithm>`) in the same blocks as the entry: its ALGO test "
+            f"compares the two {ACROSS}, paired block by block over the runs whose two "
+            "launches ran in the same attempt of their block (`verify_test_names` "
+            "block_signed_rank; unpaired without blocks)."
+        )
+    lines = [f"## The library's algorithms `tune` chose{how}", "", " ".join(said), ""]
+    if forced.empty:
+        return [*lines, "`tune` chose none of the library's algorithms.", ""]
+    return [*lines, *_table(forced, "algorithm", checked=ACROSS in ways)]
+
+
 def verify_md(
     checks: pd.DataFrame,
     mockups: pd.DataFrame,
@@ -351,20 +396,8 @@ def verify_md(
         "",
     ]
     lines += [decision_line(row) for row in every.to_dict("records")] or ["Nothing was tuned."]
-    lines += [
-        "",
-        f"## The library's algorithms `tune` chose: {WITHIN}",
-        "",
-        "Each chosen algorithm ran per experiment beside the library's own choice in the same "
-        "launches, its ALGO test pairing them run by run.",
-        "",
-    ]
     forced = checks[checks["check"] == FORCED]
-    lines += (
-        ["`tune` chose none of the library's algorithms.", ""]
-        if forced.empty
-        else _table(forced, "algorithm")
-    )
+    lines += ["", *_forced_section(forced)]
     applied = checks[checks["check"] != FORCED]
     if not applied.empty:
         lines += [
@@ -375,9 +408,10 @@ def verify_md(
             "own call under the file (relation approx; its speedup is the forced call's time "
             f"over the file's, {CONFIRMED} where the two are within "
             f"{words.times(thresholds.v_thres)}), in one launch on MPICH, across launches "
-            "against the entry's on Open MPI (its rules file overrides a forced algorithm). "
+            "against the entry's on Open MPI (its rules file overrides a forced algorithm) and "
+            "against the preset's own entry on Intel MPI (it reads a preset at MPI_Init). "
             f"`{FILE_BEATS}`: the library's own call in the entry ≼ under the file, across "
-            "launches (neither library can force its old default by name).",
+            "launches (no library can force its old default by name).",
             "",
             *_table(applied, "algorithm", checked=True),
         ]

@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
+from mpiguide.analysis.comparisons import BLOCK_SIGNED_RANK, PAIRED_T, PAIRED_TESTS
 from mpiguide.core.paths import RESULTS_ROOT, TUNING_MD, TUNING_TREE, VERIFY_MD
 
 # verify's outcome for a tuned point: the gain found again (the re-measured test violated in
@@ -18,6 +19,12 @@ NOT_CONFIRMED = "not confirmed"
 CANNOT_TELL = "cannot tell"
 NOT_MEASURED = "not measured"
 OUTCOMES = (CONFIRMED, NOT_CONFIRMED, CANNOT_TELL, NOT_MEASURED)
+
+# How a comparison was made: both sides in the same launches, or each in launches of its own.
+WITHIN = "within one launch"
+ACROSS = "across launches"
+# How tests.csv's `test` pairs the two sides (analysis.comparisons).
+_PAIRING = {PAIRED_T: "paired run by run", BLOCK_SIGNED_RANK: "paired block by block"}
 
 # The method, in the repository's docs/tuning.md, linked from the notes below results/<campaign>/
 # (tuning.md one directory further down).
@@ -106,3 +113,18 @@ def levels_text(levels: Iterable[tuple[float, float]]) -> str:
         parts.append(f"upper at {_percent(highs)}" if lows else f"upper bound one-sided at "
                      f"{_percent(highs)}")  # fmt: skip
     return ", ".join(parts)
+
+
+def own_launches_text(tests: Iterable[str]) -> str:
+    """`across launches: measured in launches of its own, paired block by block`: how a setting
+    that runs as an mpi entry of its own (an Intel MPI preset) was compared with the default,
+    from the `test` of the tests behind it; the pairing left out where none is recorded."""
+    found = sorted({test for test in tests if test})
+    how = f"{ACROSS}: measured in launches of its own"
+    if not found:
+        return how
+    if len(found) == 1 and found[0] in _PAIRING:
+        return f"{how}, {_PAIRING[found[0]]}"
+    paired = [test for test in found if test in PAIRED_TESTS]
+    which = "paired in some tests only" if paired else "not paired"
+    return f"{how}, {which} ({', '.join(found)})"
