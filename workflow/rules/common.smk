@@ -250,8 +250,15 @@ def input_plan_option(wildcards, input) -> str:
 
 
 def library_choice_option(wildcards) -> str:
-    """verify's Open MPI <entry>.applied runs no forced algorithm: its rules file overrides it."""
-    return "" if CAMPAIGN.forces_algorithms(wildcards.mpi) else "--library-choice-only"
+    """verify's Open MPI <entry>.applied runs no forced algorithm: its rules file overrides it;
+    an Intel MPI preset entry runs the library's choice under its preset, of the ops that call
+    its collective."""
+    forced = CAMPAIGN.forces_algorithms(wildcards.mpi)
+    ops = CAMPAIGN.ops_of(wildcards.mpi)
+    words = ([] if forced else ["--library-choice-only"]) + (
+        [] if ops is None else ["--ops", *ops]
+    )
+    return shlex.join(words)
 
 
 # The kernel's sources sit in folders by concern below src/kernel (docs/kernel.md#source-layout);

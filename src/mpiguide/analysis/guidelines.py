@@ -293,13 +293,27 @@ def _tests_of(
     return tests
 
 
-def with_library_choice(medians: pd.DataFrame) -> pd.DataFrame:
+def selects_algorithm(guidelines: Sequence[Guideline]) -> bool:
+    """Whether some side of some guideline selects on `algorithm`."""
+    return any(
+        ALGORITHM in side
+        for guideline in guidelines
+        for comparison in guideline.comparisons
+        for side in (comparison.lhs, comparison.rhs)
+    )
+
+
+def with_library_choice(medians: pd.DataFrame, selected: bool = False) -> pd.DataFrame:
     """`medians` with the library's own choice of algorithm named (LIBRARY_CHOICE) where the
     column `algorithm` (present only where some experiment names an algorithm) is empty and
     applies: an empty cell of a parameter that does not apply matches any value in a pairing,
-    the library's choice only itself."""
+    the library's choice only itself. Where no experiment names one but a guideline selects on
+    it (`selected`: an Intel MPI preset's ALGO guideline, whose preset is an entry's, not an
+    experiment's), every row that it applies to is the library's choice."""
     if ALGORITHM not in medians.columns:
-        return medians
+        if not selected:
+            return medians
+        medians = medians.assign(**{ALGORITHM: pd.Categorical([None] * len(medians))})
     operations = load_operations()
     ops = medians["op"].astype(str)
     applies = ops.map({op: operations[op].algorithm_of != "none" for op in ops.unique()})
@@ -317,7 +331,7 @@ def evaluate(
     medians: pd.DataFrame, guidelines: Sequence[Guideline], options: AnalysisOptions, source: str
 ) -> pd.DataFrame:
     """One row per test of every guideline (columns: see docs/analysis.md)."""
-    medians = with_library_choice(medians)
+    medians = with_library_choice(medians, selects_algorithm(guidelines))
     if options.varied == "nprocs":
         medians = with_nprocs(medians)
     experiments, exp_ids, rows = _experiments(medians)

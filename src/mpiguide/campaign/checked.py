@@ -13,12 +13,12 @@ from typing import Any
 
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.sequential import Looks
-from mpiguide.campaign.expansion import tune_libraries, tuned_pairs
+from mpiguide.campaign.expansion import ops_calling, tune_libraries, tuned_pairs
 from mpiguide.campaign.launch import quoted_launcher
 from mpiguide.core.paths import campaign_results, deployment_name, kernel_binary_file
 from mpiguide.plan.grid import DEFAULTS, GRID_KEYS, INTERLEAVE_KEY
 from mpiguide.tune.applied import honours_forced
-from mpiguide.tune.library_algorithms import AlgorithmSetting
+from mpiguide.tune.library_algorithms import AlgorithmSetting, swept_per_launch
 
 # Which key of an mpi entry starts its runs, by `launch:` (in the workflow: by the executor,
 # mpiguide.campaign.executor).
@@ -80,19 +80,35 @@ class Campaign:
 
     def kernel_entry(self, mpi: str) -> str:
         """The entry whose kernel build `mpi` runs: verify's `<entry>.tuned` and
-        `<entry>.applied` run their base's (same mpicc)."""
+        `<entry>.applied`, and the preset entries of a sweep per launch, run their base's (same
+        mpicc)."""
         return self.kernel_of.get(mpi, mpi)
+
+    def _preset(self, mpi: str) -> AlgorithmSetting | None:
+        """The setting swept per launch that `mpi` is the entry of, if any."""
+        for setting in self.settings:
+            if setting.name == mpi and swept_per_launch(setting.library):
+                return setting
+        return None
 
     def forces_algorithms(self, mpi: str) -> bool:
         """Whether `mpi`'s inputs hold the experiments that force one of the library's
-        algorithms: not an Open MPI `<entry>.applied`'s, whose rules file overrides them."""
-        return honours_forced(mpi, self.mpi[mpi].get("library"))
+        algorithms: not an Open MPI `<entry>.applied`'s, whose rules file overrides them, nor a
+        preset entry's, which measures the library's choice under its preset."""
+        return honours_forced(mpi, self.mpi[mpi].get("library")) and self._preset(mpi) is None
+
+    def ops_of(self, mpi: str) -> list[str] | None:
+        """The ops whose experiments `mpi`'s inputs hold: a preset entry's, those that call its
+        collective (the others would measure the base entry again under another name); None:
+        every op."""
+        preset = self._preset(mpi)
+        return None if preset is None else ops_calling(self.config, preset.op)
 
     def kernel_binary(self, mpi: str) -> str:
         return kernel_binary_file(self.results, self.kernel_entry(mpi))
 
     def built_mpi(self) -> dict[str, Any]:
-        """The entries that build a kernel: all but verify's tuned entries."""
+        """The entries that build a kernel: all but those that run another's (kernel_entry)."""
         return {name: entry for name, entry in self.mpi.items() if self.kernel_entry(name) == name}
 
     def tuned_pairs(self) -> list[tuple[str, str]]:

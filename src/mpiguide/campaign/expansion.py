@@ -18,6 +18,13 @@ every algorithm.
 The grid is the campaign's, run by every entry: when one entry sweeps, every entry sweeps the same
 library's same algorithms (the kernel refuses a name its library does not list). What a
 library offers is listed once and saved beside the campaign's results (mpiguide.campaign.listings).
+
+A library that selects its algorithm only per launch (Intel MPI's presets, swept_per_launch)
+leaves the grid alone: each setting adds an mpi entry named as the setting
+(`<entry>.<op>.<algorithm>`), the entry with the setting's environment over its own, which runs the
+entry's kernel build on the experiments of the ops that call the collective
+(Campaign.ops_of), in the same blocks as the entry; its guideline `ALGO.<entry>.<op>.<algorithm>`
+compares the library's choice in the two entries, across launches.
 """
 
 from __future__ import annotations
@@ -55,12 +62,14 @@ from mpiguide.tune.applied import (
     settings_env,
 )
 from mpiguide.tune.choose import chosen_algorithms
+from mpiguide.tune.intelmpi_presets import preset_text
 from mpiguide.tune.library_algorithms import (
     GUIDELINE_SOURCE,
     INFO_PROGRAMS,
     AlgorithmSetting,
     Choices,
     settings_of,
+    swept_per_launch,
 )
 from mpiguide.tune.mockup_rules import (
     REPLACEMENTS,
@@ -99,7 +108,8 @@ Discover = Callable[[str, str, str, str], Choices]
 @dataclass(frozen=True)
 class Expansion:
     """A campaign's config as its entries expand it, the algorithm settings its entries sweep,
-    and per entry added to run another's kernel build (verify's `<entry>.tuned`) that entry."""
+    and per entry added to run another's kernel build (verify's `<entry>.tuned` and
+    `<entry>.applied`, a preset entry of a sweep per launch) that entry."""
 
     config: dict[str, Any]
     settings: tuple[AlgorithmSetting, ...] = ()
@@ -133,9 +143,14 @@ def _swept_collectives(config: Mapping[str, Any]) -> set[str]:
 def _check_shared_grid(
     config: Mapping[str, Any], source: str, kernel_of: Mapping[str, str]
 ) -> None:
-    """Every entry that runs its own kernel sweeps what the first swept entry sweeps."""
+    """Every entry that runs its own kernel sweeps what the first entry that sweeps inside its
+    launches sweeps (a sweep per launch leaves the grid alone)."""
     entries = {n: e for n, e in config["mpi"].items() if n not in kernel_of}
-    swept = {n: e for n, e in entries.items() if e.get("algorithms")}
+    swept = {
+        n: e
+        for n, e in entries.items()
+        if e.get("algorithms") and not swept_per_launch(e.get("library"))
+    }
     if not swept:
         return
     first, model = next(iter(swept.items()))
@@ -173,8 +188,8 @@ def algorithm_settings(
         library = entry.get("library")
         if library is None:
             raise ConfigError(
-                f"{where}.algorithms: needs the entry's `library` (openmpi or mpich): it says "
-                "how the algorithms are listed and selected"
+                f"{where}.algorithms: needs the entry's `library` ({', '.join(INFO_PROGRAMS)}): "
+                "it says how the algorithms are listed and selected"
             )
         program = entry.get("info") or INFO_PROGRAMS[library]
         choices = discover(name, library, program, f"{where}.info")
@@ -195,25 +210,77 @@ def algorithm_settings(
     return settings
 
 
-def _ops_calling(config: Mapping[str, Any], collective: str) -> list[str]:
+def ops_calling(config: Mapping[str, Any], collective: str) -> list[str]:
+    """The campaign's ops that call `collective` (operations.tsv's `algorithm_of`), sorted."""
     operations = load_operations()
     measured = {op for block in config["experiments"] for op in _ops(block)}
     return sorted(op for op in measured if operations[op].algorithm_of == collective)
 
 
 def _guideline(setting: AlgorithmSetting, ops: Sequence[str]) -> dict[str, Any]:
+    call = f"MPI_{setting.op.capitalize()}"
+    own = {"mpi": setting.base, "op": list(ops), ALGORITHM: LIBRARY_CHOICE}
+    if swept_per_launch(setting.library):
+        number = setting.algorithm.number
+        variable, value = next(iter(setting.env().items()))
+        text = (
+            f"{call} as {setting.base} chooses ≼ with Intel MPI preset {number} "
+            f"({preset_text(setting.op, number or 0)}), {variable}={value}, across launches"
+        )
+        rhs = {"mpi": setting.name, "op": list(ops), ALGORITHM: LIBRARY_CHOICE}
+    else:
+        text = (
+            f"{call} as {setting.base} chooses ≼ with its {setting.library} algorithm "
+            f"{setting.algorithm.name}, in the same launches"
+        )
+        rhs = {"mpi": setting.base, "op": list(ops), ALGORITHM: setting.algorithm.name}
     return {
         "id": setting.guideline,
         "source": GUIDELINE_SOURCE,
-        "text": (
-            f"MPI_{setting.op.capitalize()} as {setting.base} chooses ≼ with its "
-            f"{setting.library} algorithm {setting.algorithm.name}, in the same launches"
-        ),
+        "text": text,
         "relation": "le",
-        "lhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: LIBRARY_CHOICE},
-        "rhs": {"mpi": setting.base, "op": list(ops), ALGORITHM: setting.algorithm.name},
+        "lhs": own,
+        "rhs": rhs,
         "decided_by": DECIDED_BY_TUNING,
     }
+
+
+def preset_kernels(settings: Sequence[AlgorithmSetting]) -> dict[str, str]:
+    """The entries the settings swept per launch add, each with the entry whose kernel build it
+    runs (its base: the same mpicc)."""
+    return {s.name: s.base for s in settings if swept_per_launch(s.library)}
+
+
+def _preset_entries(
+    config: Mapping[str, Any], settings: Sequence[AlgorithmSetting], source: str
+) -> dict[str, dict[str, Any]]:
+    """Per setting swept per launch, its entry: the base entry without `algorithms`, with the
+    setting's environment over the base's own."""
+    entries: dict[str, dict[str, Any]] = {}
+    for setting in settings:
+        if not swept_per_launch(setting.library):
+            continue
+        base = config["mpi"][setting.base]
+        where = f"{source}: mpi.{setting.base}"
+        if setting.name in config["mpi"]:
+            raise ConfigError(
+                f"{source}: mpi.{setting.name}: the name of the entry that {where}.algorithms "
+                f"adds for {setting.library}'s {setting.op} {setting.algorithm.name}; rename it"
+            )
+        env = setting.env()
+        own = base.get("env", {})
+        clash = sorted(env.keys() & own.keys())
+        if clash:
+            raise ConfigError(
+                f"{where}.env.{clash[0]}: set by each entry of its sweep of {setting.op} "
+                f"({where}.algorithms); the entry itself measures the library's own choice, "
+                "so leave it out"
+            )
+        entry = copy.deepcopy(dict(base))
+        entry.pop("algorithms", None)
+        entry["env"] = {**own, **env}
+        entries[setting.name] = entry
+    return entries
 
 
 def _swept_block(block: Mapping[str, Any], op: str, names: Sequence[str]) -> dict[str, Any]:
@@ -272,21 +339,26 @@ def swept_experiments(
 def with_algorithm_sweeps(
     config: Mapping[str, Any], settings: Sequence[AlgorithmSetting], source: str = "config"
 ) -> dict[str, Any]:
-    """The config with the swept algorithms as experiments and a guideline per setting
-    (`config` is not modified)."""
+    """The config with the algorithms swept inside launches as experiments, those swept per
+    launch as entries (preset_kernels), and a guideline per setting (`config` is not
+    modified)."""
     expanded = copy.deepcopy(dict(config))
     if not settings:
         return expanded
     sweep: dict[str, list[str]] = {}
     for setting in settings:
+        if swept_per_launch(setting.library):
+            continue
         names = sweep.setdefault(setting.op, [])
         if setting.algorithm.name not in names:
             names.append(setting.algorithm.name)
-    expanded["experiments"] = swept_experiments(config, sweep, source)
+    if sweep:
+        expanded["experiments"] = swept_experiments(config, sweep, source)
+    expanded["mpi"].update(_preset_entries(config, settings, source))
     ids = {g if isinstance(g, str) else g["id"] for g in expanded["guidelines"]}
     expanded["guidelines"] = [
         *expanded["guidelines"],
-        *(_guideline(s, _ops_calling(config, s.op)) for s in settings if s.guideline not in ids),
+        *(_guideline(s, ops_calling(config, s.op)) for s in settings if s.guideline not in ids),
     ]
     return expanded
 
@@ -385,7 +457,7 @@ def _applied_entries(
                               *(runs_guideline_id(name, op, a) for a in algorithms)):  # fmt: skip
                 _check_id(source, name, guideline)
             guidelines += applied_guidelines(
-                name, entry["library"], op, algorithms, _ops_calling(config, op)
+                name, entry["library"], op, algorithms, ops_calling(config, op)
             )
     return entries, guidelines
 
@@ -465,7 +537,7 @@ def verify_campaign(
         verified["guidelines"] = [
             *verified["guidelines"],
             *(
-                _tune_guideline(name, collective, _ops_calling(config, collective))
+                _tune_guideline(name, collective, ops_calling(config, collective))
                 for name, collectives in replaced.items()
                 for collective in collectives
                 if tune_guideline_id(name, collective) not in ids
@@ -479,12 +551,14 @@ def expand_entries(
 ) -> Expansion:
     """The scaled config as its entries expand it: at `verify: true` the campaign that
     re-measures it with the tuning found below `results_root`/<campaign>/tuning/, and the
-    algorithms its entries sweep (listed by `discover`) as experiments with a guideline each."""
+    algorithms its entries sweep (listed by `discover`) as experiments, or entries (a sweep per
+    launch), with a guideline each."""
     kernel_of: dict[str, str] = {}
     if config["verify"]:
         config, kernel_of = verify_campaign(config, source, results_root)
     settings = algorithm_settings(config, source, discover, kernel_of)
-    return Expansion(with_algorithm_sweeps(config, settings, source), tuple(settings), kernel_of)
+    expanded = with_algorithm_sweeps(config, settings, source)
+    return Expansion(expanded, tuple(settings), {**kernel_of, **preset_kernels(settings)})
 
 
 def tune_libraries(config: Mapping[str, Any], kernel_of: Mapping[str, str]) -> dict[str, str]:

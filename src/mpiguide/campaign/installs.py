@@ -123,6 +123,7 @@ INSTALLS: Mapping[str, Install] = MappingProxyType(
                 "intelmpi",
                 ("impi-rt==2021.19.0", "impi-devel==2021.19.0"),
                 launcher=("mpiexec",),
+                info="impi_info",
                 prefix_vars=("I_MPI_ROOT",),
             ),
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from mpiguide.analysis.analysis_types import DEPLOYMENT_KEYS, AnalysisOptions, Guideline
-from mpiguide.analysis.guidelines import with_library_choice, with_nprocs
+from mpiguide.analysis.guidelines import selects_algorithm, with_library_choice, with_nprocs
 from mpiguide.analysis.pairing import Experiments, pair_comparison, pair_monotone
 from mpiguide.analysis.sequential import Looks
 from mpiguide.campaign.walltime import grid_numbers, least_run_seconds, within_budgets
@@ -32,6 +32,8 @@ from mpiguide.plan.inputs import ALGORITHM
 SECONDS_PER_REPETITION = 10e-6
 SECONDS_PER_BYTE = 1e-9  # 1 GB/s per rank
 SECONDS_PER_LAUNCH = 1.0
+# Which ops of the grid an mpi entry runs (Campaign.ops_of), None: all of it.
+EntryOps = Callable[[str], Sequence[str] | None]
 MODEL = (
     f"per repetition {SECONDS_PER_REPETITION * 1e6:g} µs + msg_size x ranks at "
     f"{1 / SECONDS_PER_BYTE / 1e9:g} GB/s, capped at max_time per experiment, plus "
@@ -41,7 +43,7 @@ MODEL = (
 
 @dataclass
 class Summary:
-    experiments: int  # grid rows x mpi entries x deployments
+    experiments: int  # grid rows (of each entry: entry_grids) x mpi entries x deployments
     grid_rows: int
     mpi_entries: int
     deployments: int
@@ -57,8 +59,10 @@ class Summary:
     def lines(self) -> list[str]:
         tests = sum(self.tests.values())
         per_guideline = ", ".join(f"{gid} {n}" for gid, n in self.tests.items())
+        whole = self.experiments == self.grid_rows * self.mpi_entries * self.deployments
         return [
-            f"experiments: {self.experiments} ({self.grid_rows} in the grid x "
+            f"experiments: {self.experiments} ({self.grid_rows} in the grid"
+            f"{'' if whole else ', or the part an entry runs,'} x "
             f"{_count(self.mpi_entries, 'mpi entry', 'mpi entries')} x "
             f"{_count(self.deployments, 'deployment', 'deployments')})",
             f"runs: {self.runs} per mpi entry and deployment; launches: {self.launches}"
@@ -99,25 +103,45 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
-def _experiments(config: Mapping[str, Any], grid: pd.DataFrame, varied: str) -> Experiments:
-    """The experiments of every mpi entry and deployment, keyed as `check` keys the run medians
-    (mpiguide.analysis.guidelines.evaluate): the entry's heap beside the deployment, the column
-    `algorithm` only where some experiment names one (as aggregate keeps it), with the library's
-    own choice named, and nprocs where it is varied."""
+def _whole_grid(mpi: str) -> Sequence[str] | None:
+    return None
+
+
+def entry_grids(
+    config: Mapping[str, Any], grid: pd.DataFrame, ops_of: EntryOps = _whole_grid
+) -> dict[str, pd.DataFrame]:
+    """Per mpi entry the rows of the grid its runs measure: the experiments of the ops
+    `ops_of(entry)` names (Campaign.ops_of: an Intel MPI preset entry's), else all."""
+    grids = {}
+    for mpi in config["mpi"]:
+        ops = ops_of(mpi)
+        grids[mpi] = grid if ops is None else grid[grid["op"].isin(list(ops))]
+    return grids
+
+
+def _experiments(
+    config: Mapping[str, Any], grids: Mapping[str, pd.DataFrame], varied: str, selected: bool
+) -> Experiments:
+    """The experiments of every mpi entry (its part of the grid, entry_grids) and deployment,
+    keyed as `check` keys the run medians (mpiguide.analysis.guidelines.evaluate): the entry's
+    heap beside the deployment, the column `algorithm` only where some experiment names one (as
+    aggregate keeps it) or a guideline selects on it (`selected`), with the library's own choice
+    named, and nprocs where it is varied."""
     frames = [
-        grid.assign(
+        grids[mpi].assign(
             mpi=mpi, nodes=d["nodes"], ppn=d["ppn"], **{HEAP: entry.get(HEAP, HEAP_DEFAULT)}
         )
         for mpi, entry in config["mpi"].items()
         for d in config["deployments"]
     ]
+    grid = next(iter(grids.values()))
     frame = pd.concat(frames, ignore_index=True)
     # grid.csv's empty cells are the medians' nulls
     algorithm = frame[ALGORITHM].mask(frame[ALGORITHM] == "")
     frame[ALGORITHM] = algorithm
     if algorithm.isna().all():
         frame = frame.drop(columns=[ALGORITHM])
-    frame = with_library_choice(frame)
+    frame = with_library_choice(frame, selected)
     if varied == "nprocs":
         frame = with_nprocs(frame)
     keys = [*DEPLOYMENT_KEYS, HEAP, *(["nprocs"] if varied == "nprocs" else [])]
@@ -130,9 +154,12 @@ def count_tests(
     options: AnalysisOptions,
     grid: pd.DataFrame,
     guidelines: list[Guideline],
+    ops_of: EntryOps = _whole_grid,
 ) -> dict[str, int]:
-    """Guideline id -> the tests the campaign's grid yields (pairs, as `check` forms them)."""
-    experiments = _experiments(config, grid, options.varied)
+    """Guideline id -> the tests the campaign's grid yields (pairs, as `check` forms them; each
+    entry's part of it: entry_grids)."""
+    grids = entry_grids(config, grid, ops_of)
+    experiments = _experiments(config, grids, options.varied, selects_algorithm(guidelines))
     counts = {}
     for guideline in guidelines:
         total = 0
@@ -159,10 +186,14 @@ def run_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> dict[str, floa
     return seconds
 
 
-def kernel_seconds(config: Mapping[str, Any], grid: pd.DataFrame) -> float:
-    """The kernel-time estimate of MODEL over every run."""
-    per_run = sum(run_seconds(config, grid).values())
-    return per_run * Looks.of(config["runs"]).last * len(config["mpi"])
+def kernel_seconds(
+    config: Mapping[str, Any], grid: pd.DataFrame, ops_of: EntryOps = _whole_grid
+) -> float:
+    """The kernel-time estimate of MODEL over every run (of each entry's part of the grid:
+    entry_grids)."""
+    grids = entry_grids(config, grid, ops_of).values()
+    per_run = sum(sum(run_seconds(config, part).values()) for part in grids)
+    return per_run * Looks.of(config["runs"]).last
 
 
 # A campaign run locally for longer than this holds the machine hostage: worth a warning.
@@ -242,22 +273,27 @@ def warnings(
 
 
 def summarise(
-    config: Mapping[str, Any], options: AnalysisOptions, guidelines: list[Guideline]
+    config: Mapping[str, Any],
+    options: AnalysisOptions,
+    guidelines: list[Guideline],
+    ops_of: EntryOps = _whole_grid,
 ) -> Summary:
-    """The Summary of a checked campaign (load_campaign's config, guidelines resolved)."""
+    """The Summary of a checked campaign (load_campaign's config, guidelines resolved; `ops_of`:
+    Campaign.ops_of, what part of the grid an entry runs)."""
     grid = build_grid({"nrep": config["nrep"], "experiments": config["experiments"]}, "config")
     entries, deployments = len(config["mpi"]), len(config["deployments"])
     looks = Looks.of(config["runs"])
-    seconds = kernel_seconds(config, grid)
+    seconds = kernel_seconds(config, grid, ops_of)
+    rows = sum(len(part) for part in entry_grids(config, grid, ops_of).values())
     return Summary(
-        experiments=len(grid) * entries * deployments,
+        experiments=rows * deployments,
         grid_rows=len(grid),
         mpi_entries=entries,
         deployments=deployments,
         runs=looks.last,
         launches=looks.last * entries * deployments,
         looks=looks.runs,
-        tests=count_tests(config, options, grid, guidelines),
+        tests=count_tests(config, options, grid, guidelines, ops_of),
         kernel_seconds=seconds,
         run_seconds=run_seconds(config, grid),
         least_run_seconds=least_run_seconds(grid),

@@ -122,7 +122,10 @@ def validate(args: argparse.Namespace) -> None:
         check_machine(campaign)
     catalogue = load_catalogue(catalogue_path)
     summary = summarise(
-        checked, campaign.analysis, resolve(checked["guidelines"], catalogue, source)
+        checked,
+        campaign.analysis,
+        resolve(checked["guidelines"], catalogue, source),
+        campaign.ops_of,
     )
     print(f"{source}:")
     for line in summary.lines():
@@ -164,7 +167,7 @@ def inputs(args: argparse.Namespace) -> None:
         exp_ids = planned_exp_ids(plan, args.mpi, args.nodes, args.ppn)
     write_run_input(
         args.grid, args.seed, args.mpi, args.nodes, args.ppn, args.run, args.out, exp_ids,
-        library_choice_only=args.library_choice_only,
+        library_choice_only=args.library_choice_only, ops=args.ops,
     )  # fmt: skip
 
 
@@ -243,6 +246,10 @@ COMMANDS = (
                "no experiment that forces one of the library's algorithms (an entry whose "
                "library would run another: verify's Open MPI <entry>.applied)",
                settings={"action": "store_true"}),
+        Option("--ops",
+               "only the experiments of these ops (an Intel MPI preset entry: the ops that call "
+               "its collective)",
+               settings={"nargs": "+", "metavar": "OP"}),
     )),
     Command(
         "run-block",

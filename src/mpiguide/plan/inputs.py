@@ -88,12 +88,15 @@ def write_run_input(
     out: str | Path,
     exp_ids: Collection[int] | None = None,
     library_choice_only: bool = False,
+    ops: Collection[str] | None = None,
 ) -> None:
     """Write the shuffled input of one run atomically, columns in the kernel's order: every
     experiment, or (a later round of an adaptive campaign) only those of `exp_ids`, in the
     order the run's permutation of the whole grid gives them; with `library_choice_only`, none
     that forces one of the library's algorithms (an entry whose library would not run it: verify's
-    Open MPI `<entry>.applied`, mpiguide.tune.applied)."""
+    Open MPI `<entry>.applied`, mpiguide.tune.applied); with `ops`, only the experiments of those
+    ops (an Intel MPI preset entry: the ops that call its collective). The columns stay those of
+    the whole grid."""
     rows_by_line = read_grid_cells(grid_csv)
     ranks = nodes * ppn
     for line, row in rows_by_line.items():
@@ -127,6 +130,12 @@ def write_run_input(
         order = order[[chunks[i]["exp_id"] in wanted for i in order]]
     if library_choice_only:
         order = order[[chunks[i][ALGORITHM] in ("", UNTUNED) for i in order]]
+    if ops is not None:
+        kept = set(ops)
+        unknown = kept - {row["op"] for row in rows_by_line.values()}
+        if unknown:
+            raise DataError(f"{grid_csv}: no experiment of op {sorted(unknown)[0]}")
+        order = order[[chunks[i]["op"] in kept for i in order]]
     with atomic_path(out) as temporary, temporary.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()

@@ -127,10 +127,13 @@ def decided_with_rst(options: AnalysisOptions, tuning_too: bool = False) -> str:
         " ``low_level``, ``high_level``: the level of each bound). (Recorded by ``check`` in"
         " decided_with.json beside the tables.)\n"
         + (
-            f"The guidelines mpiguide adds to tune and verify ({TUNING_GUIDELINES}) compare two"
-            " experiments of the same launches and are decided by the paired t-test at"
-            f" ``analysis.tuning``'s p_thres {tuning.p_thres:g} and v_thres"
-            f" {tuning.v_thres:g}, whatever the above says of ``test``, p_thres and v_thres.\n"
+            f"The guidelines mpiguide adds to tune and verify ({TUNING_GUIDELINES}) are decided"
+            f" with ``test: auto`` at ``analysis.tuning``'s p_thres {tuning.p_thres:g} and"
+            f" v_thres {tuning.v_thres:g}, whatever the above says of ``test``, p_thres and"
+            " v_thres: by the paired t-test where both sides were measured in the same launches"
+            " (an algorithm forced per experiment, libmpiguide-tune's replacement), across"
+            " launches as above where they were not (Intel MPI's presets, each an entry of its"
+            " own; the old default beside the settings file).\n"
             if tuning_too
             else ""
         )

@@ -12,6 +12,12 @@ MPICH's MPIR-level algorithm with the device's override of that collective switc
 Each setting is a value of `algorithm` of the swept entry's ops that call the collective, and
 the generated guideline `ALGO.<entry>.<op>.<algorithm>` compares it with the library's choice
 within the entry's launches (mpiguide.campaign.expansion).
+
+Intel MPI selects a collective's algorithm only per launch: `I_MPI_ADJUST_<OP>=<preset>`, read at
+`MPI_Init` (mpiguide.tune.intelmpi_presets). `impi_info` lists each collective's range of
+numbered presets, named where Intel's reference numbers them. A setting is one preset, measured by
+an mpi entry of its own with `env()` in its environment (swept_per_launch), and its guideline
+compares it with the library's choice across launches.
 """
 
 from __future__ import annotations
@@ -25,13 +31,26 @@ from typing import Any
 
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.values import ALGORITHM_GUIDELINE_PREFIX
+from mpiguide.tune.intelmpi_presets import (
+    ADJUST_PREFIX,
+    UNNAMED_PREFIX,
+    adjust_variable,
+    documented_presets,
+    unnamed,
+)
 
 # What lists the choices, by library; an entry's `info` replaces the program (e.g. a full path).
-INFO_PROGRAMS = {"openmpi": "ompi_info", "mpich": "mpivars"}
+INFO_PROGRAMS = {"openmpi": "ompi_info", "mpich": "mpivars", "intelmpi": "impi_info"}
 INFO_ARGUMENTS = {
     "openmpi": ("--param", "coll", "tuned", "--level", "9", "--parsable"),
     "mpich": (),
+    "intelmpi": (),
 }
+# Intel MPI describes one variable a call: `impi_info` names them, then `impi_info -v NAME` each.
+_IMPI_DESCRIBE = "-v"
+# The libraries whose algorithm is chosen once per launch, in its environment: each setting is
+# an mpi entry of its own, compared with the library's choice across launches.
+PER_LAUNCH = frozenset({"intelmpi"})
 ALL = "all"
 # Algorithms the library offers that the kernel cannot force inside one launch
 # (docs/kernel.md, "Algorithms per experiment"): `all` leaves them out, naming one is an error.
@@ -87,6 +106,17 @@ _MPICH_TAILS = (
 )
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _MPICH_SCHEDULE_PREFIXES = ("sched_", "tsp_")
+# `impi_info`'s table row of a variable, and `impi_info -v NAME`'s head line and range.
+_IMPI_ROW = re.compile(rf"^\s*\|\s*({ADJUST_PREFIX}[A-Z_]+?)\s*\|")
+_IMPI_HEAD = re.compile(rf"^{ADJUST_PREFIX}([A-Z_]+?)\s*$")
+_IMPI_RANGE = re.compile(r"^\s*range:\s*(\d+)-(\d+)\s*$")
+_IMPI_LIST_SUFFIX = "_LIST"
+
+
+def swept_per_launch(library: str | None) -> bool:
+    """Whether the library's algorithms are swept by an entry per setting (PER_LAUNCH), not per
+    experiment inside the swept entry's launches."""
+    return library in PER_LAUNCH
 
 
 @dataclass(frozen=True)
@@ -123,6 +153,8 @@ class AlgorithmSetting:
 
     def env(self) -> dict[str, str]:
         """The environment that selects the algorithm for a whole launch (of an application)."""
+        if self.library == "intelmpi":
+            return {adjust_variable(self.op): str(self.algorithm.number)}
         if self.library == "openmpi":
             return {
                 "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
@@ -180,6 +212,9 @@ class Choices:
     device_override: frozenset[str] = frozenset()
     # Open MPI: per collective the (fan-in/out, segment size) of its forced algorithms
     parameters: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # Per collective the names `all` sweeps where that is not every algorithm (Intel MPI: the
+    # presets its reference names, not those named by number)
+    all_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_ompi_info(text: str) -> Choices:
@@ -273,17 +308,61 @@ def parse_mpivars(text: str) -> Choices:
     return Choices("mpich", dict(sorted(found.items())), frozenset(device))
 
 
-PARSERS: dict[str, Callable[[str], Choices]] = {"openmpi": parse_ompi_info, "mpich": parse_mpivars}
+def parse_impi_info(text: str) -> Choices:
+    """What `impi_info -v I_MPI_ADJUST_<COLLECTIVE>` prints, for one collective or several one
+    after the other: per collective its presets 1 to the top of the range it prints (0, the
+    library's own selection, is the default), named as Intel's reference names them
+    (mpiguide.tune.intelmpi_presets) or else `preset_<N>`; `all` sweeps the named ones."""
+    found: dict[str, tuple[Algorithm, ...]] = {}
+    named: dict[str, tuple[str, ...]] = {}
+    collective: str | None = None
+    for line in text.splitlines():
+        head = _IMPI_HEAD.match(line)
+        if head:
+            name = head.group(1)
+            collective = None if name.endswith(_IMPI_LIST_SUFFIX) else name.lower()
+            continue
+        top = _IMPI_RANGE.match(line)
+        if top and collective is not None and collective not in found:
+            names = {p.number: p.name for p in documented_presets().get(collective, ())}
+            numbers = range(1, int(top.group(2)) + 1)
+            found[collective] = tuple(Algorithm(names.get(n, unnamed(n)), n) for n in numbers)
+            named[collective] = tuple(names[n] for n in numbers if n in names)
+    return Choices("intelmpi", dict(sorted(found.items())), all_of=named)
+
+
+PARSERS: dict[str, Callable[[str], Choices]] = {
+    "openmpi": parse_ompi_info,
+    "mpich": parse_mpivars,
+    "intelmpi": parse_impi_info,
+}
 
 
 def listing_command(library: str, program: str) -> list[str]:
-    """The words that list `library`'s algorithms with `program` (an entry's `info`)."""
+    """The words that list `library`'s algorithms with `program` (an entry's `info`); for Intel
+    MPI the list of its variables, each of whose I_MPI_ADJUST_<COLLECTIVE> is then described
+    (run_listing)."""
     return [*shlex.split(program), *INFO_ARGUMENTS[library]]
 
 
 def run_listing(library: str, program: str, key_path: str) -> str:
-    """What the library's listing program prints; `key_path` names the entry."""
+    """What the library's listing program prints; `key_path` names the entry. Intel MPI: what
+    `impi_info -v` prints of each I_MPI_ADJUST_<COLLECTIVE> `impi_info` lists, one after the
+    other."""
     words = listing_command(library, program)
+    printed = _printed(library, words, key_path)
+    if library != "intelmpi":
+        return printed
+    variables = [
+        match.group(1)
+        for match in map(_IMPI_ROW.match, printed.splitlines())
+        if match and not match.group(1).endswith(_IMPI_LIST_SUFFIX)
+    ]
+    return "".join(_printed(library, [*words, _IMPI_DESCRIBE, v], key_path) for v in variables)
+
+
+def _printed(library: str, words: list[str], key_path: str) -> str:
+    """What one listing command prints; ConfigError where it cannot run or fails."""
     try:
         done = subprocess.run(
             words, capture_output=True, text=True, timeout=INFO_TIMEOUT_S, check=False
@@ -316,6 +395,31 @@ def installed_choices(library: str, program: str, key_path: str) -> Choices:
 
 def _allowed(values: Sequence[str]) -> str:
     return ", ".join(values)
+
+
+def _offered(offered: Sequence[Algorithm]) -> str:
+    """The algorithms of a collective as an error lists them: `<number> <name>` (Open MPI,
+    Intel MPI) or the name; Intel MPI's presets its reference does not name as their range."""
+    listed = [a for a in offered if a.number is None or a.name != unnamed(a.number)]
+    numbers = [a.number for a in offered if a.number is not None and a not in listed]
+    names = [f"{a.number} {a.name}" if a.number else a.name for a in listed]
+    if numbers:
+        names.append(f"{min(numbers)} to {max(numbers)} ({UNNAMED_PREFIX}<N>)")
+    return _allowed(names)
+
+
+def _all_of(choices: Choices, op: str, offered: Sequence[Algorithm], where: str) -> list[Algorithm]:
+    """What `all` sweeps of `op`: every algorithm, or those Choices.all_of names (an error where
+    it names none)."""
+    if op not in choices.all_of:
+        return list(offered)
+    names = choices.all_of[op]
+    if not names:
+        raise ConfigError(
+            f"{where}: `{ALL}` sweeps the {choices.library} algorithms of {op} its reference "
+            f"names, and it names none; list them by number: {_offered(offered)}"
+        )
+    return [a for a in offered if a.name in names]
 
 
 def _setting(base: str, choices: Choices, op: str, algorithm: Algorithm) -> AlgorithmSetting:
@@ -358,7 +462,9 @@ def settings_of(
             )
         if selection == ALL:
             settings.extend(
-                _setting(base, choices, op, a) for a in offered if a.name not in refused
+                _setting(base, choices, op, a)
+                for a in _all_of(choices, op, offered, where)
+                if a.name not in refused
             )
             continue
         by_key = {a.name: a for a in offered} | {str(a.number): a for a in offered if a.number}
@@ -366,10 +472,9 @@ def settings_of(
         for index, value in enumerate(selection):
             algorithm = by_key.get(str(value))
             if algorithm is None:
-                names = [f"{a.number} {a.name}" if a.number else a.name for a in offered]
                 raise ConfigError(
                     f"{where}[{index}]: {value!r} is not an algorithm of {choices.library}'s "
-                    f"{op}; allowed: {ALL}, or of {_allowed(names)}"
+                    f"{op}; allowed: {ALL}, or of {_offered(offered)}"
                 )
             if algorithm.name in refused:
                 raise ConfigError(

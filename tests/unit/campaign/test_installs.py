@@ -1,6 +1,6 @@
 """An mpi entry that names an install (`install: openmpi-5.0.11`) gets from it the keys and the
 environment the library needs, the entry's own keys winning; a campaign refuses an install that
-is not in place and a sweep of a library whose algorithms cannot be listed yet."""
+is not in place, and lists a swept library's algorithms with the install's own program."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_an_install_gives_the_entry_its_commands_library_and_environment() -> No
     assert entry["library"] == "intelmpi"
     assert entry["env"] == {"I_MPI_ROOT": prefix}
     assert entry["srun"] == "srun --mpi=pmix"  # the schema's default: the install sets none
-    assert "info" not in entry
+    assert shlex.split(entry["info"]) == [f"{prefix}/bin/impi_info"]
 
     openmpi = filled({"install": "openmpi-5.0.11"})
     prefix = str(INSTALLS["openmpi-5.0.11"].prefix)
@@ -163,10 +163,15 @@ def test_a_campaign_with_installs_is_checked_like_any_other(tmp_path: Path) -> N
 
 
 @pytest.mark.usefixtures("installed")
-def test_sweeping_intel_mpi_s_algorithms_is_refused_as_not_yet(tmp_path: Path) -> None:
+def test_an_intel_mpi_sweep_lists_its_presets_with_the_install_s_impi_info(
+    tmp_path: Path,
+) -> None:
+    """The install's impi_info, not one on PATH: here a prefix without it, so the listing fails
+    naming the program it ran."""
     config = campaign(e={"install": "intelmpi-2021.19", "algorithms": {"allreduce": "all"}})
     with pytest.raises(
-        ConfigError, match=r"mpi\.e\.algorithms: sweeping intelmpi's algorithms is not yet"
+        ConfigError,
+        match=r"mpi\.e\.info: cannot list intelmpi's algorithms with \S*/intelmpi-2021\.19/bin/",
     ):
         checked_campaign(config, SOURCE, tmp_path, tmp_path)
 

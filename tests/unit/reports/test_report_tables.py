@@ -95,7 +95,10 @@ def test_the_lines_say_how_algo_and_tune_tests_were_decided_where_there_are_some
     decisions = Decisions(options, frozenset({"ALGO.openmpi.bcast.chain"}))
     text = verdict_lines_rst(verdict_lines(tests), decisions)
     assert "(ALGO.…, TUNE.…, APPLIED.…)" in text
-    assert "paired t-test at ``analysis.tuning``'s p_thres 0.001 and v_thres 1.05" in text
+    assert "with ``test: auto`` at ``analysis.tuning``'s p_thres 0.001 and v_thres 1.05" in text
+    # paired where both sides share launches, not where they cannot (Intel MPI's presets)
+    assert "paired t-test where both sides were measured in the same launches" in text
+    assert "across launches as above where they were not" in text
     assert "System Message" not in publish_parts(text, writer="html")["body"]
     plain = verdict_lines_rst(verdict_lines(campaign_tests()), decisions)
     assert "analysis.tuning" not in plain

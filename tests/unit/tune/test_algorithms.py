@@ -276,7 +276,8 @@ def test_a_swept_block_keeps_what_applies_to_the_swept_op(ompi: Choices) -> None
     [
         (
             {"library": None},
-            "c.yaml: mpi.openmpi.algorithms: needs the entry's `library` (openmpi or mpich)",
+            "c.yaml: mpi.openmpi.algorithms: needs the entry's `library` (openmpi, mpich, "
+            "intelmpi)",
         ),
         (
             {"algorithms": {"bcast": "all"}},
