@@ -14,7 +14,7 @@ chosen algorithm forced runs beside the file's call:
   none (honours_forced).
 - Intel MPI: in the preset's own entry `<entry>.<op>.<algorithm>` (across launches), where the
   sweep measured it: Intel MPI reads I_MPI_ADJUST_<OP> at MPI_Init, so a preset is forced for a
-  whole launch, never per experiment (sweeps_within_launch).
+  whole launch, never per experiment (library_algorithms.swept_per_launch).
 
 No library can name its old default as an algorithm to force (Open MPI's fixed decision
 and MPICH's device selection are not values of the algorithm cvars), so the old default is the
@@ -36,7 +36,7 @@ from mpiguide.core.paths import (
 from mpiguide.core.values import APPLIED_GUIDELINE_PREFIX, LIBRARY_CHOICE
 from mpiguide.plan.inputs import ALGORITHM
 from mpiguide.tune import intelmpi_settings
-from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
+from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting, swept_per_launch
 from mpiguide.tune.mpich_settings import applied_env
 from mpiguide.tune.ompi_rules import rules_env
 
@@ -52,17 +52,10 @@ def applied_name(entry: str) -> str:
     return f"{entry}{APPLIED_SUFFIX}"
 
 
-def sweeps_within_launch(library: str | None) -> bool:
-    """Whether the library's algorithms are forced per experiment, beside its own selection in
-    the same launches (Open MPI, MPICH), or each preset in an mpi entry of its own, compared
-    across launches (Intel MPI, module docstring)."""
-    return library != "intelmpi"
-
-
 def forced_within_launch(library: str | None) -> bool:
     """Whether a chosen algorithm forced runs as forced in a launch with the settings file
     applied (module docstring): MPICH yes, Open MPI and Intel MPI no."""
-    return library != "openmpi" and sweeps_within_launch(library)
+    return library != "openmpi" and not swept_per_launch(library)
 
 
 def honours_forced(entry: str, library: str | None) -> bool:
@@ -80,7 +73,7 @@ def _forced_side(
     """The experiments that run `algorithm` forced, to compare with the file's call: the
     library's own call in the preset's entry where the sweep ran one (its name, the setting's),
     else `algorithm` in the launches of `<entry>.applied` or `<entry>` (module docstring)."""
-    if not sweeps_within_launch(library):
+    if swept_per_launch(library):
         preset = AlgorithmSetting(entry, library, collective, Algorithm(algorithm, None)).name
         return {"mpi": preset, "op": list(ops), ALGORITHM: LIBRARY_CHOICE}
     forced = applied_name(entry) if forced_within_launch(library) else entry

@@ -13,8 +13,8 @@ from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.paths import ALGORITHMS_CSV, ALGORITHMS_PNG
 from mpiguide.plan.inputs import ALGORITHM
-from mpiguide.tune.applied import sweeps_within_launch
 from mpiguide.tune.choose import MIXED, Choice, Untunable
+from mpiguide.tune.library_algorithms import swept_per_launch
 from mpiguide.tune.mockup_rules import NotReplaced, Replacement, library_chosen
 from mpiguide.tune.words import (
     CHOICE_SECTION,
@@ -85,7 +85,7 @@ def _algorithm_line(
     names the setting that entry ran with and says the comparison was across launches."""
     size = None if choice.msg_size is None else size_text(choice.msg_size)
     where = point_text(choice.base, choice.op, choice.ranks, size)
-    across = "" if sweeps_within_launch(library) else own_launches_text(choice.tests)
+    across = own_launches_text(choice.tests) if swept_per_launch(library) else ""
     if choice.setting is None:
         return f"- {where}: keep the default — {_others(choice, options)}" + (
             f" ({across})" if across else ""

@@ -52,9 +52,9 @@ from mpiguide.tune.applied import (
     default_guideline_id,
     forced_within_launch,
     runs_guideline_id,
-    sweeps_within_launch,
 )
 from mpiguide.tune.choose import choices, figure5_settings
+from mpiguide.tune.library_algorithms import swept_per_launch
 from mpiguide.tune.mockup_rules import read_replacements, tune_guideline_id
 from mpiguide.tune.words import (
     ACROSS,
@@ -235,7 +235,7 @@ def algorithm_checks(
         size = "" if choice.msg_size is None else str(choice.msg_size)
         point = (choice.base, choice.op, choice.ranks, size, setting.algorithm.name)
         gain = (choice.speedup, choice.low, choice.high, choice.low_level, choice.high_level)
-        forced = WITHIN if sweeps_within_launch(setting.library) else ACROSS
+        forced = ACROSS if swept_per_launch(setting.library) else WITHIN
         rows.append(_check(verify_tests, thresholds, setting.guideline, point, gain,
                            lhs_is_tuned=False, check=FORCED, comparison=forced))  # fmt: skip
         runs = runs_guideline_id(choice.base, choice.op, setting.algorithm.name)

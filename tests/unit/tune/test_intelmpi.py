@@ -24,10 +24,9 @@ from mpiguide.tune.applied import (
     honours_forced,
     settings_env,
     settings_file,
-    sweeps_within_launch,
 )
 from mpiguide.tune.intelmpi_settings import USE
-from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
+from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting, swept_per_launch
 from mpiguide.tune.outputs import tune
 from mpiguide.tune.verify_report import ACROSS, FILE_BEATS, FILE_RUNS, FORCED, write_verify_report
 from mpiguide.tune.words import TIMES, own_launches_text
@@ -171,7 +170,7 @@ def test_verify_applies_the_env_file_as_the_shell_reads_it(tmp_path: Path) -> No
 
 
 def test_the_applied_guidelines_compare_the_file_with_the_presets_own_entry() -> None:
-    assert not sweeps_within_launch("intelmpi") and sweeps_within_launch("openmpi")
+    assert swept_per_launch("intelmpi") and not swept_per_launch("openmpi")
     assert not forced_within_launch("intelmpi")
     assert forced_within_launch("mpich") and not forced_within_launch("openmpi")
     ops = ["allreduce"]
