@@ -1,9 +1,11 @@
-"""Intel MPI 2021.19 reads the env file `tune` writes (mpiguide.tune.intelmpi_settings) and runs
-its preset for every call; and it does not apply the per-size conditions its Developer Reference
-documents for I_MPI_ADJUST_<OP>, which is why the file writes none. A user-defined sum in
-MPI_Allreduce on 2 ranks tells which ranks reduce: preset 3 (Reduce + Bcast) the root alone,
-preset 1 (recursive doubling) both; Intel's own selection (the variable unset) the root alone up to
-32 B and both from 64 B."""
+"""Intel MPI 2021.19 runs the presets data/intelmpi-presets.tsv names under the numbers it gives
+them (its own reference stopped numbering them after 2021.12, whose numbers the table keeps); it
+reads the env file `tune` writes (mpiguide.tune.intelmpi_settings) and runs its preset for every
+call; and it does not apply the per-size conditions its Developer Reference documents for
+I_MPI_ADJUST_<OP>, which is why the file writes none. A user-defined sum in MPI_Allreduce on 2
+ranks tells which ranks reduce: preset 3 (Reduce + Bcast) the root alone, preset 1 (recursive
+doubling) both; Intel's own selection (the variable unset) the root alone up to 32 B and both from
+64 B."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 from mpi_support import MPI_LIBRARIES
 from mpiguide.tune.choose import Choice
+from mpiguide.tune.intelmpi_presets import adjust_variable, documented_presets
 from mpiguide.tune.intelmpi_settings import intelmpi_env
 from mpiguide.tune.library_algorithms import Algorithm, AlgorithmSetting
 
@@ -63,12 +66,14 @@ def _with(value: str) -> str:
     return f"export I_MPI_ADJUST_ALLREDUCE={shlex.quote(value)};"
 
 
+@pytest.mark.parametrize("name", ["recursive_doubling", "reduce_bcast"])
+def test_the_table_s_preset_numbers_run_their_algorithm(probe: Path, name: str) -> None:
+    (preset,) = [p for p in documented_presets()["allreduce"] if p.name == name]
+    reducing = _reducing(probe, f"export {adjust_variable('allreduce')}={preset.number};")
+    assert reducing == dict.fromkeys(reducing, PRESET_RANKS[preset.number])
+
+
 def test_intel_mpi_runs_the_files_preset_for_every_call(probe: Path, tmp_path: Path) -> None:
-    if (
-        "I_MPI_ADJUST_ALLREDUCE"
-        not in AlgorithmSetting("intel", "intelmpi", "allreduce", REDUCE_BCAST).env()
-    ):
-        pytest.skip("AlgorithmSetting.env() names no I_MPI_ADJUST_<OP> for an intelmpi setting")
     own = _reducing(probe)
     assert own == {8: ROOT, 32: ROOT, 64: BOTH, 1024: BOTH, 4096: BOTH, 16384: BOTH}
     for algorithm in (RECURSIVE_DOUBLING, REDUCE_BCAST):
