@@ -10,15 +10,18 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import io
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -233,13 +236,29 @@ def skip_unless_installed(path: Path, scale: str) -> None:
         local = yaml.safe_load((REPO / LOCAL_MPI).read_text(encoding="utf-8"))["mpi"]
         names = config.get("local", {}).get("mpi", DEFAULT_LOCAL_MPI)
         entries = {name: local[name] for name in names}
+    _skip_missing(entries, f"{path.name} at scale {scale}")
+
+
+def _skip_missing(entries: dict[str, Any], what: str) -> None:
+    """Skip where one of `entries` names a library `make setup-mpi` has not installed here."""
     missing = [
-        entry["install"]
+        INSTALLS[entry["install"]]
         for entry in entries.values()
         if "install" in entry and not INSTALLS[entry["install"]].installed()
     ]
     if missing:
-        pytest.skip(f"{path.name} at scale {scale} needs {', '.join(missing)}: `{SETUP_COMMAND}`")
+        where = ", ".join(f"{install.name} (not in {install.prefix})" for install in missing)
+        pytest.skip(f"{what} needs {where}: `{SETUP_COMMAND}`")
+
+
+def campaign_project(root: Path, campaign: str, config: dict[str, Any]) -> Path:
+    """A fresh project (new_project) with the campaign config `config` at `campaign`, relative
+    to it; skipped where an entry names a library `make setup-mpi` has not installed here."""
+    _skip_missing(config["mpi"], campaign)
+    new_project(root, {})
+    (root / campaign).parent.mkdir(parents=True, exist_ok=True)
+    (root / campaign).write_text(yaml.safe_dump(config, sort_keys=False))
+    return root
 
 
 def validate_campaign(path: Path, scale: str) -> None:
@@ -255,3 +274,64 @@ def validate_campaign(path: Path, scale: str) -> None:
         status = cli.main(argv)
     assert status == 0, err.getvalue()
     assert out.getvalue().splitlines()[-1].startswith(f"{path}: ok")
+
+
+def algo_tests(
+    guideline: str,
+    mpi: str,
+    algorithm: str,
+    verdicts: Sequence[tuple[int, float, str]],
+    **more: str,
+) -> list[dict[str, str]]:
+    """tests.csv rows of one ALGO guideline on 1x2, allreduce of chars: per (msg_size, ratio,
+    verdict) the library's choice `ratio` times slower than the algorithm, bounds ±10 %;
+    `mpi` and `algorithm` as the cells have them (`lhs|rhs`, or one value for both sides),
+    `more`: further columns (the test's name)."""
+    return [
+        {
+            "guideline": guideline, "relation": "le", "mpi": mpi, "algorithm": algorithm,
+            "nodes": "1", "ppn": "2", "heap": "default", "op": "allreduce",
+            "msg_size": str(size), "dtype": "char", "group": "0",
+            "median_lhs": str(1e-5 * ratio), "median_rhs": "1e-05",
+            "violation_ratio": str(ratio), "ratio_low": str(ratio * 0.9),
+            "ratio_high": str(ratio * 1.1), "low_level": "0.999", "high_level": "0.95",
+            "verdict": verdict, **more,
+        }
+        for size, ratio, verdict in verdicts
+    ]  # fmt: skip
+
+
+def run_tune(project: Path, rows: list[dict[str, str]], campaign: str, outdir: Path) -> None:
+    """`python -m mpiguide tune` of the campaign config `campaign` (relative to `project`) on a
+    tests.csv of `rows`, written for the purpose (algo_tests), into `outdir`: which algorithm a
+    measured campaign chooses is the machine's to say, and on a loaded machine it may be none."""
+    tests, decided = project / "tune-input" / "tests.csv", project / "tune-input" / "d.json"
+    tests.parent.mkdir()
+    pd.DataFrame(rows).to_csv(tests, index=False)
+    analysis = {"p_thres": 0.5, "v_thres": 1.0, "confidence": 0.95}
+    decided.write_text(json.dumps({"analysis": analysis}))
+    done = subprocess.run(
+        [sys.executable, "-m", "mpiguide", "tune", "--tests", str(tests), "--decided-with",
+         str(decided), "--config", campaign, "--outdir", str(outdir)],
+        cwd=project, env=snakemake_env(), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def sides(cell: str) -> list[str]:
+    """A tests.csv cell as (lhs, rhs): `lhs|rhs`, or one value for both sides."""
+    parts = cell.split("|")
+    return parts if len(parts) == 2 else parts * 2
+
+
+def block_entries(output: str) -> list[dict[str, Any]]:
+    """The entries of every `mpiguide run-block` command a snakemake invocation ran (its shell
+    commands, printed by the profile's printshellcmds): each launch's entry, env, input and
+    output."""
+    entries = []
+    for line in output.splitlines():
+        if "mpiguide run-block --spec-json" in line:
+            words = shlex.split(line)
+            spec = json.loads(words[words.index("--spec-json") + 1])
+            entries += spec["entries"]
+    return entries

@@ -12,12 +12,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 
 from mpiguide.analysis.comparisons import BLOCK_SIGNED_RANK
-from mpiguide.campaign.installs import INSTALLS, SETUP_COMMAND
+from mpiguide.campaign.installs import INSTALLS
 from mpiguide.core.paths import RUN_LOGS_TREE
-from workflow_project import new_project, snakemake
+from workflow_project import campaign_project, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.kernel]
 
@@ -50,11 +49,7 @@ RESULTS = Path("results") / "intel-presets"
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not INSTALL.installed():
-        pytest.skip(f"Intel MPI 2021.19 is not installed in {INSTALL.prefix}: `{SETUP_COMMAND}`")
-    root = new_project(tmp_path_factory.mktemp("intel-presets") / "project", {})
-    (root / CAMPAIGN).parent.mkdir(parents=True, exist_ok=True)
-    (root / CAMPAIGN).write_text(yaml.safe_dump(CONFIG, sort_keys=False))
+    root = campaign_project(tmp_path_factory.mktemp("intel-presets") / "project", CAMPAIGN, CONFIG)
     snakemake(root, str(RESULTS / "guidelines" / "tests.csv"), *ARGS)
     return root
 

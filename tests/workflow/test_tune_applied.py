@@ -13,21 +13,24 @@ outcome, whatever this machine's runs give.
 from __future__ import annotations
 
 import csv
-import json
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 
 from mpiguide.tune.applied import applied_name, default_guideline_id, runs_guideline_id
 from mpiguide.tune.ompi_rules import rules_env
 from mpiguide.tune.verify_report import FILE_BEATS, FILE_RUNS, FORCED
-from workflow_project import ROOT_ENV, new_project, snakemake, snakemake_env
+from workflow_project import (
+    ROOT_ENV,
+    algo_tests,
+    block_entries,
+    campaign_project,
+    run_tune,
+    sides,
+    snakemake,
+)
 
 pytestmark = [pytest.mark.workflow, pytest.mark.timing]
 
@@ -58,61 +61,16 @@ ARGS = ("--profile", "local", "--cores", "2", "--configfile", CAMPAIGN)
 OUTCOMES = {"confirmed", "not confirmed", "cannot tell"}
 
 
-def _tune_input(project: Path) -> tuple[Path, Path]:
-    """tests.csv in which ring beats allreduce's default at 8 B (violated, 1.5x) and holds at
-    1 KiB; decided_with.json with the campaign's analysis options."""
-    rows = [
-        {
-            "guideline": f"ALGO.{ENTRY}.allreduce.ring", "relation": "le", "mpi": ENTRY,
-            "algorithm": "library-default|ring", "nodes": "1", "ppn": "2", "heap": "default",
-            "op": "allreduce", "msg_size": str(size), "dtype": "char", "group": "0",
-            "median_lhs": str(1e-5 * ratio), "median_rhs": "1e-05",
-            "violation_ratio": str(ratio), "ratio_low": str(ratio * 0.9),
-            "ratio_high": str(ratio * 1.1), "low_level": "0.999", "high_level": "0.95",
-            "verdict": verdict,
-        }
-        for size, ratio, verdict in [(8, 1.5, "violated"), (1024, 1.0, "holds")]
-    ]  # fmt: skip
-    tests, decided = project / "tune-input" / "tests.csv", project / "tune-input" / "d.json"
-    tests.parent.mkdir()
-    pd.DataFrame(rows).to_csv(tests, index=False)
-    analysis = {"p_thres": 0.5, "v_thres": 1.0, "confidence": 0.95}
-    decided.write_text(json.dumps({"analysis": analysis}))
-    return tests, decided
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = new_project(tmp_path_factory.mktemp("tune-applied") / "project", {})
-    (root / CAMPAIGN).parent.mkdir(parents=True, exist_ok=True)
-    (root / CAMPAIGN).write_text(yaml.safe_dump(CONFIG, sort_keys=False))
-    tests, decided = _tune_input(root)
-    tuning = root / "results" / "tune-applied" / "tuning"
-    done = subprocess.run(
-        [sys.executable, "-m", "mpiguide", "tune", "--tests", str(tests), "--decided-with",
-         str(decided), "--config", CAMPAIGN, "--outdir", str(tuning)],
-        cwd=root, env=snakemake_env(), capture_output=True, text=True, timeout=300, check=False,
+    root = campaign_project(tmp_path_factory.mktemp("tune-applied") / "project", CAMPAIGN, CONFIG)
+    # ring beats allreduce's default at 8 B (violated, 1.5x) and holds at 1 KiB
+    rows = algo_tests(
+        f"ALGO.{ENTRY}.allreduce.ring", ENTRY, "library-default|ring",
+        [(8, 1.5, "violated"), (1024, 1.0, "holds")],
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_tune(root, rows, CAMPAIGN, root / "results" / "tune-applied" / "tuning")
     return root
-
-
-def _sides(cell: str) -> list[str]:
-    """A tests.csv cell as (lhs, rhs): `lhs|rhs`, or one value for both sides."""
-    parts = cell.split("|")
-    return parts if len(parts) == 2 else parts * 2
-
-
-def _block_entries(output: str) -> list[dict[str, Any]]:
-    """The entries of every `mpiguide run-block` command the invocation ran (its shell commands,
-    printed by the profile's printshellcmds)."""
-    entries = []
-    for line in output.splitlines():
-        if "mpiguide run-block --spec-json" in line:
-            words = shlex.split(line)
-            spec = json.loads(words[words.index("--spec-json") + 1])
-            entries += spec["entries"]
-    return entries
 
 
 def test_verify_measures_the_rules_file_tune_wrote(project: Path) -> None:
@@ -128,7 +86,7 @@ def test_verify_measures_the_rules_file_tune_wrote(project: Path) -> None:
     verify = project / "results" / "tune-applied-verify"
     assert sorted(p.name for p in (verify / "raw").iterdir()) == [ENTRY, APPLIED]
     # the launches ran: openmpi.applied with the rules file in its environment, openmpi without
-    launched = _block_entries(result.stdout + result.stderr)
+    launched = block_entries(result.stdout + result.stderr)
     assert {e["mpi"] for e in launched} == {ENTRY, APPLIED}
     assert len(launched) == 2 * CONFIG["runs"]
     for entry in launched:
@@ -151,10 +109,10 @@ def test_verify_measures_the_rules_file_tune_wrote(project: Path) -> None:
     assert len(runs) and len(beats)
     # no test takes a forced algorithm's rows from openmpi.applied: every algorithm label of a
     # test that reads it is the library's choice there
-    read = tests[tests["mpi"].map(lambda cell: APPLIED in _sides(cell))]
+    read = tests[tests["mpi"].map(lambda cell: APPLIED in sides(cell))]
     assert len(read) > len(runs) + len(beats)  # the campaign's own guideline too
     for row in read.itertuples():
-        for mpi, label in zip(_sides(row.mpi), _sides(row.algorithm), strict=True):
+        for mpi, label in zip(sides(row.mpi), sides(row.algorithm), strict=True):
             assert mpi != APPLIED or label in ("", "library-default"), row
 
     checks = pd.read_csv(verify / "verify.csv", dtype={"msg_size": str})

@@ -4,9 +4,9 @@ algorithm that beats its default significantly, if any.
 Input: tests.csv's guidelines `ALGO.<entry>.<op>.<algorithm>` (mpiguide.campaign.expansion adds
 them: the library's choice ≼ that algorithm, both measured in the same launches; Intel MPI's
 preset in an mpi entry of its own, the library's choice in that entry's launches against the
-swept entry's) and the settings behind them. A test's medians are its two sides', whichever
-rows they pair. A collective is tuned at a communicator size and message size only where an
-algorithm beats the default significantly — its ALGO test is `violated` (the paired test at
+swept entry's, paired block by block) and the settings behind them. A test's medians are its two
+sides', whichever rows they pair. A collective is tuned at a communicator size and message size
+only where an algorithm beats the default significantly — its ALGO test is `violated` (at
 `analysis.tuning`'s p_thres and v_thres) in every test at that size — and then the fastest such
 algorithm is chosen; everywhere else the default stays.
 """
@@ -74,7 +74,7 @@ def _number(text: object) -> float:
 def algorithm_rows(tests: pd.DataFrame, settings: Mapping[str, AlgorithmSetting]) -> pd.DataFrame:
     """Figure 5's view: one row per ALGO test; `speedup` is the default's time over the
     algorithm's (the test's violation_ratio), `verdict` the test's (violated: the algorithm is
-    faster than the default by the paired test)."""
+    faster than the default by its test)."""
     by_guideline = {setting.guideline: setting for setting in settings.values()}
     mine = tests[tests["guideline"].isin(by_guideline)]
     rows = []

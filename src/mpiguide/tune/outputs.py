@@ -1,18 +1,18 @@
 """From verdict to fix: the library's own algorithms that beat its default, as settings it reads.
 
 Input: tests.csv (the guidelines `ALGO.<entry>.<op>.<algorithm>` that mpiguide.campaign.expansion
-adds: the library's choice ≼ that algorithm, within the entry's launches) and the settings behind
-them. A collective is tuned at a communicator size and message size only where an algorithm
-beats the default significantly — its ALGO test is `violated` (the paired test at
-`analysis.tuning`'s p_thres and v_thres) in every test at that size — and then the fastest such
-algorithm is chosen; everywhere else the default stays.
+adds: the library's choice ≼ that algorithm, in the same launches; an Intel MPI preset across
+launches, paired block by block) and the settings behind them. A collective is tuned at a
+communicator size and message size only where an algorithm beats the default significantly — its
+ALGO test is `violated` (at `analysis.tuning`'s p_thres and v_thres) in every test at that size —
+and then the fastest such algorithm is chosen; everywhere else the default stays.
 
 Outputs (mpiguide.core.paths names them):
 - algorithms.csv: Hunold 2023 (MPINPC) Figure 5's view, each algorithm's median against the
-  default per collective, deployment and size, with the paired test's ratio, bounds and verdict;
+  default per collective, deployment and size, with its test's ratio, bounds and verdict;
 - per Open MPI entry an Open MPI 4.1 dynamic rules file (coll_tuned_dynamic_rules_filename);
-- per Intel MPI entry its I_MPI_ADJUST_<OP> variables, the preset chosen per communicator size
-  and message-size range (mpiguide.tune.intelmpi_settings);
+- per Intel MPI entry its I_MPI_ADJUST_<OP> variables, one preset per collective for every call
+  (mpiguide.tune.intelmpi_settings);
 - per MPICH entry the cvar settings (MPICH reads one algorithm per collective for every size)
   and, where something is tuned, MPICH 4.0.2's JSON collective selection, which chooses per
   communicator size and message-size range (mpiguide.tune.mpich_selection);
