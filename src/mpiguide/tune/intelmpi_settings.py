@@ -30,6 +30,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from mpiguide.tune import words
 from mpiguide.tune.choose import Choice, Untunable, one_for_all
 
 USE = "set -a; . <this file>; set +a"
@@ -44,7 +45,7 @@ def where_measured(picks: Sequence[Choice]) -> str:
     for pick in sorted(picks, key=lambda c: (c.ranks, c.msg_size or 0)):
         sizes = by_ranks.setdefault(pick.ranks, [])
         if pick.msg_size is not None:
-            sizes.append(f"{pick.msg_size} B")
+            sizes.append(words.size_text(pick.msg_size))
     return "; ".join(
         f"{ranks} ranks" + (f" at {', '.join(sizes)}" if sizes else "")
         for ranks, sizes in by_ranks.items()
