@@ -2,7 +2,7 @@
 
 It opens with the answer: one line per guideline in words (violated where, by how much and
 how sure; holds to within v_thres; or cannot tell yet, and how many runs might tell), from
-tests.csv and verdict_lines.csv as check and report_tables wrote them; beside them what
+tests.csv and verdict_lines.csv as check wrote them; beside them what
 qualifies them (deployments with more ranks than this machine's cores, runs slow or fast as a
 whole from variability's runs.csv); the method in one sentence with a link to
 docs/analysis.md, and the options the verdicts were decided with (decided_with.json) folded
