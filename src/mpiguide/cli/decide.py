@@ -69,7 +69,7 @@ def check(args: argparse.Namespace) -> None:
 
     selection = parse_json(args.guidelines_json, "--guidelines-json", list)
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
-    catalogue = load_catalogue(args.catalogue)
+    catalogue = load_catalogue(args.catalogue, selection)
     resolved = resolve(selection, catalogue, "--guidelines-json")
     looks = looks_of(args.runs_json)
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
@@ -92,7 +92,7 @@ def plan_round(args: argparse.Namespace) -> None:
 
     selection = parse_json(args.guidelines_json, "--guidelines-json", list)
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
-    resolved = resolve(selection, load_catalogue(args.catalogue), "--guidelines-json")
+    resolved = resolve(selection, load_catalogue(args.catalogue, selection), "--guidelines-json")
     looks = looks_of(args.runs_json)
     if looks is None or not looks.adaptive:
         raise MpiguideError(f"--runs-json {args.runs_json}: not a range of runs; nothing to plan")

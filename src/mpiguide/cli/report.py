@@ -113,7 +113,7 @@ def page(args: argparse.Namespace) -> None:
     from mpiguide.reports.versions import pairs_from_json
 
     selection = parse_json(args.guidelines_json, "--guidelines-json", list)
-    guidelines = resolve(selection, load_catalogue(args.catalogue), "--guidelines-json")
+    guidelines = resolve(selection, load_catalogue(args.catalogue, selection), "--guidelines-json")
     sources = PageSources(
         campaign=args.campaign,
         tests_csv=args.tests,
