@@ -81,7 +81,8 @@ rule figures:
     params:
         plots=as_json(config["plots"]),
         campaign=config["campaign"],
-        variability=VARIABILITY_DIR,
+        # the directory of variability's tables and plots
+        variability=lambda wildcards, output: os.path.dirname(output.spread),
     shell:
         "python -m mpiguide figures --timings {input.timings:q} --medians {input.medians:q}"
         " --tests {input.tests:q} --slowdown {input.slowdown:q}"
