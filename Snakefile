@@ -19,10 +19,7 @@ if not ANALYSIS_ONLY:
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/rounds.smk"
 include: "workflow/rules/analyse.smk"
-include: "workflow/rules/library_table.smk"
-include: "workflow/rules/report_tables.smk"
-include: "workflow/rules/plot.smk"
-include: "workflow/rules/slowdown.smk"
+include: "workflow/rules/figures.smk"
 include: "workflow/rules/selftest.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/tune.smk"
@@ -48,8 +45,7 @@ rule all:
         LIBRARY_TABLE.values(),
         REPORT_TABLES.values(),
         COST_OUTPUTS.values(),
-        PLOTS,
-        SLOWDOWN_OVERVIEW,
+        rules.figures.output,
         PAGE,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
         OPTION_RECORD_FILES,

@@ -78,7 +78,7 @@ def test_a_plots_change_reruns_only_the_plots_and_the_page(
     campaign_copy: Path, edit_config: EditConfig, metadata: Callable[[Path], Path]
 ) -> None:
     edit_config(lambda config: config.update(plots={"focus": "violated", "max": 5}))
-    expected = {"plot": 1, "page": 1, "options_record": 1, "all": 1}
+    expected = {"figures": 1, "page": 1, "options_record": 1, "all": 1}
     assert scheduled_jobs(metadata(campaign_copy)) == expected
 
 

@@ -1,15 +1,33 @@
-# Guideline verdicts. Only this rule and the plots see `analysis:` and `guidelines:`, so editing
-# them re-runs the analysis and never a benchmark.
+# Guideline verdicts, and the tables made from them: what the report shows first (one line per
+# guideline, included on its front page by workflow/report/workflow.rst, and the tests of
+# violated and undecided groups) and Table 2 of Manwade & Kulkarni 2018 (guideline x MPI library
+# x size). One job: each table is a fraction of a second of work, a job of its own a Python start
+# and a pandas import. Only this rule and the figures see `analysis:` and `guidelines:`, so
+# editing them re-runs the analysis and never a benchmark.
 
 from mpiguide.core.paths import (
     GATE_TXT,
     JUNIT_XML,
+    LIBRARY_TABLE_CSV,
+    LIBRARY_TABLE_FILES,
+    LIBRARY_TABLE_MD,
     LOGS_TREE,
     LOOKS_CSV,
     MEDIANS_PARQUET,
+    REPORT_TABLE_FILES,
     SUMMARY_CSV,
     SUMMARY_MD,
+    VERDICT_LINES_CSV,
+    VERDICT_LINES_RST,
+    VIOLATED_UNDECIDED_CSV,
 )
+
+REPORT_TABLES = {
+    name: f"{RESULTS}/{GUIDELINES_TREE}/{name}" for name in REPORT_TABLE_FILES
+}
+LIBRARY_TABLE = {
+    name: f"{RESULTS}/{GUIDELINES_TREE}/{name}" for name in LIBRARY_TABLE_FILES
+}
 
 # An adaptive campaign's check also writes, per guideline and look, the tests that stopped there.
 ADAPTIVE_OUTPUTS = (
@@ -56,6 +74,26 @@ rule check_guidelines:
             category="Tables",
             labels={"table": "slowdown"},
         ),
+        lines=report(
+            REPORT_TABLES[VERDICT_LINES_CSV],
+            caption="../report/verdict_lines.rst",
+            category="Summary",
+            labels={"table": "holds / violated / undecided per guideline"},
+        ),
+        lines_rst=REPORT_TABLES[VERDICT_LINES_RST],
+        violated_undecided=report(
+            REPORT_TABLES[VIOLATED_UNDECIDED_CSV],
+            caption="../report/violated_undecided.rst",
+            category="Summary",
+            labels={"table": "tests of violated and undecided groups"},
+        ),
+        library_table=report(
+            LIBRARY_TABLE[LIBRARY_TABLE_CSV],
+            caption="../report/library_table.rst",
+            category="Summary",
+            labels={"table": "holds / violated per guideline, MPI library and size"},
+        ),
+        library_table_md=LIBRARY_TABLE[LIBRARY_TABLE_MD],
     log:
         f"{RESULTS}/{LOGS_TREE}/check_guidelines.log",
     conda:

@@ -41,7 +41,7 @@ OPTION_RECORDS = {
             },
             ("aggregate", "aggregate_round"),
         ),
-        OptionRecord.of("plots", config["plots"], ("plot",)),
+        OptionRecord.of("plots", config["plots"], ("figures",)),
         OptionRecord.of("fail_on", config["fail_on"], ("check_guidelines", "fail_on")),
         OptionRecord.of(
             "models",
@@ -73,7 +73,7 @@ def defined_rule(name: str):
 
 # The consumers whose outputs a record's job waits for: those `all` asks for.
 WAITED_CONSUMERS = {
-    "check_guidelines", "plot", "aggregate", "grid",
+    "check_guidelines", "figures", "aggregate", "grid",
     *(["fit_models"] if config["models"] else []),
     *(["fail_on"] if GATE_TARGETS else []),
 }  # fmt: skip

@@ -49,7 +49,7 @@ rule page:
         plots=PLOTS,
         figures=SLOWDOWN_OVERVIEW,
         tables=PAGE_TABLES,
-        runs=rules.variability.output.runs,
+        runs=rules.figures.output.runs,
         # once `snakemake --report` has written it (no rule makes it)
         report=lambda wildcards: [REPORT_HTML] if os.path.exists(REPORT_HTML) else [],
     output:

@@ -59,21 +59,28 @@ def exit_on_failing_verdicts(counts: dict[str, int], fail_on: str) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    from mpiguide.analysis.analysis_types import AnalysisOptions
+    from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
     from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.analysis.guidelines import check
-    from mpiguide.core.paths import JUNIT_XML
+    from mpiguide.core.paths import DECIDED_WITH_JSON, JUNIT_XML, TESTS_CSV
     from mpiguide.reports.junit import verdict_counts, write_junit
+    from mpiguide.reports.library_table import write_library_table
+    from mpiguide.reports.report_tables import write_report_tables
 
     selection = parse_json(args.guidelines_json, "--guidelines-json", list)
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
-    catalogue = load_catalogue(args.catalogue)
+    catalogue = load_catalogue(args.catalogue, selection)
     resolved = resolve(selection, catalogue, "--guidelines-json")
     looks = looks_of(args.runs_json)
     options = AnalysisOptions.from_mapping(analysis, "--analysis-json")
     tests = check(args.medians, resolved, options, args.outdir, looks, selection)
     texts = {guideline.id: guideline.text for guideline in resolved}
     write_junit(tests, texts, options.varied, args.fail_on, args.outdir / JUNIT_XML)
+    # The tables read from tests.csv and the record as written, as any later reader would:
+    # here, in the process that has pandas loaded already, rather than in jobs of their own.
+    tests_csv = args.outdir / TESTS_CSV
+    write_report_tables(tests_csv, Decisions.read(args.outdir / DECIDED_WITH_JSON), args.outdir)
+    write_library_table(tests_csv, options.varied, args.outdir)
     if not args.exit_zero:
         exit_on_failing_verdicts(verdict_counts(tests), args.fail_on)
 
@@ -85,7 +92,7 @@ def plan_round(args: argparse.Namespace) -> None:
 
     selection = parse_json(args.guidelines_json, "--guidelines-json", list)
     analysis = parse_json(args.analysis_json, "--analysis-json", dict)
-    resolved = resolve(selection, load_catalogue(args.catalogue), "--guidelines-json")
+    resolved = resolve(selection, load_catalogue(args.catalogue, selection), "--guidelines-json")
     looks = looks_of(args.runs_json)
     if looks is None or not looks.adaptive:
         raise MpiguideError(f"--runs-json {args.runs_json}: not a range of runs; nothing to plan")
@@ -138,7 +145,8 @@ def diff(args: argparse.Namespace) -> None:
 
 
 COMMANDS = (
-    Command("check", "test the selected guidelines on the run medians", check, (
+    Command("check", "test the selected guidelines on the run medians; write tests.csv and the"
+            " tables made from it", check, (
         MEDIANS,
         CATALOGUE,
         GUIDELINES_JSON,

@@ -1,11 +1,13 @@
-"""The subcommands that report on the verdicts and the runs: plots, model fits, run-to-run
-variability, the report's tables, an adaptive campaign's cost, and Gropp 2018's partners."""
+"""The subcommands that report on the verdicts and the runs: figures (plots, run-to-run
+variability, the slowdown overview: each alone, or all at once), model fits, the campaign page,
+an adaptive campaign's cost, and Gropp 2018's partners."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mpiguide.cli.arguments import (
     ANALYSIS_JSON,
@@ -29,24 +31,59 @@ from mpiguide.cli.arguments import (
 from mpiguide.cli.decide import looks_of
 from mpiguide.core.errors import MpiguideError
 from mpiguide.core.package_data import MODEL_CATALOGUE
-from mpiguide.core.paths import COST_FILES, LIBRARY_TABLE_FILES, REPORT_TABLE_FILES
+from mpiguide.core.paths import COST_FILES
 
-# Processes drawing the plots: the plot rule's threads (workflow/rules/plot.smk).
+if TYPE_CHECKING:
+    from mpiguide.reports.plots import PlotOptions
+
+# Processes drawing the figures: the figures rule's threads (workflow/rules/figures.smk).
 PLOT_PROCESSES = 2
 # What a figure pasted alone into a slide names first.
 CAMPAIGN_NAME = Option("--campaign", "the campaign's name, for the figures' titles (default: none)",
                        settings={"metavar": "NAME"})  # fmt: skip
+PLOTS_JSON = Option(
+    "--plots-json",
+    "the campaign's plots: {focus, max}, as JSON (default: {}, the schema's defaults)",
+    settings={"default": "{}", "metavar": "JSON"},
+)
+SLOWDOWN = Option(
+    "--slowdown",
+    "slowdown.csv (written by `mpiguide check`)",
+    Role.READS,
+    {"type": existing_file, "required": True, "metavar": "CSV"},
+)
+PROCESSES = Option(
+    "--processes",
+    f"draw the figures in N processes (default: {PLOT_PROCESSES},"
+    " as the workflow's figures rule reserves)",
+    settings={"type": integer(1), "default": PLOT_PROCESSES, "metavar": "N"},
+)
+
+
+def plot_options(args: argparse.Namespace) -> PlotOptions:
+    from mpiguide.reports.plots import PlotOptions
+
+    return PlotOptions.from_mapping(parse_json(args.plots_json, "--plots-json", dict),
+                                    "--plots-json")  # fmt: skip
 
 
 def plot(args: argparse.Namespace) -> None:
     from mpiguide.analysis.analysis_types import Decisions
-    from mpiguide.reports.plots import PlotOptions, plot
+    from mpiguide.reports.plots import plot
 
     decisions = Decisions.read(args.decided_with)
-    plots = PlotOptions.from_mapping(parse_json(args.plots_json, "--plots-json", dict),
-                                     "--plots-json")  # fmt: skip
-    plot(args.timings, args.tests, decisions, args.outdir, plots, args.campaign or "",
+    plot(args.timings, args.tests, decisions, args.outdir, plot_options(args), args.campaign or "",
          args.processes)  # fmt: skip
+
+
+def figures(args: argparse.Namespace) -> None:
+    from mpiguide.analysis.analysis_types import Decisions
+    from mpiguide.reports.figures import figures
+
+    decisions = Decisions.read(args.decided_with)
+    figures(args.timings, args.medians, args.tests, args.slowdown, decisions, plot_options(args),
+            (args.plots, args.slowdown_png, args.variability), args.campaign or "",
+            args.processes)  # fmt: skip
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -70,26 +107,13 @@ def variability(args: argparse.Namespace) -> None:
     variability(args.medians, args.timings, args.tests, options, args.outdir, args.campaign or "")
 
 
-def library_table(args: argparse.Namespace) -> None:
-    from mpiguide.reports.library_table import write_library_table
-
-    write_library_table(args.tests, args.varied, args.outdir)
-
-
-def report_tables(args: argparse.Namespace) -> None:
-    from mpiguide.analysis.analysis_types import Decisions
-    from mpiguide.reports.report_tables import write_report_tables
-
-    write_report_tables(args.tests, Decisions.read(args.decided_with), args.outdir)
-
-
 def page(args: argparse.Namespace) -> None:
     from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.reports.page import PageSources, write_page
     from mpiguide.reports.versions import pairs_from_json
 
     selection = parse_json(args.guidelines_json, "--guidelines-json", list)
-    guidelines = resolve(selection, load_catalogue(args.catalogue), "--guidelines-json")
+    guidelines = resolve(selection, load_catalogue(args.catalogue, selection), "--guidelines-json")
     sources = PageSources(
         campaign=args.campaign,
         tests_csv=args.tests,
@@ -129,14 +153,11 @@ def cost(args: argparse.Namespace) -> None:
 
 def slowdown_plot(args: argparse.Namespace) -> None:
     from mpiguide.analysis.analysis_types import Decisions
-    from mpiguide.analysis.slowdown import read_slowdown
-    from mpiguide.reports.figure_style import figure_footer, read_footer_tests, slowdown_tests
-    from mpiguide.reports.slowdown_plot import plot_overview
+    from mpiguide.reports.slowdown_plot import overview_job
 
-    decisions = Decisions.read(args.decided_with)
-    drawn = slowdown_tests(read_footer_tests(args.tests))
-    footer = figure_footer(args.campaign or "", decisions, drawn)
-    plot_overview(read_slowdown(args.slowdown), args.out, footer)
+    job = overview_job(args.slowdown, args.tests, Decisions.read(args.decided_with),
+                       args.campaign or "", args.out)  # fmt: skip
+    job.draw(*job.args)
 
 
 def partners(args: argparse.Namespace) -> None:
@@ -152,18 +173,32 @@ def partners(args: argparse.Namespace) -> None:
 
 # The reports of a campaign's verdicts and runs, in the order --help lists them.
 CAMPAIGN_REPORTS = (
+    Command("figures", "draw every figure of the verdicts and runs in one process: those of"
+            " plot, slowdown-plot and variability, with variability's tables", figures, (
+        TIMINGS,
+        MEDIANS,
+        TESTS,
+        SLOWDOWN,
+        DECIDED_WITH,
+        PLOTS_JSON,
+        CAMPAIGN_NAME,
+        Option("--plots", "the directory to write plot's figures into", Role.WRITES_DIR,
+               {"type": Path, "required": True, "metavar": "DIR"}),
+        Option("--slowdown-png", "the slowdown overview's PNG file to write", Role.WRITES,
+               {"type": Path, "required": True, "metavar": "PNG"}),
+        Option("--variability", "the directory to write variability's tables and plots into",
+               Role.WRITES_DIR, {"type": Path, "required": True, "metavar": "DIR"}),
+        PROCESSES,
+    )),
     Command("plot", "plot every group per guideline and deployment, the groups `plots` selects,"
             " and the overview heatmap", plot, (
         TIMINGS,
         TESTS,
         DECIDED_WITH,
-        Option("--plots-json", "the campaign's plots: {focus, max}, as JSON (default: {}, the"
-               " schema's defaults)", settings={"default": "{}", "metavar": "JSON"}),
+        PLOTS_JSON,
         CAMPAIGN_NAME,
         OUTDIR,
-        Option("--processes", f"draw the figures in N processes (default: {PLOT_PROCESSES}, "
-               "as the workflow's plot rule reserves)",
-               settings={"type": integer(1), "default": PLOT_PROCESSES, "metavar": "N"}),
+        PROCESSES,
     )),
     Command("fit", "fit latency models to the run medians", fit, (
         MEDIANS,
@@ -186,25 +221,6 @@ CAMPAIGN_REPORTS = (
         CAMPAIGN_NAME,
     )),
     Command(
-        "library-table",
-        "write Manwade & Kulkarni's Table 2 layout (guideline x mpi x size) from tests.csv",
-        library_table,
-        (
-            TESTS,
-            Option("--varied", "the campaign's analysis.varied",
-                   settings={"required": True, "metavar": "PARAMETER"}),
-            # beside tests.csv in the workflow: only its own files must not be inputs
-            OUTDIR.but(role=Role.WRITES_INTO, files=LIBRARY_TABLE_FILES),
-        ),
-    ),
-    Command(
-        "report-tables",
-        "write the report's verdict lines per guideline and the tests of violated and undecided"
-        " groups from tests.csv",
-        report_tables,
-        (TESTS, DECIDED_WITH, OUTDIR.but(role=Role.WRITES_INTO, files=REPORT_TABLE_FILES)),
-    ),
-    Command(
         "page",
         "write the campaign page: a line per guideline saying its verdict, what qualifies it,"
         " the options decided with, its tests, figures and tables, as one HTML file that reads"
@@ -216,7 +232,7 @@ CAMPAIGN_REPORTS = (
             TESTS,
             Option("--summary", "summary.csv (written by `mpiguide check`)", Role.READS,
                    {"type": existing_file, "required": True, "metavar": "CSV"}),
-            Option("--verdict-lines", "verdict_lines.csv (written by `mpiguide report-tables`)",
+            Option("--verdict-lines", "verdict_lines.csv (written by `mpiguide check`)",
                    Role.READS, {"type": existing_file, "required": True, "metavar": "CSV"}),
             DECIDED_WITH,
             CATALOGUE,
@@ -268,8 +284,7 @@ OVERVIEWS = (
         "severity overview of slowdown.csv: collectives by message size (Hunold 2023, Figure 3)",
         slowdown_plot,
         (
-            Option("--slowdown", "slowdown.csv (written by `mpiguide check`)", Role.READS,
-                   {"type": existing_file, "required": True, "metavar": "CSV"}),
+            SLOWDOWN,
             TESTS.but(help="tests.csv (written by `mpiguide check`): its guidelines, whose"
                       " options the footer states"),
             DECIDED_WITH,

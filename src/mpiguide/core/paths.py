@@ -127,9 +127,9 @@ GUIDELINE_FILES = (TESTS_CSV, SUMMARY_CSV, SUMMARY_MD, SLOWDOWN_CSV, DECIDED_WIT
 # written by `mpiguide gate` when the campaign sets `fail_on`: the verdict counts that passed
 GATE_TXT = "fail_on.txt"
 
-# guidelines/: MPINPC's overview of the slowdowns (`mpiguide slowdown-plot`).
+# guidelines/: MPINPC's overview of the slowdowns (`mpiguide figures`, or `slowdown-plot`).
 SLOWDOWN_PNG = "slowdown.png"
-# guidelines/: written by `mpiguide report-tables` (reports/report_tables.py) for the report:
+# guidelines/: written by `mpiguide check` (reports/report_tables.py) for the report:
 # one line per guideline on its front page (.rst, and the same counts as a table), and the tests
 # of every violated or undecided group.
 VERDICT_LINES_CSV = "verdict_lines.csv"
@@ -143,7 +143,7 @@ COST_CSV = "cost.csv"
 CAMPAIGN_COST_CSV = "campaign_cost.csv"
 COST_RST = "cost.rst"
 COST_FILES = (COST_CSV, CAMPAIGN_COST_CSV, COST_RST)
-# guidelines/: written by `mpiguide library-table` (reports/library_table.py): Manwade &
+# guidelines/: written by `mpiguide check` (reports/library_table.py): Manwade &
 # Kulkarni's Table 2 layout, long (.csv) and wide (.md).
 LIBRARY_TABLE_CSV = "library_table.csv"
 LIBRARY_TABLE_MD = "library_table.md"

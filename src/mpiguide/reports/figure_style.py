@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from mpiguide.analysis.analysis_types import (
@@ -261,59 +262,91 @@ def figure_caption(name: str, campaign: str, decisions: Decisions, tests: pd.Dat
     `name` is the figure's path below plots/ without its suffix (`forest/openmpi/1x2/GL4`,
     `forest/openmpi/1x2/GL4/page2`, `overview/GL4-group0003-violated`, `focus/...`,
     `heatmap`), or, for a figure of the whole campaign, its file's stem (`slowdown`); `tests`
-    is tests.csv, its cells as numbers or as written."""
-    tests = tests.assign(**{
-        column: pd.to_numeric(tests[column], errors="coerce")
-        for column in _CAPTION_NUMBERS if column in tests
-    })  # fmt: skip
-    what, shown, where = _what_it_shows(labels_of_plot(name), tests.assign(
-        _effect=effect_ratio(tests)), decisions.options.varied)  # fmt: skip
-    footer = figure_footer(campaign, decisions, shown, where)
-    return f"{what} — {'; '.join(footer.splitlines())}."
+    is tests.csv, its cells as numbers or as written. For many figures of one tests.csv,
+    FigureCaptions reads it once."""
+    return FigureCaptions(campaign, decisions, tests).caption(name)
 
 
-def _what_it_shows(
-    labels: Mapping[str, str], tests: pd.DataFrame, varied: str
-) -> tuple[str, pd.DataFrame, str]:
-    """A figure's description, the rows of tests.csv it draws and their deployment, from its
-    labels (paths.labels_of_plot)."""
-    kind, guideline = labels["plot"], labels["guideline"]
-    mine = tests.loc[tests["guideline"].astype(str).map(safe_name) == guideline]
-    if kind.startswith(FOREST):
-        rows = deciding_tests(mine)
-        places = [" ".join(map(safe_name, group_deployment(row, varied)))
-                  for row in rows.to_dict("records")]  # fmt: skip
-        rows = rows.loc[[place == labels["deployment"] for place in places]]
-        where = _where(rows, varied)
-        page = kind.removeprefix(FOREST).strip()
-        return (f"Forest plot of {_named(rows, guideline)} in {where}{f', {page}' if page else ''}"
-                ": per group, the violation_ratio of its test farthest from its relation among "
-                "those with the group's verdict, with its bounds [ratio_low, ratio_high]", rows,
-                where)  # fmt: skip
-    if labels["group"] != "all":
-        group = mine.loc[mine["group"] == int(labels["group"])]
-        where = _where(group, varied)
-        title = f"{_named(group, guideline)} group {int(labels['group'])} ({labels['verdict']})"
-        if kind != "focus":
-            return (f"Overview of {title} in {where}: the median of run medians of both sides by "
-                    f"{varied}", group, where)  # fmt: skip
-        shown = deciding_tests(group)
-        what = f"Focus plot of {title} in {where}: every run's repetitions of both sides"
-        for _, test in shown.iterrows():
-            what += (f" at {varied}={value_label(varied, test[varied])}, violation_ratio "
-                     f"{number_text(test['violation_ratio'])} [{number_text(test['ratio_low'])}, "
-                     f"{number_text(test['ratio_high'])}]")  # fmt: skip
-        return what, shown, where
-    if kind == SLOWDOWN_FIGURE:
-        what = (
-            "Slowdown overview: per library and deployment, each collective by message size, "
-            "coloured by its slowdown against the fastest significantly faster alternative"
-        )
-        return what, slowdown_tests(tests), ""
-    if kind == HEATMAP:
-        return (f"Heatmap: the median effect ratio per guideline and operations by {varied}, "
-                "each cell marked with its tests' verdict", tests, "")  # fmt: skip
-    return kind, tests, ""
+class FigureCaptions:
+    """figure_caption of every figure of one campaign: tests.csv read as numbers, split by
+    guideline and each guideline's forest rows found once, not once per figure (a campaign
+    page captions every figure it shows)."""
+
+    def __init__(self, campaign: str, decisions: Decisions, tests: pd.DataFrame) -> None:
+        self.campaign = campaign
+        self.decisions = decisions
+        tests = tests.assign(**{
+            column: pd.to_numeric(tests[column], errors="coerce")
+            for column in _CAPTION_NUMBERS if column in tests
+        })  # fmt: skip
+        self.tests = tests.assign(_effect=effect_ratio(tests))
+        names = self.tests["guideline"].astype(str).map(safe_name)
+        self._guidelines = dict(list(self.tests.groupby(names, sort=False)))
+        self._forests: tuple[pd.DataFrame, np.ndarray, np.ndarray] | None = None
+
+    def caption(self, name: str) -> str:
+        """figure_caption of the figure `name`."""
+        what, shown, where = self._what_it_shows(labels_of_plot(name))
+        footer = figure_footer(self.campaign, self.decisions, shown, where)
+        return f"{what} — {'; '.join(footer.splitlines())}."
+
+    def _of_guideline(self, guideline: str) -> pd.DataFrame:
+        """The tests of the guideline whose name, made safe for a file, is `guideline`."""
+        return self._guidelines.get(guideline, self.tests.iloc[:0])
+
+    def _forest(self, guideline: str, deployment: str) -> pd.DataFrame:
+        """The rows of a forest plot: of every guideline's (deciding_tests: a group's rows are
+        its guideline's alone, so found once for all), those of `guideline` in `deployment`,
+        as a forest plot's path names them (`openmpi 1x2`)."""
+        if self._forests is None:
+            rows = deciding_tests(self.tests)
+            varied = self.decisions.options.varied
+            places = np.array([" ".join(map(safe_name, group_deployment(row, varied)))
+                               for row in rows.to_dict("records")], dtype=object)  # fmt: skip
+            names = rows["guideline"].astype(str).map(safe_name).to_numpy(dtype=object)
+            self._forests = rows, names, places
+        rows, names, places = self._forests
+        return rows.loc[(names == guideline) & (places == deployment)]
+
+    def _what_it_shows(self, labels: Mapping[str, str]) -> tuple[str, pd.DataFrame, str]:
+        """A figure's description, the rows of tests.csv it draws and their deployment, from
+        its labels (paths.labels_of_plot)."""
+        kind, guideline = labels["plot"], labels["guideline"]
+        varied = self.decisions.options.varied
+        if kind.startswith(FOREST):
+            rows = self._forest(guideline, labels["deployment"])
+            where = _where(rows, varied)
+            page = kind.removeprefix(FOREST).strip()
+            return (f"Forest plot of {_named(rows, guideline)} in {where}"
+                    f"{f', {page}' if page else ''}: per group, the violation_ratio of its test"
+                    " farthest from its relation among those with the group's verdict, with its"
+                    " bounds [ratio_low, ratio_high]", rows, where)  # fmt: skip
+        if labels["group"] != "all":
+            mine = self._of_guideline(guideline)
+            group = mine.loc[mine["group"] == int(labels["group"])]
+            where = _where(group, varied)
+            title = f"{_named(group, guideline)} group {int(labels['group'])} ({labels['verdict']})"
+            if kind != "focus":
+                return (f"Overview of {title} in {where}: the median of run medians of both sides"
+                        f" by {varied}", group, where)  # fmt: skip
+            shown = deciding_tests(group)
+            what = f"Focus plot of {title} in {where}: every run's repetitions of both sides"
+            for _, test in shown.iterrows():
+                what += (f" at {varied}={value_label(varied, test[varied])}, violation_ratio "
+                         f"{number_text(test['violation_ratio'])} "
+                         f"[{number_text(test['ratio_low'])}, "
+                         f"{number_text(test['ratio_high'])}]")  # fmt: skip
+            return what, shown, where
+        if kind == SLOWDOWN_FIGURE:
+            what = (
+                "Slowdown overview: per library and deployment, each collective by message size, "
+                "coloured by its slowdown against the fastest significantly faster alternative"
+            )
+            return what, slowdown_tests(self.tests), ""
+        if kind == HEATMAP:
+            return (f"Heatmap: the median effect ratio per guideline and operations by {varied},"
+                    " each cell marked with its tests' verdict", self.tests, "")  # fmt: skip
+        return kind, self.tests, ""
 
 
 def _named(tests: pd.DataFrame, guideline: str) -> str:

@@ -2,7 +2,7 @@
 
 It opens with the answer: one line per guideline in words (violated where, by how much and
 how sure; holds to within v_thres; or cannot tell yet, and how many runs might tell), from
-tests.csv and verdict_lines.csv as check and report_tables wrote them; beside them what
+tests.csv and verdict_lines.csv as check wrote them; beside them what
 qualifies them (deployments with more ranks than this machine's cores, runs slow or fast as a
 whole from variability's runs.csv); the method in one sentence with a link to
 docs/analysis.md, and the options the verdicts were decided with (decided_with.json) folded
@@ -63,7 +63,7 @@ from mpiguide.core.paths import (
     safe_name,
 )
 from mpiguide.reports.diff import ARROW, CHANGE_WORDS, CHANGES, FIXED, NEW_VIOLATION
-from mpiguide.reports.figure_style import figure_caption
+from mpiguide.reports.figure_style import FigureCaptions
 from mpiguide.reports.report_tables import decided_with_rst, read_tests, read_text_table
 from mpiguide.reports.versions import VersionChanges, VersionPair, version_changes
 
@@ -868,13 +868,13 @@ def _tests_table(tests: pd.DataFrame, varied: str, said_id: str) -> str:
     said once above it, p_adjusted where it equals p_value in every row left out."""
     rank = {verdict: index for index, verdict in enumerate(GROUP_ORDER)}
     libraries = {mpi: index for index, mpi in enumerate(pd.unique(tests["mpi"]))}
-    ordered = tests.assign(
-        _rank=tests["group_verdict"].map(rank),
-        _mpi=tests["mpi"].map(libraries),
-        _nodes=pd.to_numeric(tests["nodes"], errors="coerce"),
-        _ppn=pd.to_numeric(tests["ppn"], errors="coerce"),
-        _group=pd.to_numeric(tests["group"], errors="coerce"),
-    ).sort_values(["_rank", "_mpi", "_nodes", "_ppn", "_group"], kind="stable")
+    order = pd.DataFrame({
+        "_rank": tests["group_verdict"].map(rank).to_numpy(),
+        "_mpi": tests["mpi"].map(libraries).to_numpy(),
+        "_nodes": pd.to_numeric(tests["nodes"], errors="coerce").to_numpy(),
+        "_ppn": pd.to_numeric(tests["ppn"], errors="coerce").to_numpy(),
+        "_group": pd.to_numeric(tests["group"], errors="coerce").to_numpy(),
+    }).sort_values(["_rank", "_mpi", "_nodes", "_ppn", "_group"], kind="stable").index  # fmt: skip
     said = _said_once(tests)
     keys = _shown_keys(tests, varied)
     shown = [column for column in RESULT_COLUMNS if column in tests and column not in said]
@@ -891,6 +891,10 @@ def _tests_table(tests: pd.DataFrame, varied: str, said_id: str) -> str:
     header += [*keys, *before]
     header += ["interval [ratio_low, ratio_high]"] if has_bounds else []
     header += [*levels, *after]
+    # only the columns the rows show, in the order above: tests.csv has dozens more
+    needed = ["group", "group_verdict", "mpi", "nodes", "ppn", *keys, *before,
+              *(BOUNDS if has_bounds else ()), *levels, *after]  # fmt: skip
+    ordered = tests[list(dict.fromkeys(needed))].iloc[order]
     rows = [
         [
             _cell(row["group"], "number"),
@@ -1089,10 +1093,7 @@ def read_campaign(sources: PageSources) -> Campaign:
     )
     decisions = Decisions.read(sources.decided_with)
     tests = read_tests(sources.tests_csv)
-
-    def caption(name: str) -> str:
-        return figure_caption(name, sources.campaign, decisions, tests)
-
+    caption = FigureCaptions(sources.campaign, decisions, tests).caption
     return Campaign(
         name=sources.campaign,
         decisions=decisions,

@@ -19,7 +19,7 @@ sizes in bytes (`8 B`, `1 KiB`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -552,6 +552,21 @@ def plot(
 ) -> None:
     """Write forest/ (every group), overview/ and focus/ (the groups `plot_options` selects)
     and heatmap.png into outdir, drawn in `processes` processes."""
+    with figure_drawer(processes) as draw:
+        draw_plots(timings_parquet, tests_csv, decisions, outdir, draw, plot_options, campaign)
+
+
+def draw_plots(
+    timings_parquet: str | Path,
+    tests_csv: str | Path,
+    decisions: Decisions,
+    outdir: str | Path,
+    draw: Callable[[FigureJob], None],
+    plot_options: PlotOptions | None = None,
+    campaign: str = "",
+) -> None:
+    """plot's figures, each handed to `draw` (figure_drawing.figure_drawer's) as soon as what it
+    shows is read, the largest first."""
     timings_parquet, outdir = Path(timings_parquet), Path(outdir)
     options = decisions.options
     plot_options = plot_options or PlotOptions.from_mapping({}, "plots")
@@ -564,30 +579,30 @@ def plot(
         (outdir / sub).mkdir(parents=True, exist_ok=True)
     heatmap_path = outdir / (HEATMAP + PLOT_SUFFIX)
     if tests.empty:
-        heatmap(tests, options.varied, figure_footer(campaign, decisions, tests), heatmap_path)
+        draw(FigureJob(heatmap, (tests, options.varied, figure_footer(campaign, decisions, tests),
+                                 heatmap_path)))  # fmt: skip
         return
     keys = parameter_columns(tests)
     if options.varied not in keys:
         raise DataError(f"{tests_csv}: no column for analysis.varied {options.varied!r}")
     tests = tests.assign(_effect=effect_ratio(tests))
-    with figure_drawer(processes) as draw:
-        for job in forest_figures(tests, keys, decisions, campaign, outdir):
-            draw(job)
-        draw(FigureJob(heatmap, (tests, options.varied, figure_footer(campaign, decisions, tests),
-                                 heatmap_path)))  # fmt: skip
-        # read while the forests are drawn
-        focus = focus_tests(tests, plot_options)
-        timings = _repetitions(timings_parquet, focus) if len(focus) else None
-        by_group = tests.groupby(["guideline", "group"], sort=False)
-        for _, test in focus.iterrows():
-            name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
-            where = deployment_of(test, options.varied)
-            group = by_group.get_group((test["guideline"], test["group"]))
-            draw(FigureJob(overview_plot, (
-                group, keys, options.varied, figure_footer(campaign, decisions, group, where),
-                outdir / "overview" / name)))  # fmt: skip
-            # its title states the one test's levels
-            footer = figure_footer(campaign, decisions, test.to_frame().T, where, levels=False)
-            draw(FigureJob(focus_plot, (
-                test, _side_repetitions(test, timings), keys, options.varied, footer,
-                outdir / "focus" / name)))  # fmt: skip
+    for job in forest_figures(tests, keys, decisions, campaign, outdir):
+        draw(job)
+    draw(FigureJob(heatmap, (tests, options.varied, figure_footer(campaign, decisions, tests),
+                             heatmap_path)))  # fmt: skip
+    # read while the forests are drawn
+    focus = focus_tests(tests, plot_options)
+    timings = _repetitions(timings_parquet, focus) if len(focus) else None
+    by_group = tests.groupby(["guideline", "group"], sort=False)
+    for _, test in focus.iterrows():
+        name = group_plot_name(test["guideline"], int(test["group"]), test["group_verdict"])
+        where = deployment_of(test, options.varied)
+        group = by_group.get_group((test["guideline"], test["group"]))
+        draw(FigureJob(overview_plot, (
+            group, keys, options.varied, figure_footer(campaign, decisions, group, where),
+            outdir / "overview" / name)))  # fmt: skip
+        # its title states the one test's levels
+        footer = figure_footer(campaign, decisions, test.to_frame().T, where, levels=False)
+        draw(FigureJob(focus_plot, (
+            test, _side_repetitions(test, timings), keys, options.varied, footer,
+            outdir / "focus" / name)))  # fmt: skip

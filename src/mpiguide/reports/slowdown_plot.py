@@ -18,10 +18,18 @@ import pandas as pd
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch, Rectangle
 
-from mpiguide.analysis.slowdown import LOW_BELOW, SEVERITY_BOUNDS, SEVERITY_LABELS
+from mpiguide.analysis.analysis_types import Decisions
+from mpiguide.analysis.slowdown import LOW_BELOW, SEVERITY_BOUNDS, SEVERITY_LABELS, read_slowdown
 from mpiguide.analysis.verdicts import HOLDS, UNDECIDED, VIOLATED
 from mpiguide.core.atomic import atomic_path
-from mpiguide.reports.figure_style import VERDICT_LEGEND, with_provenance
+from mpiguide.reports.figure_drawing import FigureJob
+from mpiguide.reports.figure_style import (
+    VERDICT_LEGEND,
+    figure_footer,
+    read_footer_tests,
+    slowdown_tests,
+    with_provenance,
+)
 
 # The overview's classes, least severe first (a cell shows the most severe of its rows): a row
 # whose tests all hold, one where some test could not tell, then a violation's severities.
@@ -145,6 +153,16 @@ def overview_figure(table: pd.DataFrame, provenance_line: str = "") -> plt.Figur
     figure.tight_layout(rect=(0, bottom, 1, 1))
     _legends(figure, no_test, 0.02 / height)
     return figure
+
+
+def overview_job(
+    slowdown_csv: Path, tests_csv: Path, decisions: Decisions, campaign: str, path: Path
+) -> FigureJob:
+    """The overview of slowdown.csv to draw into `path` (figure_drawing.FigureJob), its footer
+    stating the campaign and what its `le` tests in tests.csv were decided with."""
+    drawn = slowdown_tests(read_footer_tests(tests_csv))
+    footer = figure_footer(campaign, decisions, drawn)
+    return FigureJob(plot_overview, (read_slowdown(slowdown_csv), path, footer))
 
 
 def plot_overview(table: pd.DataFrame, path: Path, provenance_line: str = "") -> None:

@@ -25,6 +25,7 @@ Outputs in the output directory:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,7 @@ from mpiguide.core.paths import (
     safe_name,
 )
 from mpiguide.core.values import canonical_value
-from mpiguide.reports.figure_drawing import save_figure
+from mpiguide.reports.figure_drawing import FigureJob, save_figure
 from mpiguide.reports.figure_style import provenance_of_runs, with_provenance
 from mpiguide.reports.plots import read_repetitions, read_tests
 
@@ -196,8 +197,11 @@ def variability(
     options: AnalysisOptions,
     outdir: str | Path,
     campaign: str = "",
+    draw: Callable[[FigureJob], None] | None = None,
 ) -> None:
-    """Write spread.csv, runs.csv and plots/ into outdir; the plots name `campaign`."""
+    """Write spread.csv, runs.csv and plots/ into outdir; the plots name `campaign`. Each plot
+    is handed to `draw` (figure_drawing.figure_drawer's), by default drawn at once."""
+    draw = draw or (lambda job: job.draw(*job.args))
     outdir = Path(outdir)
     medians = read_medians(Path(medians_parquet))
     (outdir / PLOTS_TREE).mkdir(parents=True, exist_ok=True)
@@ -228,5 +232,6 @@ def variability(
         where = f"{key[0]} {deployment_name(key[1], key[2])}"
         name = safe_name(key[0], deployment_name(key[1], key[2]), f"exp{key[3]:06d}") + ".png"
         footer = provenance_of_runs(campaign, where, options.run_band)
-        variability_plot(repetitions.loc[mask], text_medians.loc[run_mask, "median_s"],
-                         _describe(medians, key), outdir / PLOTS_TREE / name, footer)  # fmt: skip
+        draw(FigureJob(variability_plot, (
+            repetitions.loc[mask], text_medians.loc[run_mask, "median_s"],
+            _describe(medians, key), outdir / PLOTS_TREE / name, footer)))  # fmt: skip

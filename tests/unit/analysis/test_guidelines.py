@@ -232,6 +232,21 @@ def test_bad_catalogue_entries_name_file_and_key(tmp_path, entry, message):
     assert message in str(error.value)
 
 
+def test_a_job_validates_the_entries_its_selection_uses(tmp_path):
+    """`used` (a campaign's guidelines: a job's) validates the entries it names, every id, and
+    no other entry: the workflow, as it is read, and `validate` check the whole file."""
+    path = tmp_path / "guidelines.yaml"
+    path.write_text(yaml.safe_dump({"GL0": VALID, "BAD": {**VALID, "relation": "lt"}}))
+    selection = ["GL0", {"id": "INLINE", **VALID}]
+    assert set(load_catalogue(path, selection)) == {"GL0", "BAD"}
+    for used in (None, ["BAD"], ["GL0", "BAD"]):
+        with pytest.raises(ConfigError, match=r"BAD\.relation: 'lt' is not one of"):
+            load_catalogue(path, used)
+    path.write_text(yaml.safe_dump({"GL0": VALID, "GL0\n": VALID}))
+    with pytest.raises(ConfigError, match=r"guideline id 'GL0\\n' must match"):
+        load_catalogue(path, ["GL0"])
+
+
 def test_an_id_with_a_trailing_newline_is_refused(tmp_path):
     path = tmp_path / "guidelines.yaml"
     path.write_text(yaml.safe_dump({"GL0\n": VALID}))

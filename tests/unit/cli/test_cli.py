@@ -236,12 +236,11 @@ def test_every_path_a_command_takes_is_declared_read_or_written() -> None:
 def test_an_output_directory_whose_files_are_named_may_hold_the_inputs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """report-tables writes its files beside tests.csv in the workflow: only those files are
-    guarded."""
+    """cost writes its files beside tests.csv in the workflow: only those files are guarded."""
     (tmp_path / "tests.csv").write_text("guideline\n")
-    (tmp_path / "decided_with.json").write_text("{}")
-    code, _, err = run(["report-tables", "--tests", str(tmp_path / "tests.csv"),
-                        "--decided-with", str(tmp_path / "decided_with.json"),
+    (tmp_path / "timings.parquet").write_text("")
+    code, _, err = run(["cost", "--timings", str(tmp_path / "timings.parquet"),
+                        "--tests", str(tmp_path / "tests.csv"), "--runs-json", "5",
                         "--outdir", str(tmp_path)], capsys)  # fmt: skip
     assert code == 2
-    assert "cannot read what the verdicts were decided with" in err
+    assert "not a range of runs" in err

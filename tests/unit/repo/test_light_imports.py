@@ -11,13 +11,14 @@ as the workflow and a job start:
   builds the grid with pandas to estimate the runs' times.
 - `record`, the command of the options records' jobs: nothing of the analysis (numpy,
   pandas, pyarrow, yaml, jsonschema and the above).
-- the commands that only read tables (library-table, report-tables, page, slowdown-plot):
-  nothing that tests, and but for slowdown-plot nothing that draws (page captions the figures
-  in their footers' words, reports.figure_style, without matplotlib).
-- the commands that draw the verdicts and the runs (plot, variability): matplotlib alone, not
-  seaborn and nothing that tests.
-- check: the t-tests and every bound take Student's t from scipy.special; scipy.stats is
-  imported by the rank tests alone, when a campaign has them.
+- the commands that only read tables (page, slowdown-plot): nothing that tests, and but for
+  slowdown-plot nothing that draws (page captions the figures in their footers' words,
+  reports.figure_style, without matplotlib).
+- the commands that draw the verdicts and the runs (figures, plot, variability): matplotlib
+  alone, not seaborn and nothing that tests.
+- check, with the tables it writes from tests.csv: the t-tests and every bound take Student's
+  t from scipy.special; scipy.stats is imported by the rank tests alone, when a campaign has
+  them; nothing draws.
 """
 
 from __future__ import annotations
@@ -73,16 +74,16 @@ LIGHT: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "the workflow's parse": (workflow_modules(), TESTING + DRAWING),
     "record": (["mpiguide.cli", "mpiguide.campaign.options_record"],
                (*TESTING, *DRAWING, *TABLES, "yaml", "jsonschema")),
-    "library-table": (["mpiguide.cli", "mpiguide.reports.library_table"], TESTING + DRAWING),
-    "report-tables": (["mpiguide.cli", "mpiguide.reports.report_tables"], TESTING + DRAWING),
     "page": (["mpiguide.cli", "mpiguide.analysis.catalogue", "mpiguide.reports.page"],
              TESTING + DRAWING),
     "slowdown-plot": (["mpiguide.cli", "mpiguide.analysis.slowdown",
                        "mpiguide.reports.figure_style", "mpiguide.reports.slowdown_plot"],
                       (*TESTING, "seaborn")),
+    "figures": (["mpiguide.cli", "mpiguide.reports.figures"], (*TESTING, "seaborn")),
     "plot": (["mpiguide.cli", "mpiguide.reports.plots"], (*TESTING, "seaborn")),
     "variability": (["mpiguide.cli", "mpiguide.reports.variability"], (*TESTING, "seaborn")),
-    "check": (["mpiguide.cli", "mpiguide.analysis.guidelines"],
+    "check": (["mpiguide.cli", "mpiguide.analysis.guidelines", "mpiguide.reports.junit",
+               "mpiguide.reports.report_tables", "mpiguide.reports.library_table"],
               ("scipy.stats", "statsmodels", *DRAWING)),
 }  # fmt: skip
 

@@ -87,7 +87,7 @@ def frame_of_tests(rows: list[tuple] = ROWS) -> pd.DataFrame:
 def write_campaign(
     root: Path, tests: pd.DataFrame, options: AnalysisOptions = OPTIONS
 ) -> PageSources:
-    """A campaign's guidelines/ as check and report-tables write them, and a plot or two."""
+    """A campaign's guidelines/ as check writes them, and a plot or two."""
     guidelines = root / "guidelines"
     guidelines.mkdir(parents=True, exist_ok=True)
     tests.to_csv(guidelines / TESTS_CSV, index=False)
