@@ -21,6 +21,7 @@ made only when asked for: the page says whether it is older than the tables.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import html
 import json
@@ -159,15 +160,33 @@ class Figure:
 @dataclass(frozen=True)
 class ReportAge:
     """Snakemake's report beside the page: where `snakemake --report` writes it, when it was
-    written (None: not there) and when the tables it would show were."""
+    written (None: not there), when the tables it would show were, and whether it holds
+    these tables, byte for byte (an analysis run again on the same runs and options writes
+    them anew, the same)."""
 
     path: Path
     written: datetime | None
     tables_written: datetime
+    holds_tables: bool = False
 
     @property
     def stale(self) -> bool:
-        return self.written is not None and self.written < self.tables_written
+        return (
+            self.written is not None
+            and self.written < self.tables_written
+            and not self.holds_tables
+        )
+
+
+def report_holds(report: Path, tables: Iterable[Path]) -> bool:
+    """Whether Snakemake's report `report` holds each of `tables` as it is now: Snakemake
+    embeds a file of the report in base64. False when the report or a table is not there."""
+    try:
+        embedded = report.read_bytes()
+        encoded = [base64.b64encode(table.read_bytes()) for table in tables]
+    except FileNotFoundError:
+        return False
+    return bool(encoded) and all(table in embedded for table in encoded)
 
 
 @dataclass(frozen=True)
@@ -979,9 +998,10 @@ def _report_notice(report: ReportAge, page_dir: Path, made: datetime) -> str:
             f"({_time(made)}), {link} dated from {_time(report.written)}, tests.csv from "
             f"{_time(report.tables_written)}.</p>"
         )
+    when = "it holds these tables" if report.holds_tables else "after tests.csv"
     return (
         f'<p class="notice" id="snakemake-report">Snakemake\'s provenance report of these '
-        f"results: {link} (written {_time(report.written)}, after tests.csv).</p>"
+        f"results: {link} (written {_time(report.written)}, {when}).</p>"
     )
 
 
@@ -1104,7 +1124,12 @@ def read_campaign(sources: PageSources) -> Campaign:
         figures=find_figures(sources.plots, sources.figures, lines["guideline"], caption),
         tests_csv=sources.tests_csv,
         tables=sources.tables,
-        report=ReportAge(sources.report, report_written, _modified(sources.tests_csv)),
+        report=ReportAge(
+            sources.report,
+            report_written,
+            _modified(sources.tests_csv),
+            report_written is not None and report_holds(sources.report, sources.tables),
+        ),
         runs=runs,
         runs_csv=sources.runs_csv,
         oversubscribed=dict(sources.oversubscribed),

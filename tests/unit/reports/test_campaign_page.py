@@ -4,6 +4,7 @@ figures and links, what it says of Snakemake's report, and that it escapes every
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import struct
@@ -356,6 +357,25 @@ def test_a_report_older_than_the_tables_is_called_stale(tmp_path: Path) -> None:
     )
     assert "When this page was made (2026-11-27 04:00:00 UTC), report.html dated from" in notice
     assert ("a", {"href": "report.html"}) in page.tags
+
+
+def test_a_report_that_holds_the_tables_anew_is_not_stale(tmp_path: Path) -> None:
+    """The analysis run again on the same runs and options writes the same tables anew, after
+    the report: the report holds them, byte for byte (embedded in base64), so it is current;
+    one table that differs makes it stale."""
+    sources = write_campaign(tmp_path, frame_of_tests())
+    embedded = b" ".join(base64.b64encode(table.read_bytes()) for table in sources.tables)
+    sources.report.write_bytes(b"<html>" + embedded + b"</html>")
+    tables = sources.tests_csv.stat().st_mtime
+    os.utime(sources.report, (tables - 60, tables - 60))
+    page = read_page(write_page(sources, tmp_path / CAMPAIGN_PAGE, MADE).read_text())
+    notice = page.by_id["snakemake-report"]
+    assert notice.startswith("Snakemake's provenance report of these results: report.html")
+    assert notice.endswith("it holds these tables).")
+    with sources.tables[-1].open("a") as table:
+        table.write("\n")
+    page = read_page(write_page(sources, tmp_path / CAMPAIGN_PAGE, MADE).read_text())
+    assert page.by_id["snakemake-report"].startswith("The Snakemake report is older than")
 
 
 def test_a_report_newer_than_the_tables_is_linked(tmp_path: Path) -> None:
