@@ -19,12 +19,10 @@ if not ANALYSIS_ONLY:
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/rounds.smk"
 include: "workflow/rules/analyse.smk"
-include: "workflow/rules/figures.smk"
 include: "workflow/rules/selftest.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/tune.smk"
 include: "workflow/rules/report.smk"
-include: "workflow/rules/page.smk"
 include: "workflow/rules/options.smk"
 include: "workflow/rules/records.smk"
 
@@ -40,13 +38,8 @@ localrules:
 rule all:
     default_target: True
     input:
-        GUIDELINE_OUTPUTS.values(),
+        rules.analyse.output,
         GATE_TARGETS,
-        LIBRARY_TABLE.values(),
-        REPORT_TABLES.values(),
-        COST_OUTPUTS.values(),
-        rules.figures.output,
-        PAGE,
         ACROSS_PROCESS_COUNTS_OUTPUTS,
         OPTION_RECORD_FILES,
         raw_csvs,

@@ -13,8 +13,9 @@ kernel is built and every run measured as on a fresh clone; then:
    that comes before the first job.
 
 The load average is printed beside every figure: the machine may be shared. Run with the venv's
-Python: `.venv/bin/python benchmarks/demo.py [--config FILE] [--repeat N] [--keep]`; `--config`
-measures another campaign file in place of config/config.yaml.
+Python: `.venv/bin/python benchmarks/demo.py [--config FILE] [--repeat N] [--keep]
+[--no-bytecode]`; `--config` measures another campaign file in place of config/config.yaml;
+`--no-bytecode` runs snakemake with PYTHONDONTWRITEBYTECODE=1, as a sandbox may.
 """
 
 from __future__ import annotations
@@ -53,12 +54,20 @@ def load() -> str:
     return f"load {one:.2f} (1 min), {five:.2f} (5 min)"
 
 
-def snakemake(project: Path, *args: str) -> tuple[float, str]:
-    """Run the venv's snakemake in `project` as `make demo` does, with the copy's own package;
-    seconds and stdout."""
+# Python writes the bytecode of the modules it compiles unless PYTHONDONTWRITEBYTECODE is set;
+# a sandbox may set it, and then every job compiles the copy's package again.
+BYTECODE = "PYTHONDONTWRITEBYTECODE"
+
+
+def snakemake(project: Path, *args: str, bytecode: bool = True) -> tuple[float, str]:
+    """Run the venv's snakemake in `project` as `make demo` does, with the copy's own package,
+    writing bytecode as Python does by default (unless `bytecode` is False); seconds and
+    stdout."""
+    env = {name: value for name, value in snakemake_env(project).items() if name != BYTECODE}
+    if not bytecode:
+        env[BYTECODE] = "1"
     seconds, result = timed_snakemake(
-        project, "--profile", "profiles/local", *args, env=snakemake_env(project),
-        shown=" ".join(args),
+        project, "--profile", "profiles/local", *args, env=env, shown=" ".join(args),
     )  # fmt: skip
     return seconds, result.stdout + result.stderr
 
@@ -100,7 +109,7 @@ def change_v_thres(config: Path) -> tuple[str, str]:
     return before, after
 
 
-def measure(config: Path, keep: bool) -> tuple[float, float]:
+def measure(config: Path, keep: bool, bytecode: bool) -> tuple[float, float]:
     workdir = Path(tempfile.mkdtemp(prefix="mpiguide-demo-"))
     project = workdir / "checkout"
     shutil.copytree(REPO, project, ignore=NOT_COPIED)
@@ -111,9 +120,11 @@ def measure(config: Path, keep: bool) -> tuple[float, float]:
     try:
         print(f"before the demo: {load()}")
         shown = str(report.relative_to(project))
-        run_seconds, _ = snakemake(project, "--report", shown, "--report-after-run")
+        run_seconds, _ = snakemake(
+            project, "--report", shown, "--report-after-run", bytecode=bytecode
+        )
         print(f"  snakemake --report {shown} --report-after-run: {run_seconds:.1f} s; {load()}")
-        page_seconds, _ = snakemake(project)
+        page_seconds, _ = snakemake(project, bytecode=bytecode)
         demo = run_seconds + page_seconds
         print(f"  snakemake again (the page): {page_seconds:.1f} s; {load()}")
         size = report.stat().st_size / 1e6
@@ -125,8 +136,8 @@ def measure(config: Path, keep: bool) -> tuple[float, float]:
 
         before_pngs = pngs(results)
         old, new = change_v_thres(project / DEMO_CONFIG)
-        reading, _ = snakemake(project, "-n")
-        loop, log = snakemake(project)
+        reading, _ = snakemake(project, "-n", bytecode=bytecode)
+        loop, log = snakemake(project, bytecode=bytecode)
         print(f"edit → re-run (v_thres {old} → {new}): {loop:.1f} s (goal ≤ 6 s idle); {load()}")
         print(f"  before the first job (snakemake -n after the edit): {reading:.1f} s")
         print(f"  jobs: {jobs_run(log)}; PNGs before {before_pngs}, after {pngs(results)}")
@@ -153,11 +164,19 @@ def main() -> None:
         help="fresh copies measured one after the other (default: 1)",
     )
     parser.add_argument("--keep", action="store_true", help="keep each copy and say where")
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help=f"run snakemake with {BYTECODE}=1, every module compiled in every process (default:"
+        " bytecode written, as Python does unless told not to)",
+    )
     args = parser.parse_args()  # fmt: skip
+    print(f"bytecode: {'not written' if args.no_bytecode else 'written'} "
+          f"({BYTECODE} here: {os.environ.get(BYTECODE, 'unset')})")  # fmt: skip
     demos, loops = [], []
     for number in range(1, args.repeat + 1):
         print(f"-- copy {number} of {args.repeat}")
-        demo, loop = measure(args.config.resolve(), args.keep)
+        demo, loop = measure(args.config.resolve(), args.keep, not args.no_bytecode)
         demos.append(demo)
         loops.append(loop)
     if args.repeat > 1:

@@ -110,7 +110,7 @@ def test_report(campaign_copy: Path) -> None:
 
 def test_every_job_left_a_log(completed_campaign: Path) -> None:
     logs = results(completed_campaign) / "logs"
-    rules = ("grid", "aggregate", "check_guidelines", "figures")
+    rules = ("grid", "aggregate", "analyse")
     expected = [logs / f"{rule}.log" for rule in rules]
     for mpi in MPIS:
         expected.append(logs / "build" / f"{mpi}.log")

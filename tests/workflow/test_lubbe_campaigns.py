@@ -145,7 +145,7 @@ def test_campaign_dry_run_plans_every_run(name: str, scale: str, tmp_path: Path)
     )
     for rule, count in launches.items():
         assert jobs.get(rule) == count, jobs
-    assert jobs.get("check_guidelines") == 1, jobs
+    assert jobs.get("analyse") == 1, jobs
 
 
 # --- full-jupiter end to end at local scale -----------------------------------------------------

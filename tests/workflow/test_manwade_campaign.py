@@ -71,7 +71,7 @@ def test_paper_scale_dry_run_plans_every_run(tmp_path: Path) -> None:
     )
     for rule, count in launches.items():
         assert jobs.get(rule) == count, jobs
-    assert jobs.get("check_guidelines") == 1, jobs  # it writes library_table.*
+    assert jobs.get("analyse") == 1, jobs  # it writes library_table.*
 
 
 @pytest.mark.workflow

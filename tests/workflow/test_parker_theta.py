@@ -70,7 +70,7 @@ def test_published_scale_plans_every_node_count_and_the_fit(tmp_path: Path) -> N
     project = project_with(tmp_path / "project", config)
     jobs = scheduled_jobs(project, "--configfile", f"config/campaigns/{NAME}.yaml")
     assert jobs["run_cray-mpich"] == config["runs"] * 8  # 16, 32, ..., 2048 nodes
-    assert jobs["fit_models"] == 1 and jobs["figures"] == 1  # figures: variability's too
+    assert jobs["fit_models"] == 1 and jobs["analyse"] == 1  # analyse: variability's too
 
 
 def reduced_local() -> dict[str, Any]:

@@ -49,7 +49,7 @@ def handlers(page: Page) -> list[tuple[str, str]]:
 
 
 def shown_guidelines(html: str) -> list[dict[str, Any]]:
-    """The guidelines param of check_guidelines as the report holds it for tests.csv."""
+    """The guidelines param of the analyse rule as the report holds it for tests.csv."""
     match = RESULTS_SCRIPT.search(html)
     assert match is not None, "no results script in the report"
     results = json.loads(match[1])

@@ -74,11 +74,11 @@ def test_analysis_change_reruns_only_analysis(
 
 
 @pytest.mark.parametrize("metadata", METADATA)
-def test_a_plots_change_reruns_only_the_plots_and_the_page(
+def test_a_plots_change_reruns_only_the_analysis(
     campaign_copy: Path, edit_config: EditConfig, metadata: Callable[[Path], Path]
 ) -> None:
     edit_config(lambda config: config.update(plots={"focus": "violated", "max": 5}))
-    expected = {"figures": 1, "page": 1, "options_record": 1, "all": 1}
+    expected = {"analyse": 1, "options_record": 1, "all": 1}
     assert scheduled_jobs(metadata(campaign_copy)) == expected
 
 
@@ -118,21 +118,21 @@ def test_a_changed_option_is_recorded_once_its_rules_ran(
 def test_a_target_forces_only_the_consumers_it_needs(
     campaign_copy: Path, edit_config: EditConfig
 ) -> None:
-    # check's new decided_with.json is newer than what the later analysis jobs made: they
-    # follow it, with or without Snakemake's metadata; check itself is done.
+    # the analysis is forced for tests.csv, and nothing before it; once it ran, nothing is left
+    # to do, with or without Snakemake's metadata
     edit_config(lambda config: config["analysis"].update(v_thres=1.5))
     tests = f"results/{TINY_CAMPAIGN['campaign']}/guidelines/tests.csv"
-    assert scheduled_jobs(campaign_copy, tests) == {"check_guidelines": 1}
+    assert scheduled_jobs(campaign_copy, tests) == {"analyse": 1}
     snakemake(campaign_copy, "--profile", "profiles/local", "--cores", "2", tests)
     assert scheduled_jobs(campaign_copy, f"results/{TINY_CAMPAIGN['campaign']}/grid.csv") == {}
-    after_check = {job: n for job, n in ANALYSIS.items() if job != "check_guidelines"}
-    assert scheduled_jobs(without_metadata(campaign_copy)) == after_check
+    assert scheduled_jobs(without_metadata(campaign_copy)) == {}
 
 
 def test_a_failed_check_is_forced_again(campaign_copy: Path, edit_config: EditConfig) -> None:
-    """check fails after an analysis change (here: its medians unreadable): Snakemake removes
-    its outputs, decided_with.json too, so the next invocation decides again (and writes
-    again options/fail_on.json, whose job waits for the outputs check lost)."""
+    """The analysis fails after an analysis change (here: its medians unreadable): Snakemake
+    removes its outputs, decided_with.json too, so the next invocation decides again (and
+    writes again options/fail_on.json and options/plots.json, whose jobs wait for the outputs
+    the analysis lost)."""
     edit_config(lambda config: config["analysis"].update(v_thres=1.5))
     results = campaign_copy / "results" / TINY_CAMPAIGN["campaign"]
     medians = results / "medians.parquet"
@@ -144,7 +144,7 @@ def test_a_failed_check_is_forced_again(campaign_copy: Path, edit_config: EditCo
     assert failed.returncode != 0
     medians.write_bytes(kept)
     os.utime(medians, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    expected = {**ANALYSIS, "options_record": 1}
+    expected = {**ANALYSIS, "options_record": 2}
     assert scheduled_jobs(without_metadata(campaign_copy)) == expected
 
 

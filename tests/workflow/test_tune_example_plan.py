@@ -33,7 +33,7 @@ def test_tune_runs_one_entry_in_the_campaigns_launches(project: Path) -> None:
         "inputs": RUNS,
         "run_openmpi": RUNS,
         "aggregate": 1,
-        "check_guidelines": 1,
+        "analyse": 1,
         "tune": 1,
     }
 

@@ -160,5 +160,5 @@ def test_analysis_rules_run_on_the_submit_host() -> None:
     local = set(re.findall(r"\w+", "".join(blocks)))
     rules = re.findall(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", text, re.MULTILINE | re.DOTALL)
     analysis = {name for name, body in rules if "python -m mpiguide" in body}
-    assert {"aggregate", "check_guidelines", "selftest"} <= analysis
+    assert {"aggregate", "analyse", "selftest"} <= analysis
     assert analysis - local == set()

@@ -1,5 +1,5 @@
 # Across process counts: latency models fitted to the run medians (run-to-run variability is
-# drawn with the other figures: figures.smk). Analysis only: it reads the medians and sees
+# drawn with the other figures: analyse.smk). Analysis only: it reads the medians and sees
 # `models:` and `analysis:`, so editing them never re-runs a benchmark.
 
 from mpiguide.core.package_data import MODEL_CATALOGUE

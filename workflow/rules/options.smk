@@ -4,8 +4,8 @@
 # targets need them (Snakemake runs what follows them as always); rule options_record
 # (records.smk) writes it again once they succeeded. Nothing takes a record as an input, so
 # writing one re-runs nothing. The `analysis:` block and the guideline selection have one store,
-# check's decided_with.json: one that differs forces check (and an adaptive campaign's plans);
-# every later analysis job takes it as an input, so follows.
+# check's decided_with.json: one that differs forces the analysis (and an adaptive campaign's
+# plans); every later analysis job takes it as an input, so follows.
 
 from mpiguide.campaign.options_record import (
     OPTIONS_TREE,
@@ -41,8 +41,8 @@ OPTION_RECORDS = {
             },
             ("aggregate", "aggregate_round"),
         ),
-        OptionRecord.of("plots", config["plots"], ("figures",)),
-        OptionRecord.of("fail_on", config["fail_on"], ("check_guidelines", "fail_on")),
+        OptionRecord.of("plots", config["plots"], ("analyse",)),
+        OptionRecord.of("fail_on", config["fail_on"], ("analyse", "fail_on")),
         OptionRecord.of(
             "models",
             {"models": config["models"], "analysis": model_options(config["analysis"])},
@@ -60,7 +60,7 @@ OPTION_RECORD_FILES = [record_path(RESULTS, name) for name in OPTION_RECORDS]
 CHANGED_RECORDS = changed_records(RESULTS, OPTION_RECORDS.values())
 DECIDED_WITH = GUIDELINE_OUTPUTS[DECIDED_WITH_JSON]
 # plan_round exists in adaptive campaigns only.
-DECIDED_WITH_READERS = ("check_guidelines", "plan_round")
+DECIDED_WITH_READERS = ("analyse", "plan_round")
 DECIDED_WITH_CHANGED = decided_with_differs(
     Path(DECIDED_WITH), config["analysis"], config["guidelines"]
 )
@@ -73,7 +73,7 @@ def defined_rule(name: str):
 
 # The consumers whose outputs a record's job waits for: those `all` asks for.
 WAITED_CONSUMERS = {
-    "check_guidelines", "figures", "aggregate", "grid",
+    "analyse", "aggregate", "grid",
     *(["fit_models"] if config["models"] else []),
     *(["fail_on"] if GATE_TARGETS else []),
 }  # fmt: skip
@@ -91,7 +91,7 @@ def consumer_outputs(wildcards) -> list:
         if files is not None and name in WAITED_CONSUMERS:
             outputs += files
     # Every run's input, a job each; aggregate_round and plan_round run before aggregate and
-    # check_guidelines.
+    # analyse.
     if "inputs" in record.consumers:
         outputs += run_inputs(wildcards)
     return outputs if record in CHANGED_RECORDS else [ancient(path) for path in outputs]

@@ -6,10 +6,7 @@
 # it (plan.smk); the campaign's own aggregate and check read every round's runs.
 
 from mpiguide.core.paths import (
-    CAMPAIGN_COST_CSV,
-    COST_CSV,
     COST_FILES,
-    COST_RST,
     LOGS_TREE,
     MEDIANS_PARQUET,
     ROUND_PATTERN,
@@ -18,7 +15,7 @@ from mpiguide.core.paths import (
 )
 
 ROUNDS = f"{RESULTS}/{ROUNDS_TREE}"
-# What an adaptive campaign spent against a fixed one (rule campaign_cost).
+# What an adaptive campaign spent against a fixed one (written by rule analyse).
 COST_OUTPUTS = (
     {name: f"{RESULTS}/{GUIDELINES_TREE}/{name}" for name in COST_FILES}
     if ADAPTIVE
@@ -56,39 +53,7 @@ if ADAPTIVE:
             " --analysis-json {params.analysis:q} {params.looks} --round {wildcards.round}"
             " {params.entries} {params.blocking} --out {output:q} > {log:q} 2>&1"
 
-    # What the campaign spent, against the same campaign at a fixed `runs: max`: launches and
-    # kernel time from every repetition's time, the runs each guideline's tests used.
-    rule campaign_cost:
-        input:
-            timings=f"{RESULTS}/{TIMINGS_PARQUET}",
-            tests=GUIDELINE_OUTPUTS[TESTS_CSV],
-        output:
-            guidelines=report(
-                COST_OUTPUTS[COST_CSV],
-                caption="../report/cost.rst",
-                category="Summary",
-                labels={"table": "runs used per guideline"},
-            ),
-            campaign=report(
-                COST_OUTPUTS[CAMPAIGN_COST_CSV],
-                caption="../report/campaign_cost.rst",
-                category="Summary",
-                labels={"table": "launches and kernel time against a fixed campaign"},
-            ),
-            rst=COST_OUTPUTS[COST_RST],
-        log:
-            f"{RESULTS}/{LOGS_TREE}/campaign_cost.log",
-        conda:
-            "../envs/analysis.yaml"
-        params:
-            looks=RUNS_OPTION,
-            outdir=output_dir,
-        shell:
-            "python -m mpiguide cost --timings {input.timings:q} --tests {input.tests:q}"
-            " {params.looks} --outdir {params.outdir:q} 2> {log:q}"
-
     # Seconds of pandas work: under SLURM they run where Snakemake runs.
     localrules:
         aggregate_round,
         plan_round,
-        campaign_cost,

@@ -14,11 +14,11 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from mpiguide.cli import decide, prepare, records, report, selftest, tune
-from mpiguide.cli.arguments import Command, FailingVerdicts
+from mpiguide.cli import analyse, decide, prepare, records, report, selftest, tune
+from mpiguide.cli.arguments import Command, ExitStatus, FailingVerdicts
 from mpiguide.core.errors import MpiguideError
 
 # Every subcommand, in the order --help lists them.
@@ -26,6 +26,7 @@ COMMANDS: tuple[Command, ...] = (
     *prepare.COMMANDS,
     *decide.COMMANDS,
     *report.CAMPAIGN_REPORTS,
+    *analyse.COMMANDS,
     *tune.COMMANDS,
     *report.OVERVIEWS,
     *selftest.COMMANDS,
@@ -72,12 +73,10 @@ def _report(message: str) -> None:
         print(f"mpiguide: error: {message}", file=sys.stderr, flush=True)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    command: Command = args.subcommand
+def status_of(work: Callable[[], None]) -> int:
+    """main()'s status for `work`: 0, or its error reported and the status that tells it."""
     try:
-        command.refuse_overwriting(args)
-        command.run(args)
+        work()
     except MpiguideError as exc:
         _report(str(exc))
         return 2
@@ -85,10 +84,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mpiguide.reports.junit import FAILED_STATUS
 
         return FAILED_STATUS
+    except ExitStatus as exc:  # reported where it arose
+        return exc.status
     except OSError as exc:  # e.g. an output directory that cannot be created or written
         where = f"{exc.filename}: " if exc.filename is not None else ""
         _report(f"{where}{exc.strerror or exc}")
         return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command: Command = args.subcommand
+
+    def work() -> None:
+        command.refuse_overwriting(args)
+        command.run(args)
+
+    status = status_of(work)
+    if status != 0:
+        return status
     try:
         sys.stdout.flush()  # e.g. `validate > FILE` on a full disk: an error, not a silent loss
     except OSError as exc:

@@ -67,6 +67,15 @@ class FailingVerdicts(Exception):
     """A `--fail-on` verdict was found: main() exits with FAILED_STATUS."""
 
 
+class ExitStatus(Exception):
+    """A step that ran apart (a forked process) failed and reported why: main() exits with
+    its status."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 class Role(Enum):
     """What a command does with the path an option names."""
 

@@ -59,6 +59,13 @@ def exit_on_failing_verdicts(counts: dict[str, int], fail_on: str) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
+    counts = write_verdicts(args)
+    if not args.exit_zero:
+        exit_on_failing_verdicts(counts, args.fail_on)
+
+
+def write_verdicts(args: argparse.Namespace) -> dict[str, int]:
+    """`check`'s outputs written; the tests per verdict."""
     from mpiguide.analysis.analysis_types import AnalysisOptions, Decisions
     from mpiguide.analysis.catalogue import load_catalogue, resolve
     from mpiguide.analysis.guidelines import check
@@ -81,8 +88,7 @@ def check(args: argparse.Namespace) -> None:
     tests_csv = args.outdir / TESTS_CSV
     write_report_tables(tests_csv, Decisions.read(args.outdir / DECIDED_WITH_JSON), args.outdir)
     write_library_table(tests_csv, options.varied, args.outdir)
-    if not args.exit_zero:
-        exit_on_failing_verdicts(verdict_counts(tests), args.fail_on)
+    return verdict_counts(tests)
 
 
 def plan_round(args: argparse.Namespace) -> None:
@@ -156,7 +162,7 @@ COMMANDS = (
         FAIL_ON,
         Option("--exit-zero",
                "exit 0 whatever the verdicts; --fail-on then shapes junit.xml only (the"
-               " workflow's check rule: its `gate` rule fails instead, so that the tables stay)",
+               " workflow's analyse rule: its `fail_on` rule fails instead: the tables stay)",
                settings={"action": "store_true"}),
     )),
     Command(

@@ -36,7 +36,7 @@ from mpiguide.core.paths import COST_FILES
 if TYPE_CHECKING:
     from mpiguide.reports.plots import PlotOptions
 
-# Processes drawing the figures: the figures rule's threads (workflow/rules/figures.smk).
+# Processes drawing the figures: the analyse rule's threads (workflow/rules/analyse.smk).
 PLOT_PROCESSES = 2
 # What a figure pasted alone into a slide names first.
 CAMPAIGN_NAME = Option("--campaign", "the campaign's name, for the figures' titles (default: none)",
@@ -55,7 +55,7 @@ SLOWDOWN = Option(
 PROCESSES = Option(
     "--processes",
     f"draw the figures in N processes (default: {PLOT_PROCESSES},"
-    " as the workflow's figures rule reserves)",
+    " as the workflow's analyse rule reserves)",
     settings={"type": integer(1), "default": PLOT_PROCESSES, "metavar": "N"},
 )
 

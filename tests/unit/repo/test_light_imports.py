@@ -80,6 +80,8 @@ LIGHT: dict[str, tuple[list[str], tuple[str, ...]]] = {
                        "mpiguide.reports.figure_style", "mpiguide.reports.slowdown_plot"],
                       (*TESTING, "seaborn")),
     "figures": (["mpiguide.cli", "mpiguide.reports.figures"], (*TESTING, "seaborn")),
+    "analyse, beside its forked check": (["mpiguide.cli", "mpiguide.reports.figures",
+                                          "mpiguide.reports.page"], (*TESTING, "seaborn")),
     "plot": (["mpiguide.cli", "mpiguide.reports.plots"], (*TESTING, "seaborn")),
     "variability": (["mpiguide.cli", "mpiguide.reports.variability"], (*TESTING, "seaborn")),
     "check": (["mpiguide.cli", "mpiguide.analysis.guidelines", "mpiguide.reports.junit",
