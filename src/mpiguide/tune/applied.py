@@ -129,10 +129,12 @@ def applied_guidelines(
     runs = []
     for algorithm in algorithms:
         forced = _forced_side(entry, library, collective, algorithm, ops)
+        # a preset is set for a whole launch of its own entry, an algorithm per call
+        where = "set for the launches of" if swept_per_launch(library) else "forced in"
         runs.append({
             "id": runs_guideline_id(entry, collective, algorithm),
             "source": APPLIED_GUIDELINE_SOURCE,
-            "text": f"{call} with {algorithm} forced in {forced['mpi']} ≈ as {applied} chooses",
+            "text": f"{call} with {algorithm} {where} {forced['mpi']} ≈ as {applied} chooses",
             "relation": "approx",
             "lhs": forced,
             "rhs": own,

@@ -180,7 +180,7 @@ def test_the_applied_guidelines_compare_the_file_with_the_presets_own_entry() ->
     assert runs["lhs"] == {"mpi": RB.name, "op": ops, "algorithm": "library-default"}
     assert runs["rhs"] == {"mpi": "intel.applied", "op": ops, "algorithm": "library-default"}
     assert runs["relation"] == "approx"
-    assert f"forced in {RB.name} ≈ as intel.applied chooses" in runs["text"]
+    assert f"set for the launches of {RB.name} ≈ as intel.applied chooses" in runs["text"]
     assert beats["lhs"] == {"mpi": ENTRY, "op": ops, "algorithm": "library-default"}
     assert beats["rhs"] == runs["rhs"] and beats["relation"] == "le"
     # an Intel MPI `.applied` entry forces nothing per experiment, as it never could
