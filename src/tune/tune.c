@@ -9,12 +9,12 @@
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <dlfcn.h>
 #include <mpi.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "call_counts.h"
 #include "comm_rules.h"
 #include "fail.h"
 #include "handled.h"
@@ -31,9 +31,6 @@
 static struct tune_rules rules;
 static const char *rules_path;
 static bool has_rules[TUNE_COLLECTIVES];
-/* Per rule, the calls it replaced; per collective, the calls left to the library. */
-static atomic_ulong *replaced_calls;
-static atomic_ulong library_calls[TUNE_COLLECTIVES];
 
 /* Where a call goes that no rule replaces: the next definition of the function after this library
  * (a tool preloaded after it, such as libmpiguide-inject planting a slowdown, else the MPI
@@ -85,9 +82,7 @@ void preload_configure(void)
         preload_refuse("%s", error);
         return;
     }
-    replaced_calls = calloc(rules.count ? rules.count : 1, sizeof *replaced_calls);
-    if (!replaced_calls)
-        fail_exit(EXIT_RUNTIME, "out of memory");
+    call_counts_start(rules.count);
     for (size_t i = 0; i < rules.count; i++)
         has_rules[tune_replacements[rules.rules[i].replacement].collective] = true;
     resolve_next((void **)&next_bcast, "MPI_Bcast");
@@ -132,11 +127,11 @@ PRELOAD_EXPORT int MPI_Finalize(void)
         for (size_t i = 0; i < rules.count; i++)
             fprintf(stderr, "mpiguide-tune: rank %d: line %d %s replaced %lu call(s)\n", rank,
                     rules.rules[i].line, tune_replacements[rules.rules[i].replacement].name,
-                    atomic_load(&replaced_calls[i]));
+                    call_counts_sum(CALLS_REPLACED(i)));
         for (int c = 0; c < TUNE_COLLECTIVES; c++)
             if (has_rules[c])
                 fprintf(stderr, "mpiguide-tune: rank %d: %s left %lu call(s) to the library\n",
-                        rank, tune_collective_names[c], atomic_load(&library_calls[c]));
+                        rank, tune_collective_names[c], call_counts_sum(CALLS_LEFT(c)));
     }
     return next_finalize();
 }
@@ -215,14 +210,16 @@ static TUNE_THREAD_LOCAL struct decided {
 } decided[TUNE_COLLECTIVES][DECIDED];
 
 /* decision() when no rule was remembered for the call: rule_of, remembered in `slot` if found,
-   and the call counted as the library's if not. Apart from the hot path. */
+   and the call counted as the library's if not. Apart from the hot path; it readies this
+   thread's counts, which a remembered rule's calls then add to. */
 static __attribute__((noinline)) const struct decided *
 decided_now(enum tune_collective collective, struct tune_call call, unsigned long now,
             struct decided *slot)
 {
+    call_counts_ready();
     const struct comm_rule *rule = rule_of(collective, &call);
     if (!rule) {
-        atomic_fetch_add_explicit(&library_calls[collective], 1, memory_order_relaxed);
+        call_counts_add(CALLS_LEFT(collective));
         return NULL;
     }
     *slot = (struct decided){call.comm, call.datatype, call.op, call.count, call.size, now, rule};
@@ -261,7 +258,7 @@ static inline void mockup_starts(void)
 static inline int mockup_ended(const struct decided *by, int error_code)
 {
     inside_mockup = false;
-    atomic_fetch_add_explicit(&replaced_calls[by->rule->index], 1, memory_order_relaxed);
+    call_counts_add(CALLS_REPLACED(by->rule->index));
     return error_code;
 }
 
