@@ -1,12 +1,15 @@
 """A 2-node deployment in blocks on the two-node test cluster (MPIGUIDE_SLURM_NODES=2
 tests/slurm/cluster.sh start, which the two_node_cluster fixture runs): one sbatch allocation
-per block, each entry one srun step across both nodes. Skipped on a one-node cluster someone
-else started."""
+per block, each entry one srun step across both nodes; a rank the library crashes on one node
+ends the step on both. Skipped on a one-node cluster someone else started."""
 
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +19,13 @@ from slurm_project import (
     Cluster,
     run,
     sacct_record,
+    slurm_env,
     snakemake,
 )
 
+from mpi_support import MPI_LIBRARIES
+from mpiguide.core.paths import KERNEL_BINARY
+from preload_support import PROBE_COMPILE
 from workflow_project import TINY_CAMPAIGN, new_project
 
 pytestmark = pytest.mark.slurm
@@ -45,12 +52,26 @@ TWO_NODES = {
 }
 
 
-def test_a_block_is_one_allocation_with_one_step_per_entry(
-    two_node_cluster: Cluster, slurm_campaign: Path, tmp_path: Path
-) -> None:
+# A PMPI library whose MPI_Allgather of CRASH_ALLGATHER_COUNT elements dies of SIGSEGV on rank
+# CRASH_RANK, and an input that calls it in its second experiment.
+CRASHER = Path(__file__).parents[1] / "kernel" / "crash_in_op.c"
+CRASH_INPUT = "exp_id,op,msg_size,nrep\n0,allreduce,8,3\n1,allgather,64,3\n2,bcast,8,3\n"
+# The crash test's job limit: a step left hanging would hold the job this long, then TIMEOUT.
+CRASH_LIMIT_MINUTES = 3
+
+
+def both_nodes() -> list[str]:
+    """The cluster's nodes; skips the test on a one-node cluster."""
     nodes = run("sinfo", "-h", "-N", "-o", "%N").split()
     if len(nodes) < 2:
         pytest.skip("the test cluster has one node (start it with MPIGUIDE_SLURM_NODES=2)")
+    return nodes
+
+
+def test_a_block_is_one_allocation_with_one_step_per_entry(
+    two_node_cluster: Cluster, slurm_campaign: Path, tmp_path: Path
+) -> None:
+    nodes = both_nodes()
     project = new_project(tmp_path / "project", TWO_NODES)
     # Both entries' kernel: the one the package's campaign built through SLURM (test_campaign.py
     # tests that job), copied with its times, so that this campaign's jobs are its blocks.
@@ -75,3 +96,50 @@ def test_a_block_is_one_allocation_with_one_step_per_entry(
         assert allocation == {"NNodes": "2", "State": "COMPLETED"}
         for step in range(len(launches)):
             assert sacct_record(f"{job_id}.{step}", ("NNodes", "State"))["NNodes"] == "2"
+
+
+def test_a_rank_crashed_on_one_node_ends_the_step_and_the_log_names_the_experiment(
+    two_node_cluster: Cluster, slurm_campaign: Path, tmp_path: Path
+) -> None:
+    """`mpiguide run-block` launches with SLURM_KILL_BAD_EXIT=1 (mpiguide.campaign.launch):
+    without it the rank left on the other node waits in the collective until the time limit."""
+    both_nodes()
+    openmpi = MPI_LIBRARIES["openmpi"]
+    library = tmp_path / "libcrash.so"
+    build = [openmpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", library, CRASHER]
+    subprocess.run(build, env=openmpi.build_environment(), check=True)
+    infile = tmp_path / "in.csv"
+    infile.write_text(CRASH_INPUT)
+    kernel = slurm_campaign / "results" / SLURM_CAMPAIGN["campaign"] / "build" / "openmpi"
+    entry = TWO_NODES["mpi"]["openmpi"]
+    log = tmp_path / "run.log"
+    crash = {"LD_PRELOAD": str(library), "CRASH_ALLGATHER_COUNT": "64", "CRASH_RANK": "1"}
+    spec = {
+        "seed": 1, "nodes": 2, "ppn": 1, "run": 0, "node_size": None,
+        "record": str(tmp_path / "block.json"),
+        "entries": [{
+            "mpi": "openmpi", "launcher": entry["srun"], "modules": [],
+            "env": {**entry["env"], **crash}, "kernel": str(kernel / KERNEL_BINARY),
+            "input": str(infile), "output": str(tmp_path / "out.csv"), "log": str(log),
+        }],
+    }  # fmt: skip
+    block = [sys.executable, "-m", "mpiguide", "run-block", "--spec-json", json.dumps(spec)]
+    submitted = subprocess.run(
+        ["sbatch", "--parsable", "--wait", "-p", two_node_cluster.partition,
+         "-A", two_node_cluster.account, "-N", "2", "--ntasks-per-node", "1",
+         "-t", str(CRASH_LIMIT_MINUTES), "-o", str(tmp_path / "job.out"),
+         "--wrap", shlex.join(block)],
+        env=slurm_env(), cwd=tmp_path, capture_output=True, text=True,
+        timeout=60 * (CRASH_LIMIT_MINUTES + 2), check=False,
+    )  # fmt: skip
+    job = submitted.stdout.strip().split(";")[0]
+    output = (tmp_path / "job.out").read_text() + submitted.stderr
+    assert submitted.returncode != 0, output
+    assert sacct_record(job, ("State",)) == {"State": "FAILED"}, output
+    said = (
+        f"mpiguide-bench: rank 1 got SIGSEGV while running {infile}:3 (exp_id 1: op allgather,"
+        " msg_size 64, nrep 3, chunk 1 of 1; every value on that line)"
+    )
+    assert said in log.read_text(), log.read_text()
+    assert said.removeprefix("mpiguide-bench: ") in output
+    assert not (tmp_path / "out.csv").exists()

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mpiguide.campaign.launch import command_words
+from mpiguide.campaign.launch import command_words, launch_env
 from mpiguide.core.atomic import atomic_path
 from mpiguide.core.errors import ConfigError
 from mpiguide.core.paths import BLOCK_STASH_SUFFIX, block_path
@@ -349,7 +349,8 @@ def run_block(spec: BlockSpec) -> list[Failure]:
         output.parent.mkdir(parents=True, exist_ok=True)
         before = interference_snapshot()
         start = _utc_now()
-        status = _run(launch_words(entry, spec.tasks, spec.node_size), entry.env, Path(entry.log))
+        words = launch_words(entry, spec.tasks, spec.node_size)
+        status = _run(words, {**launch_env(entry.env), **entry.env}, Path(entry.log))
         end = _utc_now()
         after = interference_snapshot()
         if status != 0 or not output.is_file() or not provenance.is_file():

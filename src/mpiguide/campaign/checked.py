@@ -14,7 +14,7 @@ from typing import Any
 from mpiguide.analysis.analysis_types import AnalysisOptions
 from mpiguide.analysis.sequential import Looks
 from mpiguide.campaign.expansion import ops_calling, tune_libraries, tuned_pairs
-from mpiguide.campaign.launch import quoted_launcher
+from mpiguide.campaign.launch import env_prefix, launch_env, quoted_launcher
 from mpiguide.core.paths import campaign_results, deployment_name, kernel_binary_file
 from mpiguide.plan.grid import DEFAULTS, GRID_KEYS, INTERLEAVE_KEY
 from mpiguide.tune.applied import honours_forced
@@ -69,9 +69,11 @@ class Campaign:
         return f"{self.source}: mpi.{mpi}.{self.launch_key}"
 
     def launch_command(self, mpi: str) -> str:
-        """The command that starts `mpi`'s runs, quoted word by word for a shell; a command
-        that cannot be split into words is refused, naming its key (ConfigError)."""
-        return quoted_launcher(self.mpi[mpi][self.launch_key], self.launch_key_path(mpi))
+        """The command that starts `mpi`'s runs, quoted word by word for a shell, behind what
+        every launch adds to the entry's env (launch_env); a command that cannot be split into
+        words is refused, naming its key (ConfigError)."""
+        command = quoted_launcher(self.mpi[mpi][self.launch_key], self.launch_key_path(mpi))
+        return " ".join(filter(None, (env_prefix(launch_env(self.mpi[mpi]["env"])), command)))
 
     def deployment(self, nodes: int | str, ppn: int | str) -> Mapping[str, Any]:
         """The `deployments:` item of `nodes` x `ppn` (numbers, or wildcards' text)."""

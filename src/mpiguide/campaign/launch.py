@@ -13,6 +13,17 @@ from typing import Any
 
 from mpiguide.core.errors import ConfigError
 
+# Set in every launch's environment unless the mpi entry's `env` sets it. srun ends a step when a
+# task fails only if told so (-K, or SLURM_KILL_BAD_EXIT; slurm.conf's KillOnBadExit is 0 by
+# default): otherwise a rank the library crashed leaves the others waiting in a collective until
+# the job's time limit. Other launchers ignore it (mpirun stops the ranks itself).
+LAUNCH_ENV = {"SLURM_KILL_BAD_EXIT": "1"}
+
+
+def launch_env(env: Mapping[str, str]) -> dict[str, str]:
+    """What a launch adds to the entry's `env`: LAUNCH_ENV, but for what `env` sets itself."""
+    return {key: value for key, value in LAUNCH_ENV.items() if key not in env}
+
 
 def env_prefix(env: Mapping[str, str]) -> str:
     """`env K=V ...` with every assignment one quoted word; empty for an empty env."""

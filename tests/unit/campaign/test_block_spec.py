@@ -68,3 +68,12 @@ def test_a_launcher_that_cannot_be_split_is_refused_naming_its_key() -> None:
     with pytest.raises(ConfigError, match=r"c.yaml: mpi.openmpi.launcher: cannot split"):
         block_spec(campaign(launcher="mpirun 'unbalanced"), 1, 4, 0)
     json.dumps(block_spec(campaign(), 1, 4, 0))  # plain JSON data
+
+
+@pytest.mark.parametrize("launch", ["local", "slurm"])
+def test_a_run_s_launch_command_ends_its_srun_step_when_a_rank_fails(launch: str) -> None:
+    tested = campaign(launch)
+    command = {"local": "mpirun --oversubscribe", "slurm": "srun --mpi=pmix"}[launch]
+    assert tested.launch_command("openmpi") == f"env SLURM_KILL_BAD_EXIT=1 {command}"
+    tested.mpi["openmpi"]["env"]["SLURM_KILL_BAD_EXIT"] = "0"
+    assert tested.launch_command("openmpi") == command

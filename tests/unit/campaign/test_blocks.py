@@ -33,24 +33,31 @@ if flag and Path(flag).exists():
     print("mpiguide-bench: rank 1 got SIGSEGV while running in.csv:4 (exp_id 2: op bcast)")
     sys.exit(3)
 output.with_suffix(".json").write_text(json.dumps({"hosts": ["h0"], "argv": args,
-                                                   "env": os.environ.get("MARK")}))
+                                                   "env": os.environ.get("MARK"),
+                                                   "kill": os.environ.get("SLURM_KILL_BAD_EXIT")}))
 output.write_text("exp_id,rep,time_s\\n0,0,1.0\\n")
 """
 
 
-def spec_of(tmp_path: Path, names: list[str], fail: dict[str, Path] | None = None) -> BlockSpec:
+def spec_of(
+    tmp_path: Path,
+    names: list[str],
+    fail: dict[str, Path] | None = None,
+    env: dict[str, dict[str, str]] | None = None,
+) -> BlockSpec:
     launcher = tmp_path / "launcher.py"
     launcher.write_text(LAUNCHER)
     entries = []
     for name in names:
-        env = {"MARK": f"{name}; $(touch {tmp_path}/pwned)"}
+        entry_env = {"MARK": f"{name}; $(touch {tmp_path}/pwned)"}
         if fail and name in fail:
-            env["FAIL_FLAG"] = str(fail[name])
+            entry_env["FAIL_FLAG"] = str(fail[name])
+        entry_env.update((env or {}).get(name, {}))
         entries.append(
             {
                 "mpi": name,
                 "launcher": f"{shlex.quote(sys.executable)} {launcher}",
-                "env": env,
+                "env": entry_env,
                 "modules": [],
                 "kernel": "kernel",
                 "input": str(tmp_path / "inputs" / name / "run03.csv"),
@@ -116,6 +123,18 @@ def test_a_complete_block_records_every_launch(tmp_path: Path) -> None:
         assert provenance["env"].startswith("a; $(touch")
     assert not (tmp_path / "pwned").exists()
     assert not spec.stash.exists()
+
+
+def test_a_launch_ends_its_srun_step_when_a_rank_fails_unless_its_entry_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    spec = spec_of(tmp_path, ["a", "b"], env={"b": {"SLURM_KILL_BAD_EXIT": "0"}})
+    assert run_block(spec) == []
+    kill = {
+        entry.mpi: json.loads(Path(entry.output).with_suffix(".json").read_text())["kill"]
+        for entry in spec.entries
+    }
+    assert kill == {"a": "1", "b": "0"}
 
 
 def test_a_failed_entry_is_measured_again_alone(tmp_path: Path) -> None:
