@@ -45,6 +45,10 @@ check: setup
 # Each run keeps every test's time in a JUnit XML file under $(TEST_TIMES), for CI to keep and
 # for finding what makes the suite slow; the slowest tests of both runs end the output.
 TEST_TIMES := .ci/test-times
+# Python keeps its bytecode caches (__pycache__, git-ignored) even where the environment says
+# PYTHONDONTWRITEBYTECODE: the suite starts hundreds of Python processes, each of which would
+# compile the package again (docs/measurements/workflow.md, "The suite and bytecode").
+test: export PYTHONDONTWRITEBYTECODE =
 test: setup-slurm setup-mpi lint
 	$(BIN)/python -m pytest --junitxml=$(TEST_TIMES)/suite.xml \
 		-n 2 --dist loadfile -m "not timing" tests
