@@ -35,10 +35,12 @@ def test_local_run_job(project: Path) -> None:
     block = run_job_block(project, "--cores", "2")
     # 4 ranks on 2 cores: the job takes every core and runs alone.
     assert "threads: 2" in block
-    for resource in ("nodes=1", "tasks=4", "mpi=mpirun.openmpi --oversubscribe", "cpus_per_task=1"):
+    # every launch ends its srun step when a rank fails (mpiguide.campaign.launch.LAUNCH_ENV)
+    launcher = "env SLURM_KILL_BAD_EXIT=1 mpirun.openmpi --oversubscribe"
+    for resource in ("nodes=1", "tasks=4", f"mpi={launcher}", "cpus_per_task=1"):
         assert resource in block
     command = (
-        f"env {shlex.quote('MPIGUIDE_NOTE=' + HOSTILE_VALUE)} mpirun.openmpi --oversubscribe -n 4"
+        f"env {shlex.quote('MPIGUIDE_NOTE=' + HOSTILE_VALUE)} {launcher} -n 4"
         " results/tiny/build/openmpi/mpiguide-bench --nprocs 4"
     )
     assert command in block
@@ -55,8 +57,9 @@ def test_the_entry_heap_setting_reaches_the_kernel(tmp_path: Path) -> None:
 
 def test_slurm_launch_uses_srun(project: Path) -> None:
     block = run_job_block(project, "--executor", "slurm", "--jobs", "1")
-    assert "mpi=srun --mpi=pmix" in block
-    assert "srun --mpi=pmix -n 4 results/tiny/build/openmpi/mpiguide-bench --nprocs 4" in block
+    launcher = "env SLURM_KILL_BAD_EXIT=1 srun --mpi=pmix"
+    assert f"mpi={launcher}" in block
+    assert f"{launcher} -n 4 results/tiny/build/openmpi/mpiguide-bench --nprocs 4" in block
 
 
 def test_two_entries_run_in_blocks_by_default(tmp_path: Path) -> None:
