@@ -57,6 +57,17 @@ class PreloadBuild:
         )
 
 
+def build_test_library(mpi: MpiLibrary, source: Path, library: Path) -> Path:
+    """A test's own PMPI library (one C file) built as a shared object with `mpi`'s compiler,
+    warnings as errors; its path, `library`."""
+    result = subprocess.run(
+        [mpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", str(library), str(source)],
+        env=mpi.build_environment(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    return library
+
+
 def build_library(mpi: MpiLibrary, sources: str, build: Path, *make_args: str) -> Path:
     """`make -C src/<sources>` as a user runs it (-Werror makes any warning a failure); the
     path of libmpiguide-<sources>.so."""

@@ -40,6 +40,7 @@ import pytest
 from kernel_files import operations, write_input
 
 from mpi_support import MPI_LIBRARIES
+from preload_support import build_test_library
 
 if TYPE_CHECKING:
     from mpi_support import Kernel
@@ -85,12 +86,7 @@ def fingerprint_library(tmp_path_factory: pytest.TempPathFactory) -> Callable[[s
     def build(mpi: str) -> Path:
         if mpi not in built:
             library = tmp_path_factory.mktemp(f"fingerprint-{mpi}") / "fingerprint.so"
-            subprocess.run(
-                [MPI_LIBRARIES[mpi].mpicc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
-                 "-shared", "-fPIC", "-o", str(library), str(FINGERPRINT_SOURCE)],
-                check=True,
-            )  # fmt: skip
-            built[mpi] = library
+            built[mpi] = build_test_library(MPI_LIBRARIES[mpi], FINGERPRINT_SOURCE, library)
         return built[mpi]
 
     return build

@@ -12,7 +12,7 @@ import pytest
 from kernel_files import write_input
 
 from mpi_support import MPI_LIBRARIES, Kernel
-from preload_support import PROBE_COMPILE
+from preload_support import build_test_library
 
 pytestmark = pytest.mark.kernel
 
@@ -29,12 +29,7 @@ def test_a_crash_names_the_experiment_that_was_running(
     name: str, kernel_for: Callable[[str], Kernel], tmp_path: Path
 ) -> None:
     kernel = kernel_for(name)
-    library = tmp_path / "libcrash.so"
-    build = [kernel.mpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", library, CRASHER]
-    built = subprocess.run(
-        build, env=kernel.mpi.build_environment(), capture_output=True, text=True, check=False
-    )
-    assert built.returncode == 0, built.stderr
+    library = build_test_library(kernel.mpi, CRASHER, tmp_path / "libcrash.so")
     infile = write_input(tmp_path / "in.csv", ROWS)
     outfile = tmp_path / "out.csv"
     env = {"LD_PRELOAD": str(library), "CRASH_ALLGATHER_COUNT": "64"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pytest
 from kernel_files import write_input
 
 from mpi_support import MPI_LIBRARIES, Kernel, MpiLibrary
-from preload_support import PROBE_COMPILE
+from preload_support import build_test_library
 
 pytestmark = pytest.mark.kernel
 
@@ -23,13 +22,7 @@ DAMAGE_LOG = "CORRUPT_RECEIVE_LOG"  # corrupt_receive.c appends a line per damag
 
 
 def build_interposer(mpi: MpiLibrary, directory: Path) -> Path:
-    library = directory / f"libcorrupt-{mpi.name}.so"
-    command = [mpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", library, INTERPOSER]
-    result = subprocess.run(
-        command, env=mpi.build_environment(), capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return library
+    return build_test_library(mpi, INTERPOSER, directory / f"libcorrupt-{mpi.name}.so")
 
 
 @pytest.mark.parametrize("name", sorted(MPI_LIBRARIES))

@@ -25,7 +25,7 @@ from slurm_project import (
 
 from mpi_support import MPI_LIBRARIES
 from mpiguide.core.paths import KERNEL_BINARY
-from preload_support import PROBE_COMPILE
+from preload_support import build_test_library
 from workflow_project import TINY_CAMPAIGN, new_project
 
 pytestmark = pytest.mark.slurm
@@ -104,10 +104,7 @@ def test_a_rank_crashed_on_one_node_ends_the_step_and_the_log_names_the_experime
     """`mpiguide run-block` launches with SLURM_KILL_BAD_EXIT=1 (mpiguide.campaign.launch):
     without it the rank left on the other node waits in the collective until the time limit."""
     both_nodes()
-    openmpi = MPI_LIBRARIES["openmpi"]
-    library = tmp_path / "libcrash.so"
-    build = [openmpi.mpicc, *PROBE_COMPILE, "-shared", "-fPIC", "-o", library, CRASHER]
-    subprocess.run(build, env=openmpi.build_environment(), check=True)
+    library = build_test_library(MPI_LIBRARIES["openmpi"], CRASHER, tmp_path / "libcrash.so")
     infile = tmp_path / "in.csv"
     infile.write_text(CRASH_INPUT)
     kernel = slurm_campaign / "results" / SLURM_CAMPAIGN["campaign"] / "build" / "openmpi"
