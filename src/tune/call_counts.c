@@ -23,8 +23,10 @@ void call_counts_ready(void)
     if (call_counts_own)
         return;
     struct call_counts *own = calloc(1, sizeof *own + counters * sizeof own->calls[0]);
-    if (!own || pthread_mutex_lock(&adding) != 0)
+    if (!own)
         fail_exit(EXIT_RUNTIME, "cannot count this thread's calls: out of memory");
+    if (pthread_mutex_lock(&adding) != 0)
+        fail_exit(EXIT_RUNTIME, "cannot count this thread's calls: a lock failed");
     own->next = blocks;
     blocks = own;
     if (pthread_mutex_unlock(&adding) != 0)
