@@ -14,7 +14,9 @@
      first: MPI_Bcast and MPI_Allgather, whose algorithms leave nothing else to count, through
      wrappers of the exported ompi_coll_base_bcast_intra_* and ompi_coll_base_allgather_intra_*
      (the pml monitoring component's per-peer pvars, which would count the messages, are
-     registered and then invalid in Open MPI 4.1.4 here: MPI_T_ERR_INVALID_NAME);
+     registered and then invalid in Open MPI 4.1.4 here: MPI_T_ERR_INVALID_NAME); where coll/han
+     answered the call, its entry point instead (mca_coll_han_<collective>_intra_dynamic, which
+     Open MPI 5's libmpi exports and installs in a communicator's table through the GOT);
    - MPICH: the values of MPIR_CVAR_<COLLECTIVE>_INTRA_ALGORITHM and of
      MPIR_CVAR_DEVICE_COLLECTIVES when the call starts (its algorithm functions are internal to
      libmpich), and, where the transport is UCX, the messages this rank sent during the call
@@ -177,7 +179,7 @@ TAG_SEND(ucp_tag_send_nbx)
 TAG_SEND(ucp_tag_send_sync_nbx)
 #endif
 
-/* Open MPI: the first coll/base algorithm function entered during the current call. */
+/* Open MPI: the first coll/han or coll/base function entered during the current call. */
 static const char *entered;
 
 #if defined(OPEN_MPI)
@@ -255,6 +257,22 @@ ALLGATHER(neighborexchange)
 ALLGATHER(basic_linear)
 ALLGATHER(two_procs)
 ALLGATHER(sparbit) /* Open MPI 5 */
+
+/* coll/han's entry points (coll_han_dynamic.h), entered before any coll/base function. */
+int mca_coll_han_bcast_intra_dynamic(BCAST_ARGS)
+{
+    static void *real;
+    int (*f)(BCAST_ARGS) = (int (*)(BCAST_ARGS))next(&real, "mca_coll_han_bcast_intra_dynamic");
+    return f(BCAST_PASS);
+}
+
+int mca_coll_han_allgather_intra_dynamic(ALLGATHER_ARGS)
+{
+    static void *real;
+    int (*f)(ALLGATHER_ARGS) =
+        (int (*)(ALLGATHER_ARGS))next(&real, "mca_coll_han_allgather_intra_dynamic");
+    return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, module);
+}
 #endif
 
 /* A call recorded as `collective`, with the cvar of `algorithm_of`. */

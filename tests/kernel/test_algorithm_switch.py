@@ -39,6 +39,12 @@ from typing import TYPE_CHECKING
 import pytest
 from kernel_files import operations, write_input
 
+from fingerprint_support import (
+    FINGERPRINT_SOURCE,
+    Fingerprint,
+    functions_entered,
+    read_fingerprints,
+)
 from mpi_support import MPI_LIBRARIES
 from preload_support import build_test_library
 
@@ -47,7 +53,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.kernel
 
-FINGERPRINT_SOURCE = Path(__file__).with_name("algorithm_fingerprint.c")
 RANKS = {"openmpi": 4, "mpich": 2}  # by MpiLibrary.library
 # Algorithms these runs cannot force: Open MPI's two_proc needs 2 ranks (it refuses 4 with
 # MPI_ERR_UNSUPPORTED_OPERATION); MPICH's smp fails under FALLBACK=error (module docstring).
@@ -75,8 +80,6 @@ SWEPT = [
 LAUNCH_ENV = {"mpich": {"MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD": "0"}, "openmpi": {}}
 BASE_COUNT = 4096  # elements of the first experiment; each next one 16 more
 NREP = 3
-
-Fingerprint = tuple[tuple[str, ...], ...]  # per rank: what its calls did
 
 
 @pytest.fixture(scope="module")
@@ -134,18 +137,7 @@ def run_fingerprinted(
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    per_rank: dict[tuple[str, int], list[set[tuple[str, ...]]]] = defaultdict(
-        lambda: [set() for _ in range(nprocs)]
-    )
-    for rank in range(nprocs):
-        for line in (workdir / f"rank{rank}.tsv").read_text().splitlines():
-            collective, count, *observed = line.split("\t")
-            per_rank[collective, int(count)][rank].add(tuple(observed))
-    fingerprints = {}
-    for key, ranks in per_rank.items():
-        assert all(len(calls) == 1 for calls in ranks), (key, ranks)
-        fingerprints[key] = tuple(next(iter(calls)) for calls in ranks)
-    return fingerprints
+    return read_fingerprints(workdir, nprocs)
 
 
 def experiment(exp_id: int, collective: str, count: int, dtype: str, algorithm: str = "") -> dict:
@@ -440,7 +432,7 @@ def test_a_topologys_communicator_runs_the_forced_algorithm(
     fingerprints = run_fingerprinted(
         kernel_for("openmpi"), fingerprint_library("openmpi"), rows, tmp_path / "run"
     )
-    functions = {key: {o[3] for o in fp} for key, fp in fingerprints.items()}
+    functions = functions_entered(fingerprints)
     assert functions["bcast", BASE_COUNT] == {"ompi_coll_base_bcast_intra_chain"}
     assert functions["bcast", BASE_COUNT + 16] != {"ompi_coll_base_bcast_intra_chain"}
     assert functions["allgather", BASE_COUNT // 4] == {"ompi_coll_base_allgather_intra_ring"}
@@ -468,6 +460,6 @@ def test_a_component_ranked_above_coll_tuned_does_not_take_a_forced_call(
         tmp_path / "run",
         env={"OMPI_MCA_coll_adapt_priority": "40"},
     )
-    functions = {key: {o[3] for o in fp} for key, fp in fingerprints.items()}
+    functions = functions_entered(fingerprints)
     assert functions["bcast", BASE_COUNT] == {"ompi_coll_base_bcast_intra_chain"}
     assert functions["bcast", BASE_COUNT + 16] == {"-"}
