@@ -1,7 +1,9 @@
 """A 2-node deployment in blocks on the two-node test cluster (MPIGUIDE_SLURM_NODES=2
 tests/slurm/cluster.sh start, which the two_node_cluster fixture runs): one sbatch allocation
 per block, each entry one srun step across both nodes; a rank the library crashes on one node
-ends the step on both. Skipped on a one-node cluster someone else started."""
+ends the step on both; Open MPI 5's coll/han, which answers calls only on a communicator that
+spans nodes, never takes an algorithm the kernel forced. Skipped on a one-node cluster someone
+else started."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from slurm_project import (
@@ -23,10 +26,16 @@ from slurm_project import (
     snakemake,
 )
 
-from mpi_support import MPI_LIBRARIES
+from fingerprint_support import FINGERPRINT_SOURCE, functions_entered, read_fingerprints
+from mpi_support import MPI_LIBRARIES, OPENMPI_OVERSUBSCRIBED_ENV
 from mpiguide.core.paths import KERNEL_BINARY
 from preload_support import build_test_library
 from workflow_project import TINY_CAMPAIGN, new_project
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mpi_support import Kernel
 
 pytestmark = pytest.mark.slurm
 
@@ -140,3 +149,57 @@ def test_a_rank_crashed_on_one_node_ends_the_step_and_the_log_names_the_experime
     assert said in log.read_text(), log.read_text()
     assert said.removeprefix("mpiguide-bench: ") in output
     assert not (tmp_path / "out.csv").exists()
+
+
+# Each forced algorithm beside the library's own choice at a count 16 elements larger (floats:
+# the fingerprint library's mark of an experiment's call).
+HAN_INPUT = """exp_id,op,msg_size,dtype,nrep,algorithm
+0,bcast,16384,float,3,chain
+1,bcast,16448,float,3,
+2,allgather,4096,float,3,ring
+3,allgather,4160,float,3,
+"""
+FORCED = {
+    ("bcast", 4096): "ompi_coll_base_bcast_intra_chain",
+    ("allgather", 1024): "ompi_coll_base_allgather_intra_ring",
+}
+OWN = {
+    ("bcast", 4112): "mca_coll_han_bcast_intra_dynamic",
+    ("allgather", 1040): "mca_coll_han_allgather_intra_dynamic",
+}
+
+
+@pytest.mark.parametrize("ppn", [1, 2])
+def test_open_mpi_5s_han_takes_the_librarys_own_calls_across_nodes_never_a_forced_one(
+    two_node_cluster: Cluster, kernel_for: Callable[[str], Kernel], tmp_path: Path, ppn: int
+) -> None:
+    """coll/han (priority 35, above coll/tuned's 30 in Open MPI 5) answers bcast and allgather
+    on a communicator spanning nodes once a node holds two of its ranks; with one rank per node
+    it hands every call back at the first (coll_han_subcomms.c). The algorithms the kernel
+    forced run in coll/tuned either way: their duplicates prefer it (docs/kernel.md)."""
+    both_nodes()
+    kernel = kernel_for("openmpi-5.0.11")
+    library = build_test_library(kernel.mpi, FINGERPRINT_SOURCE, tmp_path / "fingerprint.so")
+    infile = tmp_path / "in.csv"
+    infile.write_text(HAN_INPUT)
+    nprocs = 2 * ppn
+    env = {
+        **slurm_env(), **kernel.mpi.env, **TCP, **OPENMPI_OVERSUBSCRIBED_ENV,
+        "OMPI_MCA_btl": "self,sm,tcp", "OMPI_MCA_coll_tuned_use_dynamic_rules": "true",
+        "LD_PRELOAD": str(library), "FINGERPRINT_DIR": str(tmp_path),
+    }  # fmt: skip
+    launched = subprocess.run(
+        ["srun", "-p", two_node_cluster.partition, "-A", two_node_cluster.account, "-N", "2",
+         "--ntasks-per-node", str(ppn), "--mpi=pmix", "-t", "5", str(kernel.binary),
+         "--nprocs", str(nprocs), str(infile), str(tmp_path / "out.csv")],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    entered = functions_entered(read_fingerprints(tmp_path, nprocs))
+    for call, function in FORCED.items():
+        assert entered[call] == {function}, (call, entered)
+    for call, function in OWN.items():
+        if ppn == 1:
+            assert not any(f.startswith("mca_coll_han_") for f in entered[call]), (call, entered)
+        else:
+            assert entered[call] == {function}, (call, entered)
