@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "fail.h"
 
@@ -22,12 +23,33 @@ void preload_refuse(const char *fmt, ...)
     refused = true;
 }
 
+/* How long a refusing rank waits for the others to start the MPI library, in polls 1 ms apart. */
+enum { START_POLLS = 10000 };
+
+/* The end of a refusing rank once the MPI library started: when every rank has started it (an
+   MPI_Ibarrier, which no blocking collective of a rank that did not refuse can match), or after
+   START_POLLS polls (preload.h). */
+static _Noreturn void leave_refused(int init_status)
+{
+    MPI_Request started;
+    if (init_status == MPI_SUCCESS && PMPI_Ibarrier(MPI_COMM_WORLD, &started) == MPI_SUCCESS) {
+        const struct timespec poll_interval = {0, 1000000};
+        for (int poll = 0; poll < START_POLLS; poll++) {
+            int done = 0;
+            if (PMPI_Test(&started, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done)
+                break;
+            nanosleep(&poll_interval, NULL);
+        }
+    }
+    exit(EXIT_BAD_INPUT);
+}
+
 /* The MPI library's start status, after rank 0's announcement once it started; the end of the
    process instead if the settings were refused (preload.h says why only now). */
 static int announced(int init_status)
 {
     if (refused)
-        exit(EXIT_BAD_INPUT);
+        leave_refused(init_status);
     MPI_TRY(init_status);
     int rank = 0;
     MPI_TRY(PMPI_Comm_rank(MPI_COMM_WORLD, &rank));

@@ -23,7 +23,10 @@ void preload_configure(void);
    output unread. A rank's start needs the launcher's answers, so it has started the job when
    MPI_Init returns; a rank that exits then ends the job like any failed rank, its output
    forwarded. Every rank prints before it starts: the launcher may kill a slower rank as soon
-   as the first one exits. */
+   as the first one exits. And a rank exits only once every rank has started the MPI library (a
+   bounded wait, preload.c): one that left while another was still in MPICH's MPI_Init failed that start, which
+   exited 1, and mpiexec then ended the job with status 1 (with the cores busy: measured in
+   docs/measurements/selftest.md). */
 void preload_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* One line on stderr, from rank 0 once the MPI library has started. */
